@@ -1,0 +1,48 @@
+# The two commands: `make run` and `make test`. Everything else is a step they call.
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+LISTEN ?= 127.0.0.1:8443
+RELEASE_BIN := build/release/src/cli/gpuadmit
+
+.PHONY: all deps build build-asan run test unit e2e bench format tidy clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS)
+
+build-asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS)
+
+# Starts the webhook on the embedded default policy with a self-signed certificate generated at start.
+run: build
+	@scripts/run-dev.sh $(RELEASE_BIN) $(LISTEN)
+
+# Unit, integration and CLI tests under ASan+UBSan, then the end-to-end suite on the release build.
+test: build-asan build
+	@ctest --preset asan -j $(JOBS)
+	@$(MAKE) --no-print-directory e2e
+
+unit: build-asan
+	@ctest --preset asan -j $(JOBS) -L unit
+
+e2e: build
+	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(RELEASE_BIN); else echo "e2e: suite not present yet"; fi
+
+bench: build
+	@scripts/bench.sh build/release
+
+format:
+	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+tidy: deps
+	@cmake --preset dev >/dev/null
+	@git ls-files 'src/*.cpp' | xargs clang-tidy -p build/dev --quiet
+
+clean:
+	@rm -rf build

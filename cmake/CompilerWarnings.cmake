@@ -1,0 +1,17 @@
+# gpuadmit_warnings: linked PRIVATE into every target so third-party headers keep their own flags.
+option(GPUADMIT_WERROR "Treat warnings as errors" OFF)
+option(GPUADMIT_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+
+add_library(gpuadmit_warnings INTERFACE)
+target_compile_options(gpuadmit_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough -Wformat=2
+  $<$<BOOL:${GPUADMIT_WERROR}>:-Werror>
+  # GCC 12 reports maybe-uninitialized false positives inside libstdc++ (std::regex, std::function) when
+  # sanitizers change inlining; the sanitizers themselves check for uninitialized use at run time.
+  $<$<BOOL:${GPUADMIT_SANITIZE}>:-Wno-maybe-uninitialized>)
+
+if(GPUADMIT_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()

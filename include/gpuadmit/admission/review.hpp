@@ -1,0 +1,60 @@
+// AdmissionReview v1 ⇄ policy core. Pure and transport-free: the server hands it a request body and
+// gets back the HTTP status and body to send, plus the facts its logs and metrics need.
+//
+// Contract (see ../shared/reference/admission-protocol.md §1):
+//  - a well-formed review always gets HTTP 200 and an AdmissionReview echoing apiVersion, kind and uid;
+//  - /mutate returns the fixes as a base64 JSON Patch (no patch field when nothing changed) and the notices
+//    as warnings; it denies only what it cannot decide;
+//  - /validate judges the final object: violations are denied with code 403, reason Forbidden; warn rules
+//    become warnings; it never returns a patch;
+//  - when evaluation fails the answer is a denial with code 500 saying gpuadmit could not decide — never an
+//    allow;
+//  - a body that is not an AdmissionReview gets HTTP 400 and a one-line reason.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuadmit/policy/decision.hpp"
+#include "gpuadmit/policy/rule_set.hpp"
+
+namespace gpuadmit::admission {
+
+enum class Endpoint : std::uint8_t { kMutate, kValidate };
+
+enum class Verdict : std::uint8_t {
+  kAllowed,    // allowed, nothing changed
+  kPatched,    // allowed with a patch (mutate)
+  kDenied,     // policy verdict: 403
+  kError,      // could not decide: denied with code 500
+  kMalformed,  // not an AdmissionReview: HTTP 400
+};
+
+std::string_view to_string(Verdict verdict) noexcept;
+std::string_view to_string(Endpoint endpoint) noexcept;
+
+struct Outcome {
+  int http_status = 200;
+  std::string body;  // AdmissionReview JSON (200) or a one-line reason (400)
+  Verdict verdict = Verdict::kAllowed;
+
+  // For the review's log line and metrics.
+  std::string uid;
+  std::string kind;
+  std::string namespace_;
+  std::string name;  // name, or generateName followed by '*'
+  std::string operation;
+  std::string user;
+  std::vector<std::string> rules_fired;
+  std::size_t patch_operations = 0;
+  std::size_t warnings = 0;
+  std::vector<policy::Finding> audits;
+  std::string error;  // why it could not decide (kError, kMalformed)
+};
+
+// Handles one AdmissionReview request body for the given endpoint with the given rules.
+Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules);
+
+}  // namespace gpuadmit::admission

@@ -1,0 +1,117 @@
+// Typed, read-only views of the Kubernetes objects the policy reads: only the fields rules need.
+// Parsed once from JSON (parse_pod / parse_node); the JSON itself stays the source of truth for mutation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadmit/k8s/quantity.hpp"
+
+namespace gpuadmit::k8s {
+
+using ResourceList = std::map<std::string, Quantity, std::less<>>;
+using StringMap = std::map<std::string, std::string, std::less<>>;
+
+struct ResourceRequirements {
+  ResourceList requests;
+  ResourceList limits;
+};
+
+// Init containers with restartPolicy: Always are sidecars: they run beside the app containers.
+enum class ContainerKind : std::uint8_t { kInit, kSidecar, kRegular };
+
+struct VolumeMount {
+  std::string name;
+  std::string mount_path;
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  ContainerKind kind = ContainerKind::kRegular;
+  std::size_t index = 0;  // position in its own array (initContainers or containers)
+  ResourceRequirements resources;
+  std::vector<VolumeMount> volume_mounts;
+  std::vector<std::string> env_names;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+
+  // "initContainers" or "containers": the JSON array this container lives in.
+  [[nodiscard]] const char* array_name() const noexcept {
+    return kind == ContainerKind::kRegular ? "containers" : "initContainers";
+  }
+};
+
+struct Toleration {
+  std::string key;
+  std::string op;  // "Exists" or "Equal" ("" means Equal)
+  std::string value;
+  std::string effect;  // "" matches every effect
+  std::optional<std::int64_t> toleration_seconds;
+  bool operator==(const Toleration&) const = default;
+};
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute
+  bool operator==(const Taint&) const = default;
+};
+
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
+  std::vector<std::string> values;
+};
+
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;
+};
+
+struct Volume {
+  std::string name;
+  bool empty_dir = false;
+  std::string medium;  // emptyDir medium ("" or "Memory")
+  std::optional<Quantity> size_limit;
+  std::string claim_name;  // persistentVolumeClaim.claimName
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string generate_name;
+  std::string namespace_;
+  StringMap labels;
+  StringMap annotations;
+};
+
+struct Pod {
+  ObjectMeta meta;
+  std::vector<Container> containers;  // init and sidecar containers first, then app containers; no ephemeral
+  StringMap node_selector;
+  std::vector<NodeSelectorTerm> required_node_terms;  // affinity.nodeAffinity.requiredDuringScheduling...
+  bool has_required_affinity = false;
+  std::vector<Toleration> tolerations;
+  std::vector<Volume> volumes;
+  std::optional<ResourceRequirements> pod_resources;  // spec.resources (pod-level resources)
+  std::string node_name;
+  std::string status_qos_class;
+};
+
+struct Node {
+  std::string name;
+  StringMap labels;
+  std::vector<Taint> taints;
+  ResourceList allocatable;
+  bool unschedulable = false;
+  bool ready = true;
+};
+
+// A display name for diagnostics: name, or generateName followed by '*', or "<unnamed>".
+std::string display_name(const ObjectMeta& meta);
+
+}  // namespace gpuadmit::k8s

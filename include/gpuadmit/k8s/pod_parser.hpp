@@ -1,0 +1,17 @@
+// Parsing of Pod (and pod template) JSON into the typed views of objects.hpp.
+// Every type mismatch is an error naming the field path, so a malformed object never reaches a rule.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "gpuadmit/common/result.hpp"
+#include "gpuadmit/k8s/objects.hpp"
+
+namespace gpuadmit::k8s {
+
+// `object` is a Pod or a PodTemplateSpec (both have metadata and spec).
+Result<Pod> parse_pod(const nlohmann::json& object);
+Result<Node> parse_node(const nlohmann::json& object);
+Result<ResourceList> parse_resource_list(const nlohmann::json& list, const std::string& path);
+
+}  // namespace gpuadmit::k8s

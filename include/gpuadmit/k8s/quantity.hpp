@@ -1,0 +1,75 @@
+// Quantity: Kubernetes' resource.Quantity, held exactly.
+//
+// Values are kept as a signed count of nano-units (the resolution Kubernetes keeps), so `0.5` and `500m`,
+// or `1Ki` and `1024`, compare equal without floating point. Parsing follows apimachinery's grammar
+// (`<sign><digits>[.<digits>]<suffix>`, suffixes n u m "" k M G T P E, Ki..Ei, and e<int>/E<int>);
+// formatting follows its canonical form (largest exact suffix in the family the user wrote).
+//
+// Limits (stated, tested): a quantity string is at most 64 characters; magnitudes up to 10^21 units are
+// supported (beyond that the parser returns an error instead of Kubernetes' unbounded inf.Dec);
+// binary-suffixed values are capped at 2^63-1 units as Kubernetes caps them; finer than 1n rounds away
+// from zero as Kubernetes does.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "gpuadmit/common/result.hpp"
+
+namespace gpuadmit::k8s {
+
+// GCC/Clang extension, wide enough for 10^21 units in nano-units; __extension__ keeps -Wpedantic quiet.
+__extension__ using Int128 = __int128;
+
+class Quantity {
+ public:
+  enum class Format : std::uint8_t { kDecimalSI, kBinarySI, kDecimalExponent };
+
+  static constexpr std::size_t kMaxLength = 64;
+
+  constexpr Quantity() = default;
+
+  static Result<Quantity> parse(std::string_view text);
+  static Quantity from_units(std::int64_t units, Format format = Format::kDecimalSI);
+  static Quantity from_milli(std::int64_t milli, Format format = Format::kDecimalSI);
+
+  // Canonical string, exactly as the API server would serialize this value.
+  [[nodiscard]] std::string to_string() const;
+
+  [[nodiscard]] bool is_zero() const noexcept { return nanos_ == 0; }
+  [[nodiscard]] bool is_negative() const noexcept { return nanos_ < 0; }
+  // True when the value is a whole number of units (what extended resources such as GPUs require).
+  [[nodiscard]] bool is_whole() const noexcept;
+  // Value in units rounded up, like Quantity.Value().
+  [[nodiscard]] std::int64_t units_ceil() const noexcept;
+  // Value in milli-units rounded up, like Quantity.MilliValue().
+  [[nodiscard]] std::int64_t milli_ceil() const noexcept;
+  // Approximate value for display and ratios only; never compare with it.
+  [[nodiscard]] double approx() const noexcept;
+  [[nodiscard]] Format format() const noexcept { return format_; }
+
+  // Exact arithmetic; the result keeps the left operand's format.
+  Quantity& operator+=(const Quantity& other) noexcept;
+  Quantity& operator-=(const Quantity& other) noexcept;
+  friend Quantity operator+(Quantity a, const Quantity& b) noexcept { return a += b; }
+  friend Quantity operator-(Quantity a, const Quantity& b) noexcept { return a -= b; }
+  // Multiplies by a whole number.
+  [[nodiscard]] Quantity times(std::int64_t factor) const noexcept;
+  // Multiplies by numerator/denominator, rounding up to the next whole unit (used for floors and sizes).
+  [[nodiscard]] Quantity scaled_ceil_units(std::int64_t numerator, std::int64_t denominator) const noexcept;
+
+  friend bool operator==(const Quantity& a, const Quantity& b) noexcept { return a.nanos_ == b.nanos_; }
+  friend std::strong_ordering operator<=>(const Quantity& a, const Quantity& b) noexcept {
+    return a.nanos_ <=> b.nanos_;
+  }
+
+ private:
+  constexpr Quantity(Int128 nanos, Format format) : nanos_(nanos), format_(format) {}
+
+  Int128 nanos_ = 0;
+  Format format_ = Format::kDecimalSI;
+};
+
+}  // namespace gpuadmit::k8s

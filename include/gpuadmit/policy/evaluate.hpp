@@ -1,0 +1,27 @@
+// evaluate(): the policy core's single entry point. Pure: no I/O, no clocks, no globals; the same call
+// serves the webhook, `gpuadmit check` and the tests.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuadmit/common/result.hpp"
+#include "gpuadmit/policy/decision.hpp"
+#include "gpuadmit/policy/rule_set.hpp"
+
+namespace gpuadmit::policy {
+
+struct Request {
+  const nlohmann::json& object;  // a Pod
+  std::string namespace_;        // the request namespace (the object's may be absent on CREATE)
+  Mode mode = Mode::kMutate;
+};
+
+// Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).
+// In Mutate mode fixes are applied to a copy, and the returned Decision's `mutated` holds it; applying
+// evaluate() again to `mutated` yields no further fix (idempotence). An error means the object could not
+// be judged (malformed pod): callers must not treat it as an allow.
+Result<Decision> evaluate(const Request& request, const RuleSet& rules);
+
+}  // namespace gpuadmit::policy

@@ -1,0 +1,104 @@
+// RuleSet: what a policy means, validated and immutable once built (the config layer builds it from YAML).
+// Default member values are the embedded default policy; a test keeps the two identical.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuadmit/k8s/objects.hpp"
+#include "gpuadmit/k8s/quantity.hpp"
+
+namespace gpuadmit::policy {
+
+// enforce: fix when safe, deny when not; warn: allow with a kubectl Warning; audit: allow, log and count.
+enum class Action : std::uint8_t { kOff, kAudit, kWarn, kEnforce };
+
+std::string_view to_string(Action action) noexcept;
+
+// Stable, user-facing rule ids, in evaluation order (mutations apply in this order on every invocation).
+inline constexpr std::array<std::string_view, 7> kRuleIds{
+    "gpu-intent",      "gpu-whole-units", "gpu-limit-equals-request", "guaranteed-qos",
+    "memory-floor",    "gpu-tolerations", "stray-gpu-toleration",
+};
+
+struct GpuWholeUnits {
+  Action action = Action::kEnforce;
+  bool operator==(const GpuWholeUnits&) const = default;
+};
+
+struct GpuLimitEqualsRequest {
+  Action action = Action::kEnforce;
+  bool operator==(const GpuLimitEqualsRequest&) const = default;
+};
+
+enum class QosStrategy : std::uint8_t { kRaiseRequests, kLowerLimits, kDeny };
+std::string_view to_string(QosStrategy strategy) noexcept;
+
+struct GuaranteedQos {
+  Action action = Action::kEnforce;
+  QosStrategy strategy = QosStrategy::kRaiseRequests;
+  // Used when a GPU container sets neither request nor limit: per GPU it holds.
+  k8s::Quantity cpu_per_gpu = k8s::Quantity::from_units(8);
+  k8s::Quantity memory_per_gpu = k8s::Quantity::from_units(32LL << 30, k8s::Quantity::Format::kBinarySI);
+  // Used for the pod's other containers (init, sidecars, helpers) that set neither.
+  k8s::Quantity cpu_other = k8s::Quantity::from_milli(500);
+  k8s::Quantity memory_other = k8s::Quantity::from_units(512LL << 20, k8s::Quantity::Format::kBinarySI);
+  bool operator==(const GuaranteedQos&) const = default;
+};
+
+struct MemoryFloor {
+  Action action = Action::kWarn;
+  k8s::Quantity overhead = k8s::Quantity::from_units(2LL << 30, k8s::Quantity::Format::kBinarySI);
+  k8s::Quantity per_gpu = k8s::Quantity::from_units(8LL << 30, k8s::Quantity::Format::kBinarySI);
+  // The estimate from model annotations is multiplied by this, in percent (120 = ×1.2).
+  std::int64_t safety_percent = 120;
+  bool operator==(const MemoryFloor&) const = default;
+};
+
+struct GpuIntent {
+  Action action = Action::kWarn;
+  std::vector<std::string> image_patterns{"*cuda*", "nvcr.io/*", "*/pytorch/pytorch:*", "pytorch/pytorch:*",
+                                          "*tensorflow*-gpu*", "*rocm*"};
+  k8s::StringMap labels{{"gpu-training", "true"}};
+  std::string resource = "nvidia.com/gpu";  // what enforce adds (one unit)
+  bool operator==(const GpuIntent&) const = default;
+};
+
+struct GpuTolerations {
+  Action action = Action::kEnforce;
+  std::vector<k8s::Toleration> tolerations{{"nvidia.com/gpu", "Exists", "", "NoSchedule", std::nullopt}};
+  bool operator==(const GpuTolerations&) const = default;
+};
+
+struct StrayGpuToleration {
+  Action action = Action::kWarn;
+  std::vector<std::string> taint_keys{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "habana.ai/gaudi"};
+  bool operator==(const StrayGpuToleration&) const = default;
+};
+
+struct RuleSet {
+  // Exact names, or a prefix pattern ending in '*' ("nvidia.com/mig-*").
+  std::vector<std::string> gpu_resources{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "habana.ai/gaudi",
+                                         "nvidia.com/mig-*"};
+  std::vector<std::string> excluded_namespaces{"kube-system", "kube-node-lease"};
+
+  GpuIntent gpu_intent;
+  GpuWholeUnits gpu_whole_units;
+  GpuLimitEqualsRequest gpu_limit_equals_request;
+  GuaranteedQos guaranteed_qos;
+  MemoryFloor memory_floor;
+  GpuTolerations gpu_tolerations;
+  StrayGpuToleration stray_gpu_toleration;
+
+  [[nodiscard]] bool is_gpu_resource(std::string_view name) const noexcept;
+  [[nodiscard]] bool is_excluded(std::string_view ns) const noexcept;
+  // The action configured for a rule id (kOff for an unknown id).
+  [[nodiscard]] Action action_of(std::string_view rule_id) const noexcept;
+
+  bool operator==(const RuleSet&) const = default;
+};
+
+}  // namespace gpuadmit::policy

@@ -1,0 +1,43 @@
+#include "gpuadmit/admission/messages.hpp"
+
+#include "gpuadmit/policy/text.hpp"
+
+#include <algorithm>
+
+namespace gpuadmit::admission {
+namespace {
+
+constexpr std::size_t kMaxWarningChars = 120;
+constexpr std::size_t kWarningBudget = 3500;  // below the API server's 4096 runes, leaving room for others
+constexpr std::size_t kMaxWarnings = 12;
+
+}  // namespace
+
+std::string denial_message(const policy::Decision& decision, std::string_view kind, std::string_view name) {
+  const std::size_t n = decision.violations.size();
+  std::string out = "gpuadmit denied " + std::string(kind) + " \"" + std::string(name) + "\": " + std::to_string(n) +
+                    (n == 1 ? " problem" : " problems") + " to fix";
+  for (const policy::Finding& f : decision.violations) {
+    out += "\n[" + f.rule + "] " + f.field + ": " + f.message;
+  }
+  return out;
+}
+
+std::vector<std::string> warning_lines(const std::vector<std::string>& candidates) {
+  std::vector<std::string> out;
+  std::size_t total = 0;
+  for (const std::string& candidate : candidates) {
+    // Callers already keep to the limit; this is the last guard before the wire.
+    std::string line = policy::one_line(candidate, kMaxWarningChars);
+    if (line.empty() || std::find(out.begin(), out.end(), line) != out.end()) continue;
+    if (out.size() == kMaxWarnings || total + policy::rune_count(line) > kWarningBudget) {
+      out.back() = "gpuadmit: more warnings were left out; run gpuadmit check on the manifest to see all";
+      break;
+    }
+    total += policy::rune_count(line);
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+}  // namespace gpuadmit::admission

@@ -1,0 +1,60 @@
+#include "gpuadmit/admission/offline_check.hpp"
+
+#include "gpuadmit/admission/json_patch.hpp"
+#include "gpuadmit/admission/messages.hpp"
+#include "gpuadmit/policy/evaluate.hpp"
+
+namespace gpuadmit::admission {
+namespace {
+
+std::string member_string(const nlohmann::json& object, const char* section, const char* key) {
+  const auto s = object.find(section);
+  if (s == object.end() || !s->is_object()) return {};
+  const auto v = s->find(key);
+  return v != s->end() && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+Result<CheckResult> check_object(const nlohmann::json& object, const policy::RuleSet& rules,
+                                 const std::string& default_namespace) {
+  CheckResult result;
+  result.fixed = object;
+  if (!object.is_object()) return make_error("expected a Kubernetes object (a mapping), got something else");
+  result.kind = object.value("kind", std::string());
+  result.namespace_ = member_string(object, "metadata", "namespace");
+  if (result.namespace_.empty()) result.namespace_ = default_namespace;
+  result.name = member_string(object, "metadata", "name");
+  if (result.name.empty()) {
+    const std::string generate_name = member_string(object, "metadata", "generateName");
+    result.name = generate_name.empty() ? "<unnamed>" : generate_name + "*";
+  }
+  if (result.kind != "Pod" || object.value("apiVersion", std::string()) != "v1") {
+    result.checked = false;
+    result.skipped_reason = result.kind.empty() ? "no kind" : "gpuadmit does not check " + result.kind + " objects";
+    return result;
+  }
+
+  auto mutated = policy::evaluate({object, result.namespace_, policy::Mode::kMutate}, rules);
+  if (!mutated) return mutated.error();
+  if (!mutated->evaluated) {
+    result.checked = false;
+    result.skipped_reason = mutated->skipped_reason;
+    return result;
+  }
+  result.fixed = std::move(mutated->mutated);
+  result.fixes = std::move(mutated->fixes);
+  result.patch = make_patch(object, result.fixed);
+
+  auto validated = policy::evaluate({result.fixed, result.namespace_, policy::Mode::kValidate}, rules);
+  if (!validated) return validated.error();
+  result.allowed = validated->allowed();
+  result.violations = std::move(validated->violations);
+  result.audits = std::move(validated->audits);
+  std::vector<std::string> lines = mutated->notices;
+  for (const policy::Finding& f : validated->warnings) lines.push_back(f.summary);
+  result.warnings = warning_lines(lines);
+  return result;
+}
+
+}  // namespace gpuadmit::admission

@@ -1,0 +1,160 @@
+#include "gpuadmit/admission/review.hpp"
+
+#include "gpuadmit/admission/json_patch.hpp"
+#include "gpuadmit/admission/messages.hpp"
+#include "gpuadmit/k8s/json_input.hpp"
+#include "gpuadmit/policy/evaluate.hpp"
+#include "gpuadmit/policy/text.hpp"
+
+namespace gpuadmit::admission {
+namespace {
+
+using nlohmann::json;
+
+// An AdmissionReview's object can carry managedFields nested well past a pod's own depth.
+constexpr k8s::JsonLimits kReviewLimits{7 * 1024 * 1024, 128};
+
+std::string string_or_empty(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+Outcome malformed(Outcome out, std::string reason) {
+  out.http_status = 400;
+  out.verdict = Verdict::kMalformed;
+  out.error = policy::one_line(reason, 300);
+  out.body = "malformed AdmissionReview: " + out.error + "\n";
+  return out;
+}
+
+json response_envelope(const json& review, const std::string& uid, bool allowed) {
+  json out;
+  out["apiVersion"] = review["apiVersion"];
+  out["kind"] = review["kind"];
+  out["response"] = {{"uid", uid}, {"allowed", allowed}};
+  return out;
+}
+
+void set_warnings(json& response, const std::vector<std::string>& candidates, Outcome& out) {
+  const std::vector<std::string> lines = warning_lines(candidates);
+  out.warnings = lines.size();
+  if (!lines.empty()) response["warnings"] = lines;
+}
+
+// Audit findings travel in auditAnnotations (the API server prefixes the key with the webhook name).
+void set_audit_annotations(json& response, const policy::Decision& decision) {
+  if (decision.audits.empty()) return;
+  std::string text;
+  for (const policy::Finding& f : decision.audits) text += (text.empty() ? "" : "; ") + f.summary;
+  response["auditAnnotations"] = {{"findings", policy::one_line(text, 1000)}};
+}
+
+}  // namespace
+
+std::string_view to_string(Verdict verdict) noexcept {
+  switch (verdict) {
+    case Verdict::kAllowed: return "allowed";
+    case Verdict::kPatched: return "patched";
+    case Verdict::kDenied: return "denied";
+    case Verdict::kError: return "error";
+    case Verdict::kMalformed: return "malformed";
+  }
+  return "error";
+}
+
+std::string_view to_string(Endpoint endpoint) noexcept {
+  return endpoint == Endpoint::kMutate ? "mutate" : "validate";
+}
+
+Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules) {
+  Outcome out;
+  auto parsed = k8s::parse_json(body, kReviewLimits);
+  if (!parsed) return malformed(std::move(out), parsed.error().message);
+  const json& review = *parsed;
+  if (!review.is_object()) return malformed(std::move(out), "the body is not a JSON object");
+  if (string_or_empty(review, "apiVersion") != "admission.k8s.io/v1" ||
+      string_or_empty(review, "kind") != "AdmissionReview") {
+    return malformed(std::move(out), "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview "
+                                     "(register the webhook with admissionReviewVersions: [v1])");
+  }
+  const auto request_it = review.find("request");
+  if (request_it == review.end() || !request_it->is_object()) return malformed(std::move(out), "missing request");
+  const json& request = *request_it;
+  out.uid = string_or_empty(request, "uid");
+  if (out.uid.empty()) return malformed(std::move(out), "request.uid is missing");
+  out.operation = string_or_empty(request, "operation");
+  out.namespace_ = string_or_empty(request, "namespace");
+  out.name = string_or_empty(request, "name");
+  if (const auto kind = request.find("kind"); kind != request.end() && kind->is_object()) {
+    out.kind = string_or_empty(*kind, "kind");
+  }
+  if (const auto user = request.find("userInfo"); user != request.end() && user->is_object()) {
+    out.user = string_or_empty(*user, "username");
+  }
+
+  json response = response_envelope(review, out.uid, true);
+  const auto object_it = request.find("object");
+  const bool judged = out.kind == "Pod" && out.operation == "CREATE" && string_or_empty(request, "subResource").empty() &&
+                      object_it != request.end() && object_it->is_object();
+  if (!judged) {
+    // Other kinds, UPDATE (a pod's resources are immutable after CREATE), DELETE, CONNECT and subresources
+    // pass untouched.
+    out.body = response.dump();
+    return out;
+  }
+  const json& object = *object_it;
+  if (out.name.empty()) {
+    if (const auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
+      const std::string generate_name = string_or_empty(*meta, "generateName");
+      if (!generate_name.empty()) out.name = generate_name + "*";
+    }
+  }
+
+  const policy::Mode mode = endpoint == Endpoint::kMutate ? policy::Mode::kMutate : policy::Mode::kValidate;
+  auto decision = policy::evaluate({object, out.namespace_, mode}, rules);
+  if (!decision) {
+    // Could not decide: deny with 500 so failurePolicy is not what decides, and say so plainly.
+    out.verdict = Verdict::kError;
+    out.error = decision.error().message;
+    response["response"]["allowed"] = false;
+    response["response"]["status"] = {
+        {"code", 500},
+        {"reason", "InternalError"},
+        {"message", "gpuadmit could not decide on this " + out.kind + ": " + out.error}};
+    out.body = response.dump();
+    return out;
+  }
+  out.rules_fired = decision->rules_fired();
+  out.audits = decision->audits;
+  json& r = response["response"];
+  set_audit_annotations(r, *decision);
+
+  if (mode == policy::Mode::kMutate) {
+    const json patch = make_patch(object, decision->mutated);
+    out.patch_operations = patch.size();
+    if (!patch.empty()) {
+      r["patchType"] = "JSONPatch";
+      r["patch"] = base64_encode(patch.dump());
+      out.verdict = Verdict::kPatched;
+    }
+    set_warnings(r, decision->notices, out);
+    out.body = response.dump();
+    return out;
+  }
+
+  std::vector<std::string> warnings;
+  warnings.reserve(decision->warnings.size());
+  for (const policy::Finding& f : decision->warnings) warnings.push_back(f.summary);
+  set_warnings(r, warnings, out);
+  if (!decision->allowed()) {
+    out.verdict = Verdict::kDenied;
+    r["allowed"] = false;
+    r["status"] = {{"code", 403},
+                   {"reason", "Forbidden"},
+                   {"message", denial_message(*decision, "pod", out.name.empty() ? "<unnamed>" : out.name)}};
+  }
+  out.body = response.dump();
+  return out;
+}
+
+}  // namespace gpuadmit::admission

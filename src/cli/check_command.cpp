@@ -1,0 +1,252 @@
+// gpuadmit check: the API server's view of a manifest, offline. Mutation, then validation of the result.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <array>
+#include <sstream>
+
+#include "commands.hpp"
+#include "flags.hpp"
+#include "gpuadmit/admission/offline_check.hpp"
+#include "gpuadmit/config/policy_loader.hpp"
+#include "gpuadmit/config/yaml_documents.hpp"
+
+namespace gpuadmit::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::string_view kCheckUsage = R"(Usage:
+  gpuadmit check -f FILE|DIR|- [-f ...] [--policy FILE] [-o text|json|yaml] [--namespace NS]
+
+Reads Pods from YAML (multi-document, or a List) or JSON files and reports what the API server with
+gpuadmit installed would do: the fixes the mutating webhook makes, then the verdict of the validating
+webhook on the fixed object. Objects of other kinds are reported as not checked.
+
+Flags:
+  -f, --filename    a file, a directory (its .yaml, .yml and .json files, recursively) or - for stdin
+      --policy      a policy file (default: the embedded policy, see 'gpuadmit policy default')
+  -o, --output      text (default, for people), json (stable, for scripts) or yaml (the fixed manifests)
+  -n, --namespace   namespace for objects that name none (default: default)
+
+Exit codes: 0 every object allowed, 1 any object denied, 2 usage, input or policy errors.
+Limits: 8 MiB per input, nesting 64 deep, 1,000,000 YAML nodes after alias expansion.
+)";
+
+struct Source {
+  std::string name;
+  std::string text;
+};
+
+Result<std::vector<Source>> read_sources(const std::vector<std::string>& paths) {
+  std::vector<Source> sources;
+  const auto read_file = [&](const fs::path& path) -> Result<bool> {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return make_error(path.string() + ": cannot open");
+    constexpr std::size_t kCap = 8 * 1024 * 1024 + 1;  // one past the limit, so the reader reports it
+    std::string text(kCap, '\0');
+    file.read(text.data(), static_cast<std::streamsize>(kCap));
+    text.resize(static_cast<std::size_t>(file.gcount()));
+    sources.push_back({path.string(), std::move(text)});
+    return true;
+  };
+  for (const std::string& path : paths) {
+    if (path == "-") {
+      std::string text;
+      std::array<char, 65536> chunk{};
+      std::size_t n = 0;
+      while ((n = std::fread(chunk.data(), 1, chunk.size(), stdin)) > 0 && text.size() <= 8 * 1024 * 1024) {
+        text.append(chunk.data(), n);
+      }
+      sources.push_back({"<stdin>", std::move(text)});
+      continue;
+    }
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      std::vector<fs::path> files;
+      for (const auto& entry : fs::recursive_directory_iterator(path, ec)) {
+        const std::string ext = entry.path().extension().string();
+        if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) files.push_back(entry.path());
+      }
+      if (ec) return make_error(path + ": " + ec.message());
+      std::sort(files.begin(), files.end());
+      for (const fs::path& f : files) {
+        if (auto r = read_file(f); !r) return r.error();
+      }
+      continue;
+    }
+    if (!fs::exists(path, ec)) return make_error(path + ": no such file or directory");
+    if (auto r = read_file(path); !r) return r.error();
+  }
+  return sources;
+}
+
+struct Located {
+  admission::CheckResult result;
+  std::string source;
+};
+
+std::string indent_continuation(const std::string& text, std::string_view pad) {
+  std::string out;
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
+
+std::string verdict_text(const admission::CheckResult& r) {
+  if (!r.checked) return "not checked: " + r.skipped_reason;
+  if (!r.allowed) {
+    return "DENIED (" + std::to_string(r.violations.size()) + (r.violations.size() == 1 ? " problem)" : " problems)");
+  }
+  if (!r.fixes.empty()) {
+    return "allowed with " + std::to_string(r.fixes.size()) + (r.fixes.size() == 1 ? " fix" : " fixes");
+  }
+  return "allowed";
+}
+
+void print_text(const std::vector<Located>& results, std::ostream& out) {
+  std::size_t allowed = 0;
+  std::size_t fixed = 0;
+  std::size_t denied = 0;
+  std::size_t skipped = 0;
+  for (const Located& item : results) {
+    const admission::CheckResult& r = item.result;
+    std::string kind = r.kind.empty() ? "object" : r.kind;
+    std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
+    out << kind << " " << r.namespace_ << "/" << r.name << " (" << item.source << "): " << verdict_text(r) << "\n";
+    for (const policy::Fix& f : r.fixes) out << "  fixed    [" << f.rule << "] " << f.description << "\n";
+    for (const std::string& w : r.warnings) out << "  warning  " << w << "\n";
+    for (const policy::Finding& a : r.audits) out << "  audit    " << a.summary << "\n";
+    for (const policy::Finding& v : r.violations) {
+      out << "  denied   [" << v.rule << "] " << v.field << "\n           "
+          << indent_continuation(v.message, "           ") << "\n";
+    }
+    if (!r.checked) {
+      ++skipped;
+    } else if (!r.allowed) {
+      ++denied;
+    } else if (!r.fixes.empty()) {
+      ++fixed;
+    } else {
+      ++allowed;
+    }
+  }
+  out << "\n" << results.size() << (results.size() == 1 ? " object: " : " objects: ") << allowed << " allowed, "
+      << fixed << " allowed with fixes, " << denied << " denied, " << skipped << " not checked\n";
+}
+
+json to_json(const std::vector<Located>& results) {
+  json list = json::array();
+  for (const Located& item : results) {
+    const admission::CheckResult& r = item.result;
+    json violations = json::array();
+    for (const policy::Finding& v : r.violations) {
+      violations.push_back({{"rule", v.rule}, {"field", v.field}, {"message", v.message}});
+    }
+    json fixes = json::array();
+    for (const policy::Fix& f : r.fixes) fixes.push_back({{"rule", f.rule}, {"field", f.field}, {"description", f.description}});
+    list.push_back({{"kind", r.kind},
+                    {"namespace", r.namespace_},
+                    {"name", r.name},
+                    {"source", item.source},
+                    {"checked", r.checked},
+                    {"allowed", r.allowed},
+                    {"violations", violations},
+                    {"warnings", r.warnings},
+                    {"fixes", fixes},
+                    {"patch", r.patch}});
+    if (!r.checked) list.back()["skippedReason"] = r.skipped_reason;
+  }
+  return {{"results", list}};
+}
+
+}  // namespace
+
+int check_command(Args args) {
+  auto flags = parse_flags(args, {{"filename", "f"}, {"policy", ""}, {"output", "o"}, {"namespace", "n"},
+                                  {"help", "h", false}});
+  if (!flags) {
+    std::fprintf(stderr, "gpuadmit check: %s\n\n%s", flags.error().message.c_str(), kCheckUsage.data());
+    return kExitUsage;
+  }
+  if (flags->has("help")) {
+    std::fputs(kCheckUsage.data(), stdout);
+    return kExitOk;
+  }
+  const std::vector<std::string> files = flags->all("filename");
+  if (files.empty() || !flags->positional.empty()) {
+    std::fprintf(stderr, "gpuadmit check: %s\n\n%s",
+                 files.empty() ? "give at least one -f FILE|DIR|-" : "unexpected argument (use -f FILE)",
+                 kCheckUsage.data());
+    return kExitUsage;
+  }
+  const std::string output = flags->last("output").value_or("text");
+  if (output != "text" && output != "json" && output != "yaml") {
+    std::fprintf(stderr, "gpuadmit check: --output must be text, json or yaml, not \"%s\"\n", output.c_str());
+    return kExitUsage;
+  }
+  const std::string default_namespace = flags->last("namespace").value_or("default");
+
+  policy::RuleSet rules = config::default_rule_set();
+  if (const auto policy_path = flags->last("policy")) {
+    auto loaded = config::load_policy_file(*policy_path);
+    if (!loaded) {
+      std::fprintf(stderr, "gpuadmit check: invalid policy:\n%s\n", loaded.error().message.c_str());
+      return kExitUsage;
+    }
+    rules = std::move(*loaded);
+  }
+
+  auto sources = read_sources(files);
+  if (!sources) {
+    std::fprintf(stderr, "gpuadmit check: %s\n", sources.error().message.c_str());
+    return kExitUsage;
+  }
+  std::vector<Located> results;
+  for (const Source& source : *sources) {
+    auto documents = config::read_documents(source.text, source.name);
+    if (!documents) {
+      std::fprintf(stderr, "gpuadmit check: %s\n", documents.error().message.c_str());
+      return kExitUsage;
+    }
+    for (const config::Document& doc : *documents) {
+      // kubectl accepts a List of objects in one document; so do we.
+      std::vector<const json*> objects;
+      if (doc.object.is_object() && doc.object.value("kind", std::string()) == "List" &&
+          doc.object.contains("items") && doc.object["items"].is_array()) {
+        for (const json& item : doc.object["items"]) objects.push_back(&item);
+      } else {
+        objects.push_back(&doc.object);
+      }
+      for (const json* object : objects) {
+        const std::string where = source.name + ":" + std::to_string(doc.line);
+        auto checked = admission::check_object(*object, rules, default_namespace);
+        if (!checked) {
+          std::fprintf(stderr, "gpuadmit check: %s: %s\n", where.c_str(), checked.error().message.c_str());
+          return kExitUsage;
+        }
+        results.push_back({std::move(*checked), where});
+      }
+    }
+  }
+
+  if (output == "json") {
+    std::cout << to_json(results).dump(2) << "\n";
+  } else if (output == "yaml") {
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      std::cout << (i > 0 ? "---\n" : "") << config::to_yaml(results[i].result.fixed);
+    }
+  } else {
+    print_text(results, std::cout);
+  }
+  const bool any_denied =
+      std::any_of(results.begin(), results.end(), [](const Located& l) { return !l.result.allowed; });
+  return any_denied ? kExitDenied : kExitOk;
+}
+
+}  // namespace gpuadmit::cli

@@ -1,0 +1,43 @@
+#include "flags.hpp"
+
+#include <algorithm>
+
+namespace gpuadmit::cli {
+
+Result<ParsedFlags> parse_flags(Args args, std::initializer_list<FlagSpec> specs) {
+  ParsedFlags parsed;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    if (arg == "-" || !arg.starts_with("-")) {
+      parsed.positional.emplace_back(arg);
+      continue;
+    }
+    std::string_view name = arg.substr(arg.starts_with("--") ? 2 : 1);
+    std::optional<std::string_view> inline_value;
+    if (const auto eq = name.find('='); eq != std::string_view::npos) {
+      inline_value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    const bool is_long = arg.starts_with("--");
+    const auto spec = std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& s) {
+      return is_long ? s.name == name : (!s.short_name.empty() && s.short_name == name);
+    });
+    if (spec == specs.end()) return make_error("unknown flag " + std::string(arg));
+    std::string value;
+    if (spec->takes_value) {
+      if (inline_value) {
+        value = *inline_value;
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        return make_error("flag --" + std::string(spec->name) + " needs a value");
+      }
+    } else if (inline_value) {
+      return make_error("flag --" + std::string(spec->name) + " takes no value");
+    }
+    parsed.values[std::string(spec->name)].push_back(std::move(value));
+  }
+  return parsed;
+}
+
+}  // namespace gpuadmit::cli

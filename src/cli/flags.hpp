@@ -1,0 +1,40 @@
+// A small flag reader for the subcommands: `--name value`, `--name=value`, short aliases, repeated flags and
+// boolean switches. Unknown flags and missing values are errors the command turns into exit code 2.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands.hpp"
+#include "gpuadmit/common/result.hpp"
+
+namespace gpuadmit::cli {
+
+struct FlagSpec {
+  std::string_view name;        // long name without dashes: "filename"
+  std::string_view short_name;  // single letter or empty: "f"
+  bool takes_value = true;
+};
+
+struct ParsedFlags {
+  std::map<std::string, std::vector<std::string>, std::less<>> values;  // by long name
+  std::vector<std::string> positional;
+
+  [[nodiscard]] bool has(std::string_view name) const { return values.contains(name); }
+  [[nodiscard]] std::optional<std::string> last(std::string_view name) const {
+    const auto it = values.find(name);
+    if (it == values.end() || it->second.empty()) return std::nullopt;
+    return it->second.back();
+  }
+  [[nodiscard]] std::vector<std::string> all(std::string_view name) const {
+    const auto it = values.find(name);
+    return it == values.end() ? std::vector<std::string>{} : it->second;
+  }
+};
+
+Result<ParsedFlags> parse_flags(Args args, std::initializer_list<FlagSpec> specs);
+
+}  // namespace gpuadmit::cli

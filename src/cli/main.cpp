@@ -1,0 +1,49 @@
+// gpuadmit: composition root. Dispatches to the subcommands; the one place exceptions are caught.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands.hpp"
+
+namespace {
+
+constexpr std::string_view kUsage = R"(gpuadmit: Kubernetes admission for GPU workloads
+
+Usage:
+  gpuadmit <command> [flags]
+
+Commands:
+  check     Check manifests offline, as the API server with gpuadmit would (exit 1 when any is denied)
+  serve     Run the admission webhook over HTTPS
+  policy    Print the default policy (policy default) or validate a policy file (policy validate FILE)
+  certs     Generate a CA and a serving certificate (certs generate)
+  version   Print the version
+
+Run 'gpuadmit <command> --help' for a command's flags.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(kUsage.data(), args.empty() ? stderr : stdout);
+    return args.empty() ? gpuadmit::cli::kExitUsage : gpuadmit::cli::kExitOk;
+  }
+  const std::string_view command = args[0];
+  const gpuadmit::cli::Args rest(args.data() + 1, args.size() - 1);
+  try {
+    if (command == "check") return gpuadmit::cli::check_command(rest);
+    if (command == "serve") return gpuadmit::cli::serve_command(rest);
+    if (command == "policy") return gpuadmit::cli::policy_command(rest);
+    if (command == "certs") return gpuadmit::cli::certs_command(rest);
+    if (command == "version" || command == "--version") return gpuadmit::cli::version_command(rest);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpuadmit %s: internal error: %s\n", std::string(command).c_str(), e.what());
+    return gpuadmit::cli::kExitUsage;
+  }
+  std::fprintf(stderr, "gpuadmit: unknown command \"%s\"\n\n%s", std::string(command).c_str(), kUsage.data());
+  return gpuadmit::cli::kExitUsage;
+}

@@ -1,0 +1,338 @@
+#include "gpuadmit/config/policy_loader.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "gpuadmit/config/yaml_documents.hpp"
+
+namespace gpuadmit::config {
+namespace {
+
+using policy::Action;
+using policy::RuleSet;
+
+constexpr std::size_t kMaxPolicyBytes = 1024 * 1024;
+
+// Walks the YAML tree and collects every problem with its position; never stops at the first.
+class Reader {
+ public:
+  explicit Reader(std::string_view source) : source_(source) {}
+
+  void error(const YAML::Node& node, const std::string& path, const std::string& what) {
+    const YAML::Mark mark = node.Mark();
+    errors_.push_back(std::string(source_) + ":" + std::to_string(mark.line + 1) + ":" +
+                      std::to_string(mark.column + 1) + ": " + path + ": " + what);
+  }
+
+  // Checks the node is a map whose keys are all in `allowed`; returns false (and reports) otherwise.
+  bool map(const YAML::Node& node, const std::string& path, std::initializer_list<std::string_view> allowed) {
+    if (!node.IsMap()) {
+      error(node, path, "expected a mapping");
+      return false;
+    }
+    for (const auto& entry : node) {
+      const std::string key = entry.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        std::string list;
+        for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        error(entry.first, path, "unknown key \"" + key + "\" (expected one of: " + list + ")");
+      }
+    }
+    return true;
+  }
+
+  std::optional<std::string> string(const YAML::Node& node, const std::string& path) {
+    if (!node.IsScalar()) {
+      error(node, path, "expected a string");
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
+
+  std::vector<std::string> strings(const YAML::Node& node, const std::string& path) {
+    std::vector<std::string> out;
+    if (!node.IsSequence()) {
+      error(node, path, "expected a list of strings");
+      return out;
+    }
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      if (auto s = string(node[i], path + "[" + std::to_string(i) + "]")) out.push_back(*s);
+    }
+    return out;
+  }
+
+  std::optional<k8s::Quantity> quantity(const YAML::Node& node, const std::string& path, bool positive = true) {
+    auto text = string(node, path);
+    if (!text) return std::nullopt;
+    auto q = k8s::Quantity::parse(*text);
+    if (!q) {
+      error(node, path, "expected a quantity such as 8, 500m or 32Gi: " + q.error().message);
+      return std::nullopt;
+    }
+    if (positive && !(*q > k8s::Quantity{})) {
+      error(node, path, "expected a quantity greater than zero, got " + *text);
+      return std::nullopt;
+    }
+    return *q;
+  }
+
+  std::optional<std::int64_t> integer(const YAML::Node& node, const std::string& path, std::int64_t min,
+                                      std::int64_t max) {
+    if (node.IsScalar()) {
+      try {
+        const auto value = node.as<std::int64_t>();
+        if (value >= min && value <= max) return value;
+      } catch (const YAML::Exception&) {
+      }
+    }
+    error(node, path, "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+    return std::nullopt;
+  }
+
+  template <typename Enum>
+  std::optional<Enum> one_of(const YAML::Node& node, const std::string& path,
+                             std::initializer_list<std::pair<std::string_view, Enum>> choices) {
+    auto text = string(node, path);
+    if (!text) return std::nullopt;
+    for (const auto& [name, value] : choices) {
+      if (*text == name) return value;
+    }
+    std::string list;
+    for (const auto& choice : choices) list += (list.empty() ? "" : ", ") + std::string(choice.first);
+    error(node, path, "expected one of " + list + ", got \"" + *text + "\"");
+    return std::nullopt;
+  }
+
+  std::optional<Action> action(const YAML::Node& node, const std::string& path) {
+    return one_of<Action>(node, path,
+                          {{"enforce", Action::kEnforce}, {"warn", Action::kWarn}, {"audit", Action::kAudit}, {"off", Action::kOff}});
+  }
+
+  [[nodiscard]] const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  std::string_view source_;
+  std::vector<std::string> errors_;
+};
+
+template <typename T>
+void assign(T& target, std::optional<T> value) {
+  if (value) target = std::move(*value);
+}
+
+void read_tolerations(Reader& r, const YAML::Node& node, const std::string& path, std::vector<k8s::Toleration>& out) {
+  if (!node.IsSequence()) {
+    r.error(node, path, "expected a list of tolerations");
+    return;
+  }
+  out.clear();
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    const YAML::Node t = node[i];
+    if (!r.map(t, p, {"key", "operator", "value", "effect", "tolerationSeconds"})) continue;
+    k8s::Toleration toleration;
+    if (t["key"]) assign(toleration.key, r.string(t["key"], p + ".key"));
+    toleration.op = "Equal";
+    if (t["operator"]) {
+      assign(toleration.op, r.one_of<std::string>(t["operator"], p + ".operator",
+                                                  {{"Exists", "Exists"}, {"Equal", "Equal"}}));
+    }
+    if (t["value"]) assign(toleration.value, r.string(t["value"], p + ".value"));
+    if (t["effect"]) {
+      assign(toleration.effect, r.one_of<std::string>(t["effect"], p + ".effect",
+                                                      {{"NoSchedule", "NoSchedule"},
+                                                       {"PreferNoSchedule", "PreferNoSchedule"},
+                                                       {"NoExecute", "NoExecute"}}));
+    }
+    if (t["tolerationSeconds"]) {
+      if (auto s = r.integer(t["tolerationSeconds"], p + ".tolerationSeconds", 0, 1LL << 40)) toleration.toleration_seconds = *s;
+    }
+    if (toleration.op == "Exists" && !toleration.value.empty()) {
+      r.error(t, p, "a toleration with operator Exists must not have a value");
+    }
+    if (toleration.key.empty() && toleration.op != "Exists") {
+      r.error(t, p, "a toleration without a key must use operator Exists");
+    }
+    out.push_back(std::move(toleration));
+  }
+}
+
+// Per-rule readers: each knows its own keys; `action` is common to all.
+using RuleReader = std::function<void(Reader&, const YAML::Node&, const std::string&, RuleSet&)>;
+
+const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
+  static const std::map<std::string, RuleReader, std::less<>> kReaders{
+      {"gpu-intent",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (!r.map(n, p, {"action", "imagePatterns", "labels", "resource"})) return;
+         if (n["action"]) assign(rs.gpu_intent.action, r.action(n["action"], p + ".action"));
+         if (n["imagePatterns"]) rs.gpu_intent.image_patterns = r.strings(n["imagePatterns"], p + ".imagePatterns");
+         if (n["labels"]) {
+           rs.gpu_intent.labels.clear();
+           if (!n["labels"].IsMap()) {
+             r.error(n["labels"], p + ".labels", "expected a mapping of label key to value");
+           } else {
+             for (const auto& e : n["labels"]) {
+               if (auto v = r.string(e.second, p + ".labels." + e.first.Scalar())) rs.gpu_intent.labels[e.first.Scalar()] = *v;
+             }
+           }
+         }
+         if (n["resource"]) assign(rs.gpu_intent.resource, r.string(n["resource"], p + ".resource"));
+       }},
+      {"gpu-whole-units",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (r.map(n, p, {"action"}) && n["action"]) assign(rs.gpu_whole_units.action, r.action(n["action"], p + ".action"));
+       }},
+      {"gpu-limit-equals-request",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (r.map(n, p, {"action"}) && n["action"]) {
+           assign(rs.gpu_limit_equals_request.action, r.action(n["action"], p + ".action"));
+         }
+       }},
+      {"guaranteed-qos",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (!r.map(n, p, {"action", "strategy", "defaults"})) return;
+         auto& q = rs.guaranteed_qos;
+         if (n["action"]) assign(q.action, r.action(n["action"], p + ".action"));
+         if (n["strategy"]) {
+           assign(q.strategy, r.one_of<policy::QosStrategy>(n["strategy"], p + ".strategy",
+                                                            {{"raise-requests", policy::QosStrategy::kRaiseRequests},
+                                                             {"lower-limits", policy::QosStrategy::kLowerLimits},
+                                                             {"deny", policy::QosStrategy::kDeny}}));
+         }
+         if (const YAML::Node d = n["defaults"]) {
+           const std::string dp = p + ".defaults";
+           if (!r.map(d, dp, {"cpuPerGpu", "memoryPerGpu", "cpuOtherContainers", "memoryOtherContainers"})) return;
+           if (d["cpuPerGpu"]) assign(q.cpu_per_gpu, r.quantity(d["cpuPerGpu"], dp + ".cpuPerGpu"));
+           if (d["memoryPerGpu"]) assign(q.memory_per_gpu, r.quantity(d["memoryPerGpu"], dp + ".memoryPerGpu"));
+           if (d["cpuOtherContainers"]) assign(q.cpu_other, r.quantity(d["cpuOtherContainers"], dp + ".cpuOtherContainers"));
+           if (d["memoryOtherContainers"]) {
+             assign(q.memory_other, r.quantity(d["memoryOtherContainers"], dp + ".memoryOtherContainers"));
+           }
+         }
+       }},
+      {"memory-floor",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (!r.map(n, p, {"action", "overhead", "perGpu", "safetyPercent"})) return;
+         auto& m = rs.memory_floor;
+         if (n["action"]) assign(m.action, r.action(n["action"], p + ".action"));
+         if (n["overhead"]) assign(m.overhead, r.quantity(n["overhead"], p + ".overhead"));
+         if (n["perGpu"]) assign(m.per_gpu, r.quantity(n["perGpu"], p + ".perGpu"));
+         if (n["safetyPercent"]) assign(m.safety_percent, r.integer(n["safetyPercent"], p + ".safetyPercent", 100, 1000));
+       }},
+      {"gpu-tolerations",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (!r.map(n, p, {"action", "tolerations"})) return;
+         if (n["action"]) assign(rs.gpu_tolerations.action, r.action(n["action"], p + ".action"));
+         if (n["tolerations"]) read_tolerations(r, n["tolerations"], p + ".tolerations", rs.gpu_tolerations.tolerations);
+       }},
+      {"stray-gpu-toleration",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (!r.map(n, p, {"action", "taintKeys"})) return;
+         if (n["action"]) assign(rs.stray_gpu_toleration.action, r.action(n["action"], p + ".action"));
+         if (n["taintKeys"]) rs.stray_gpu_toleration.taint_keys = r.strings(n["taintKeys"], p + ".taintKeys");
+       }},
+  };
+  return kReaders;
+}
+
+void read_policy(Reader& r, const YAML::Node& root, RuleSet& rules) {
+  if (!r.map(root, "policy", {"apiVersion", "kind", "metadata", "spec"})) return;
+  if (!root["apiVersion"] || root["apiVersion"].Scalar() != "gpuadmit.io/v1alpha1") {
+    r.error(root["apiVersion"] ? root["apiVersion"] : root, "apiVersion", "expected gpuadmit.io/v1alpha1");
+  }
+  if (!root["kind"] || root["kind"].Scalar() != "Policy") {
+    r.error(root["kind"] ? root["kind"] : root, "kind", "expected Policy");
+  }
+  if (const YAML::Node meta = root["metadata"]) r.map(meta, "metadata", {"name", "labels", "annotations"});
+  const YAML::Node spec = root["spec"];
+  if (!spec) return;  // an empty policy is the default policy
+  if (!r.map(spec, "spec", {"gpuResources", "excludedNamespaces", "rules"})) return;
+  if (spec["gpuResources"]) {
+    rules.gpu_resources = r.strings(spec["gpuResources"], "spec.gpuResources");
+    for (std::size_t i = 0; i < rules.gpu_resources.size(); ++i) {
+      const std::string& name = rules.gpu_resources[i];
+      if (name.empty() || name.find('/') == std::string::npos || name.find('*') < name.size() - 1) {
+        r.error(spec["gpuResources"][i], "spec.gpuResources[" + std::to_string(i) + "]",
+                "expected an extended resource name such as nvidia.com/gpu, optionally ending in * (nvidia.com/mig-*)");
+      }
+    }
+  }
+  if (spec["excludedNamespaces"]) {
+    rules.excluded_namespaces = r.strings(spec["excludedNamespaces"], "spec.excludedNamespaces");
+  }
+  const YAML::Node rule_nodes = spec["rules"];
+  if (!rule_nodes) return;
+  if (!rule_nodes.IsMap()) {
+    r.error(rule_nodes, "spec.rules", "expected a mapping of rule id to its settings");
+    return;
+  }
+  for (const auto& entry : rule_nodes) {
+    const std::string id = entry.first.Scalar();
+    const auto reader = rule_readers().find(id);
+    if (reader == rule_readers().end()) {
+      std::string ids;
+      for (std::string_view known : policy::kRuleIds) ids += (ids.empty() ? "" : ", ") + std::string(known);
+      r.error(entry.first, "spec.rules", "unknown rule \"" + id + "\" (known rules: " + ids + ")");
+      continue;
+    }
+    reader->second(r, entry.second, "spec.rules." + id, rules);
+  }
+}
+
+}  // namespace
+
+Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name) {
+  if (yaml.size() > kMaxPolicyBytes) {
+    return make_error(std::string(source_name) + ": policy of " + std::to_string(yaml.size()) +
+                      " bytes exceeds the limit of " + std::to_string(kMaxPolicyBytes) + " bytes");
+  }
+  // Size and nesting limits first (shared with manifests); then the schema walk on yaml-cpp's tree.
+  if (auto bounded = read_documents(yaml, source_name); !bounded) return bounded.error();
+  RuleSet rules;
+  Reader reader(source_name);
+  try {
+    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml));
+    if (documents.size() != 1) {
+      return make_error(std::string(source_name) + ": expected exactly one YAML document, found " +
+                        std::to_string(documents.size()));
+    }
+    read_policy(reader, documents.front(), rules);
+  } catch (const YAML::Exception& e) {
+    return make_error(std::string(source_name) + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  if (!reader.errors().empty()) {
+    std::string message;
+    for (const std::string& e : reader.errors()) message += (message.empty() ? "" : "\n") + e;
+    return make_error(message);
+  }
+  return rules;
+}
+
+Result<RuleSet> load_policy_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(path + ": cannot open the policy file");
+  std::string text;
+  text.resize(kMaxPolicyBytes + 1);
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(file.gcount()));
+  return load_policy(text, path);
+}
+
+const RuleSet& default_rule_set() {
+  static const RuleSet kRules = [] {
+    auto loaded = load_policy(default_policy_yaml(), "<embedded default policy>");
+    // The embedded text is tested to load; if a build ever broke it, the struct defaults are the same policy.
+    return loaded ? *loaded : RuleSet{};
+  }();
+  return kRules;
+}
+
+}  // namespace gpuadmit::config

@@ -1,0 +1,112 @@
+#include "rule_context.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace gpuadmit::policy {
+
+void RuleContext::report(std::string_view rule, Action action, std::string field, std::string message,
+                         std::string summary) {
+  Finding finding{std::string(rule), action, std::move(field), std::move(message),
+                  one_line(std::string(rule) + ": " + summary)};
+  switch (action) {
+    case Action::kEnforce: decision_.violations.push_back(std::move(finding)); break;
+    case Action::kWarn: decision_.warnings.push_back(std::move(finding)); break;
+    case Action::kAudit: decision_.audits.push_back(std::move(finding)); break;
+    case Action::kOff: break;
+  }
+}
+
+void RuleContext::fixed(std::string_view rule, std::string field, std::string description) {
+  decision_.fixes.push_back({std::string(rule), std::move(field), std::move(description)});
+  dirty_ = true;
+}
+
+void RuleContext::notice(std::string text) { decision_.notices.push_back(one_line(text)); }
+
+nlohmann::json& RuleContext::container_json(const k8s::Container& c) {
+  return object_["spec"][c.array_name()][c.index];
+}
+
+bool RuleContext::is_gpu_pod() const {
+  return std::any_of(pod_.containers.begin(), pod_.containers.end(), [&](const k8s::Container& c) {
+    const auto positive_gpu = [&](const k8s::ResourceList& list) {
+      return std::any_of(list.begin(), list.end(), [&](const auto& entry) {
+        return rules_.is_gpu_resource(entry.first) && entry.second > k8s::Quantity{};
+      });
+    };
+    return positive_gpu(c.resources.limits) || positive_gpu(c.resources.requests);
+  });
+}
+
+std::int64_t RuleContext::gpu_units(const k8s::Container& c) const {
+  std::int64_t total = 0;
+  for (const auto& [name, limit] : c.resources.limits) {
+    if (rules_.is_gpu_resource(name) && limit > k8s::Quantity{}) total += limit.units_ceil();
+  }
+  for (const auto& [name, request] : c.resources.requests) {
+    if (rules_.is_gpu_resource(name) && !c.resources.limits.contains(name) && request > k8s::Quantity{}) {
+      total += request.units_ceil();
+    }
+  }
+  return total;
+}
+
+std::int64_t RuleContext::gpu_units() const {
+  std::int64_t total = 0;
+  for (const k8s::Container& c : pod_.containers) {
+    if (c.kind != k8s::ContainerKind::kInit) total += gpu_units(c);
+  }
+  return total;
+}
+
+std::string field_of(const k8s::Container& c, std::string_view suffix) {
+  std::string out = "spec.";
+  out += c.array_name();
+  out += "[" + std::to_string(c.index) + "]";
+  out += suffix;
+  return out;
+}
+
+std::string describe(const k8s::Container& c) {
+  switch (c.kind) {
+    case k8s::ContainerKind::kInit: return "init container \"" + c.name + "\"";
+    case k8s::ContainerKind::kSidecar: return "sidecar \"" + c.name + "\"";
+    case k8s::ContainerKind::kRegular: break;
+  }
+  return "container \"" + c.name + "\"";
+}
+
+std::string human(const k8s::Quantity& q) {
+  if (q.is_whole() && q.format() != k8s::Quantity::Format::kBinarySI) return std::to_string(q.units_ceil());
+  if (q.is_whole()) return q.to_string();
+  std::array<char, 32> buffer{};
+  std::snprintf(buffer.data(), buffer.size(), "%.6g", q.approx());
+  return buffer.data();
+}
+
+bool glob_match(std::string_view pattern, std::string_view text) noexcept {
+  // Iterative '*' matcher with single backtrack point: linear in practice, no recursion on user input.
+  std::size_t p = 0;
+  std::size_t t = 0;
+  std::size_t star = std::string_view::npos;
+  std::size_t mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (p < pattern.size() && pattern[p] == text[t]) {
+      ++p;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+}  // namespace gpuadmit::policy

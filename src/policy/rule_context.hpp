@@ -1,0 +1,74 @@
+// RuleContext: what a rule sees and how it reports. Private to the policy layer.
+// A rule reads the typed pod view, reports findings with the action the policy gave it, and, when the
+// mode allows, edits the JSON copy; the evaluator re-parses the view after every rule that changed it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuadmit/k8s/objects.hpp"
+#include "gpuadmit/policy/decision.hpp"
+#include "gpuadmit/policy/rule_set.hpp"
+#include "gpuadmit/policy/text.hpp"
+
+namespace gpuadmit::policy {
+
+class RuleContext {
+ public:
+  RuleContext(nlohmann::json& object, k8s::Pod pod, const RuleSet& rules, Mode mode, Decision& decision)
+      : object_(object), pod_(std::move(pod)), rules_(rules), mode_(mode), decision_(decision) {}
+
+  [[nodiscard]] const k8s::Pod& pod() const noexcept { return pod_; }
+  [[nodiscard]] const RuleSet& rules() const noexcept { return rules_; }
+  [[nodiscard]] bool can_fix() const noexcept { return mode_ == Mode::kMutate; }
+
+  // Records a finding under the rule's configured action (enforce → violation, warn → warning, audit).
+  void report(std::string_view rule, Action action, std::string field, std::string message, std::string summary);
+  // Records an applied fix; call after editing object().
+  void fixed(std::string_view rule, std::string field, std::string description);
+  void notice(std::string text);
+
+  nlohmann::json& object() noexcept { return object_; }
+  nlohmann::json& container_json(const k8s::Container& c);
+
+  [[nodiscard]] bool dirty() const noexcept { return dirty_; }
+  void replace_pod(k8s::Pod pod) {
+    pod_ = std::move(pod);
+    dirty_ = false;
+  }
+
+  // GPU helpers shared by the rules.
+  [[nodiscard]] bool is_gpu_pod() const;
+  [[nodiscard]] std::int64_t gpu_units(const k8s::Container& c) const;  // whole GPUs the container holds
+  [[nodiscard]] std::int64_t gpu_units() const;                         // over app containers and sidecars
+
+ private:
+  nlohmann::json& object_;
+  k8s::Pod pod_;
+  const RuleSet& rules_;
+  Mode mode_;
+  Decision& decision_;
+  bool dirty_ = false;
+};
+
+// "spec.containers[0]" / "spec.initContainers[1]", plus an optional suffix.
+std::string field_of(const k8s::Container& c, std::string_view suffix = {});
+// `container "train"`, `init container "setup"`, `sidecar "proxy"`.
+std::string describe(const k8s::Container& c);
+// A quantity for people: "0.5" for 500m, "16Gi" for binary values, "2" for whole numbers.
+std::string human(const k8s::Quantity& q);
+// Shell-style glob with '*' only (what policy patterns use).
+bool glob_match(std::string_view pattern, std::string_view text) noexcept;
+
+// Rules, in catalogue order. Each reads ctx.rules() for its parameters and action.
+void rule_gpu_intent(RuleContext& ctx);
+void rule_gpu_whole_units(RuleContext& ctx);
+void rule_gpu_limit_equals_request(RuleContext& ctx);
+void rule_guaranteed_qos(RuleContext& ctx);
+void rule_memory_floor(RuleContext& ctx);
+void rule_gpu_tolerations(RuleContext& ctx);
+void rule_stray_gpu_toleration(RuleContext& ctx);
+
+}  // namespace gpuadmit::policy

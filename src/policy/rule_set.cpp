@@ -1,0 +1,50 @@
+#include "gpuadmit/policy/rule_set.hpp"
+
+#include <algorithm>
+
+namespace gpuadmit::policy {
+
+std::string_view to_string(Action action) noexcept {
+  switch (action) {
+    case Action::kOff: return "off";
+    case Action::kAudit: return "audit";
+    case Action::kWarn: return "warn";
+    case Action::kEnforce: return "enforce";
+  }
+  return "off";
+}
+
+std::string_view to_string(QosStrategy strategy) noexcept {
+  switch (strategy) {
+    case QosStrategy::kRaiseRequests: return "raise-requests";
+    case QosStrategy::kLowerLimits: return "lower-limits";
+    case QosStrategy::kDeny: return "deny";
+  }
+  return "raise-requests";
+}
+
+bool RuleSet::is_gpu_resource(std::string_view name) const noexcept {
+  return std::any_of(gpu_resources.begin(), gpu_resources.end(), [&](const std::string& pattern) {
+    if (!pattern.empty() && pattern.back() == '*') {
+      return name.substr(0, pattern.size() - 1) == std::string_view(pattern).substr(0, pattern.size() - 1);
+    }
+    return name == pattern;
+  });
+}
+
+bool RuleSet::is_excluded(std::string_view ns) const noexcept {
+  return std::find(excluded_namespaces.begin(), excluded_namespaces.end(), ns) != excluded_namespaces.end();
+}
+
+Action RuleSet::action_of(std::string_view rule_id) const noexcept {
+  if (rule_id == "gpu-intent") return gpu_intent.action;
+  if (rule_id == "gpu-whole-units") return gpu_whole_units.action;
+  if (rule_id == "gpu-limit-equals-request") return gpu_limit_equals_request.action;
+  if (rule_id == "guaranteed-qos") return guaranteed_qos.action;
+  if (rule_id == "memory-floor") return memory_floor.action;
+  if (rule_id == "gpu-tolerations") return gpu_tolerations.action;
+  if (rule_id == "stray-gpu-toleration") return stray_gpu_toleration.action;
+  return Action::kOff;
+}
+
+}  // namespace gpuadmit::policy

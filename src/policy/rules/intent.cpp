@@ -1,0 +1,113 @@
+// gpu-intent: the pod says GPU (image, labels, launcher flags) but its resources do not.
+#include <algorithm>
+#include <charconv>
+
+#include "../rule_context.hpp"
+
+namespace gpuadmit::policy {
+namespace {
+
+constexpr std::string_view kGpuIntent = "gpu-intent";
+
+const std::string* matching_pattern(const GpuIntent& cfg, std::string_view image) {
+  const auto it = std::find_if(cfg.image_patterns.begin(), cfg.image_patterns.end(),
+                               [&](const std::string& p) { return glob_match(p, image); });
+  return it == cfg.image_patterns.end() ? nullptr : &*it;
+}
+
+// torchrun / torch.distributed.launch / accelerate flags that start one process per GPU.
+std::optional<std::int64_t> processes_per_node(const k8s::Container& c) {
+  std::vector<std::string> words = c.command;
+  words.insert(words.end(), c.args.begin(), c.args.end());
+  static constexpr std::array<std::string_view, 3> kFlags{"--nproc_per_node", "--nproc-per-node", "--num_processes"};
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    // Shell wrappers (`bash -c "torchrun --nproc_per_node=4 train.py"`) keep the flag inside one word.
+    for (std::string_view flag : kFlags) {
+      for (std::size_t at = words[i].find(flag); at != std::string::npos; at = words[i].find(flag, at + 1)) {
+        std::string_view rest = std::string_view(words[i]).substr(at + flag.size());
+        if (!rest.empty() && (rest[0] == '=' || rest[0] == ' ')) {
+          rest.remove_prefix(1);
+        } else if (rest.empty() && i + 1 < words.size()) {
+          rest = words[i + 1];
+        } else {
+          continue;
+        }
+        std::int64_t n = 0;
+        const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
+        if (ec == std::errc{} && ptr != rest.data() && n > 0) return n;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void rule_gpu_intent(RuleContext& ctx) {
+  const GpuIntent& cfg = ctx.rules().gpu_intent;
+  const k8s::Pod& pod = ctx.pod();
+
+  if (ctx.is_gpu_pod()) {
+    // A launcher that starts more GPU workers than the container holds fails at rank N with
+    // "invalid device ordinal" (the seed's 4-GPU script on a 1-GPU request).
+    for (const k8s::Container& c : pod.containers) {
+      const auto procs = processes_per_node(c);
+      const std::int64_t gpus = ctx.gpu_units(c);
+      if (!procs || gpus <= 0 || *procs <= gpus) continue;
+      const std::string n = std::to_string(*procs);
+      ctx.report(kGpuIntent, cfg.action, field_of(c, ".resources.limits"),
+                 describe(c) + " starts " + n + " processes per node (--nproc_per_node=" + n + ") but holds " +
+                     std::to_string(gpus) + " GPU" + (gpus > 1 ? "s" : "") + ": the extra ranks fail with "
+                     "\"CUDA error: invalid device ordinal\".\nFix: ask for " + n + " GPUs, or start " +
+                     std::to_string(gpus) + " process" + (gpus > 1 ? "es" : "") + " per node.",
+                 describe(c) + " runs " + n + " processes per node on " + std::to_string(gpus) + " GPU(s); ask for " +
+                     n + " GPUs");
+    }
+    return;
+  }
+
+  // No GPU at all: does anything say this pod wanted one?
+  const k8s::Container* target = nullptr;
+  std::string reason;
+  std::string short_reason;
+  for (const k8s::Container& c : pod.containers) {
+    if (c.kind == k8s::ContainerKind::kInit) continue;
+    if (const std::string* pattern = matching_pattern(cfg, c.image)) {
+      target = &c;
+      reason = "runs image " + c.image + " (matches the GPU image pattern \"" + *pattern + "\")";
+      short_reason = "runs a GPU image";
+      break;
+    }
+  }
+  if (target == nullptr) {
+    for (const auto& [key, value] : cfg.labels) {
+      const auto it = pod.meta.labels.find(key);
+      if (it == pod.meta.labels.end() || it->second != value) continue;
+      const auto first_app = std::find_if(pod.containers.begin(), pod.containers.end(), [](const k8s::Container& c) {
+        return c.kind == k8s::ContainerKind::kRegular;
+      });
+      if (first_app == pod.containers.end()) return;
+      target = &*first_app;
+      reason = "is in a pod labelled " + key + "=" + value;
+      short_reason = reason;
+      break;
+    }
+  }
+  if (target == nullptr) return;
+
+  if (cfg.action == Action::kEnforce && ctx.can_fix()) {
+    ctx.container_json(*target)["resources"]["limits"][cfg.resource] = "1";
+    ctx.fixed(kGpuIntent, field_of(*target, ".resources.limits"),
+              "added " + cfg.resource + ": 1 to " + describe(*target) + ", which " + reason);
+    ctx.notice("gpu-intent: " + describe(*target) + " " + reason + " but asked for no GPU; gpuadmit added " +
+               cfg.resource + ": 1");
+    return;
+  }
+  ctx.report(kGpuIntent, cfg.action, field_of(*target, ".resources.limits"),
+             describe(*target) + " " + reason + " but requests no GPU: it will run on CPU, silently and many times slower, "
+                   "or crash when it calls CUDA.\nFix: ask for the GPUs it needs:\n    resources:\n      limits:\n"
+                   "        " + cfg.resource + ": 1",
+             describe(*target) + " " + short_reason + " but requests no GPU; add limits." + cfg.resource + ": 1");
+}
+
+}  // namespace gpuadmit::policy

@@ -1,0 +1,234 @@
+// guaranteed-qos and memory-floor: the two ways a GPU pod loses its memory (eviction, OOMKill).
+#include <array>
+#include <cmath>
+#include <optional>
+
+#include "../rule_context.hpp"
+#include "gpuadmit/k8s/qos.hpp"
+
+namespace gpuadmit::policy {
+namespace {
+
+constexpr std::string_view kGuaranteedQos = "guaranteed-qos";
+constexpr std::string_view kMemoryFloor = "memory-floor";
+constexpr std::array<const char*, 2> kQosResources{"cpu", "memory"};
+
+const k8s::Quantity* find(const k8s::ResourceList& list, std::string_view name) {
+  const auto it = list.find(name);
+  return it == list.end() ? nullptr : &it->second;
+}
+
+
+// One container (or the pod-level stanza): fixes what the strategy allows, returns what it could not fix.
+std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, nlohmann::json* target,
+                                         const std::string& who, const std::string& field, std::int64_t gpus) {
+  const GuaranteedQos& cfg = ctx.rules().guaranteed_qos;
+  const bool fix = cfg.action == Action::kEnforce && ctx.can_fix() && target != nullptr;
+  std::vector<std::string> unfixed;
+  std::string defaulted;  // "cpu 8, memory 32Gi": what the policy defaults filled in, for one notice
+  for (const char* resource : kQosResources) {
+    const k8s::Quantity* request = find(r.requests, resource);
+    const k8s::Quantity* limit = find(r.limits, resource);
+    const std::string res(resource);
+    if (request != nullptr && limit != nullptr && *request == *limit) continue;
+    if (request == nullptr && limit != nullptr) continue;  // the API server defaults the request to the limit
+    if (request != nullptr && limit == nullptr) {
+      if (!fix) {
+        unfixed.push_back(res + " has a request (" + request->to_string() + ") but no limit");
+        continue;
+      }
+      (*target)["resources"]["limits"][res] = request->to_string();
+      ctx.fixed(kGuaranteedQos, field + ".resources.limits." + res,
+                "set " + who + " " + res + " limit to its request " + request->to_string());
+      continue;
+    }
+    if (request != nullptr && limit != nullptr) {
+      if (*request > *limit) {
+        unfixed.push_back(res + " request " + request->to_string() + " exceeds its limit " + limit->to_string());
+        continue;
+      }
+      if (!fix || cfg.strategy == QosStrategy::kDeny) {
+        unfixed.push_back(res + " request " + request->to_string() + " is below its limit " + limit->to_string());
+        continue;
+      }
+      if (cfg.strategy == QosStrategy::kRaiseRequests) {
+        (*target)["resources"]["requests"][res] = limit->to_string();
+        ctx.fixed(kGuaranteedQos, field + ".resources.requests." + res,
+                  "raised " + who + " " + res + " request from " + request->to_string() + " to its limit " +
+                      limit->to_string());
+      } else {
+        (*target)["resources"]["limits"][res] = request->to_string();
+        ctx.fixed(kGuaranteedQos, field + ".resources.limits." + res,
+                  "lowered " + who + " " + res + " limit from " + limit->to_string() + " to its request " +
+                      request->to_string());
+      }
+      continue;
+    }
+    // Neither set: per-GPU defaults for GPU containers, the "other" defaults for the rest.
+    if (!fix) {
+      unfixed.push_back(res + " has neither request nor limit");
+      continue;
+    }
+    const bool is_cpu = res == "cpu";
+    const k8s::Quantity value = gpus > 0 ? (is_cpu ? cfg.cpu_per_gpu : cfg.memory_per_gpu).times(gpus)
+                                         : (is_cpu ? cfg.cpu_other : cfg.memory_other);
+    (*target)["resources"]["requests"][res] = value.to_string();
+    (*target)["resources"]["limits"][res] = value.to_string();
+    ctx.fixed(kGuaranteedQos, field + ".resources", "set " + who + " " + res + " request and limit to " + value.to_string());
+    defaulted += (defaulted.empty() ? "" : ", ") + res + " " + value.to_string();
+  }
+  if (!defaulted.empty()) {
+    ctx.notice("guaranteed-qos: " + who + " had no " + (defaulted.find(',') != std::string::npos ? "cpu/memory" : defaulted.substr(0, defaulted.find(' '))) +
+               "; gpuadmit set " + defaulted + (gpus > 0 ? " (policy default per GPU)" : " (policy default)"));
+  }
+  return unfixed;
+}
+
+}  // namespace
+
+void rule_guaranteed_qos(RuleContext& ctx) {
+  if (!ctx.is_gpu_pod()) return;
+  const Action action = ctx.rules().guaranteed_qos.action;
+  const k8s::Pod& pod = ctx.pod();
+  std::vector<std::string> problems;
+  std::string first_field;
+  const auto collect = [&](const std::string& who, const std::string& field, std::vector<std::string> issues) {
+    if (issues.empty()) return;
+    if (first_field.empty()) first_field = field;
+    std::string line = who + ": ";
+    for (std::size_t i = 0; i < issues.size(); ++i) line += (i > 0 ? "; " : "") + issues[i];
+    problems.push_back(std::move(line));
+  };
+  if (pod.pod_resources) {
+    nlohmann::json* target = ctx.can_fix() ? &ctx.object()["spec"] : nullptr;
+    collect("the pod-level resources", "spec.resources",
+            make_guaranteed(ctx, *pod.pod_resources, target, "the pod-level resources", "spec", ctx.gpu_units()));
+  } else {
+    for (const k8s::Container& c : pod.containers) {
+      nlohmann::json* target = ctx.can_fix() ? &ctx.container_json(c) : nullptr;
+      collect(describe(c), field_of(c), make_guaranteed(ctx, c.resources, target, describe(c), field_of(c), ctx.gpu_units(c)));
+    }
+  }
+  if (problems.empty()) return;
+  std::string message =
+      "this GPU pod would run with QoS class " + std::string(k8s::to_string(k8s::compute_qos(pod))) +
+      ", not Guaranteed. Under memory pressure the kubelet evicts Burstable pods first, so a training run can be "
+      "killed hours in, losing the work since its last checkpoint.\n";
+  for (const auto& p : problems) message += "  - " + p + "\n";
+  message += "Fix: give every container (init containers and sidecars too) cpu and memory requests equal to "
+             "its limits, for example:\n    resources:\n      requests: {cpu: \"8\", memory: 32Gi}\n"
+             "      limits:   {cpu: \"8\", memory: 32Gi}";
+  ctx.report(kGuaranteedQos, action, first_field, std::move(message),
+             "GPU pod is not Guaranteed QoS (" + problems.front() + ")");
+}
+
+namespace {
+
+// "7e9", "7B", "1.3b", "350M", "70000000000" → parameter count.
+std::optional<double> parse_parameter_count(std::string_view text) {
+  if (text.empty() || text.size() > 32) return std::nullopt;
+  double scale = 1;
+  switch (text.back()) {
+    case 'k': case 'K': scale = 1e3; break;
+    case 'm': case 'M': scale = 1e6; break;
+    case 'b': case 'B': case 'g': case 'G': scale = 1e9; break;
+    case 't': case 'T': scale = 1e12; break;
+    default: break;
+  }
+  if (scale != 1) text.remove_suffix(1);
+  const std::string number(text);
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  if (end != number.c_str() + number.size() || !std::isfinite(value) || value <= 0 || value * scale > 1e15) {
+    return std::nullopt;
+  }
+  return value * scale;
+}
+
+std::optional<double> bytes_per_parameter(std::string_view precision) {
+  if (precision == "fp32" || precision == "float32" || precision == "tf32") return 4.0;
+  if (precision == "fp16" || precision == "bf16" || precision == "float16" || precision == "bfloat16") return 2.0;
+  if (precision == "int8" || precision == "fp8") return 1.0;
+  if (precision == "int4" || precision == "fp4") return 0.5;
+  return std::nullopt;
+}
+
+// Rounds bytes up to a whole GiB so the figure reads well and can be pasted into a manifest.
+k8s::Quantity gib_ceil(double bytes) {
+  const auto gib = static_cast<std::int64_t>(std::ceil(bytes / static_cast<double>(1LL << 30)));
+  return k8s::Quantity::from_units(gib << 30, k8s::Quantity::Format::kBinarySI);
+}
+
+const std::string* annotation(const k8s::Pod& pod, std::string_view key) {
+  const auto it = pod.meta.annotations.find(key);
+  return it == pod.meta.annotations.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+void rule_memory_floor(RuleContext& ctx) {
+  const MemoryFloor& cfg = ctx.rules().memory_floor;
+  const k8s::Pod& pod = ctx.pod();
+
+  // Model annotations switch the floor from the fixed per-GPU figure to an estimate of what training holds.
+  std::optional<k8s::Quantity> estimate;
+  std::string how;
+  std::string short_how;
+  const std::string* params_text = annotation(pod, "gpuadmit.io/model-parameters");
+  if (params_text != nullptr) {
+    const std::string* precision_text = annotation(pod, "gpuadmit.io/model-precision");
+    const std::string* batch_text = annotation(pod, "gpuadmit.io/batch-memory");
+    const auto params = parse_parameter_count(*params_text);
+    const auto bytes = bytes_per_parameter(precision_text != nullptr ? *precision_text : "fp32");
+    std::optional<k8s::Quantity> batch = k8s::Quantity{};
+    if (batch_text != nullptr) {
+      auto parsed = k8s::Quantity::parse(*batch_text);
+      batch = parsed ? std::optional(*parsed) : std::nullopt;
+    }
+    if (!params || !bytes || !batch) {
+      ctx.report(kMemoryFloor, cfg.action, "metadata.annotations",
+                 "the model annotations cannot be read: gpuadmit.io/model-parameters takes a count such as 7B "
+                 "or 7e9, gpuadmit.io/model-precision one of fp32, tf32, bf16, fp16, fp8, int8, int4, and "
+                 "gpuadmit.io/batch-memory a quantity such as 2Gi.\nFix: correct the annotations or remove them.",
+                 "unreadable model annotations (gpuadmit.io/model-parameters, -precision, batch-memory)");
+      return;
+    }
+    const double model = *params * *bytes;
+    const double total = (2 * model + batch->approx() + cfg.overhead.approx()) *
+                         static_cast<double>(cfg.safety_percent) / 100.0;
+    estimate = gib_ceil(total);
+    short_how = *params_text + " params " + (precision_text != nullptr ? *precision_text : std::string("fp32")) +
+                " + batch + overhead, ×" + std::to_string(cfg.safety_percent) + "%";
+    how = "model " + human(gib_ceil(model)) + " (" + *params_text + " parameters × " +
+          std::to_string(static_cast<int>(*bytes * 8)) + " bits) + gradients " + human(gib_ceil(model)) +
+          " + batch " + human(*batch) + " + overhead " + human(cfg.overhead) + ", × " +
+          std::to_string(cfg.safety_percent) + "%";
+  }
+
+  for (const k8s::Container& c : pod.containers) {
+    const std::int64_t gpus = ctx.gpu_units(c);
+    if (gpus <= 0) continue;
+    k8s::Quantity floor = cfg.overhead + cfg.per_gpu.times(gpus);
+    std::string floor_how = human(cfg.overhead) + " overhead + " + std::to_string(gpus) + " GPU" +
+                            (gpus > 1 ? "s" : "") + " × " + human(cfg.per_gpu);
+    std::string floor_short = floor_how;
+    if (estimate) {
+      floor = *estimate;
+      floor_how = how;
+      floor_short = short_how;
+    }
+    const k8s::Quantity* limit = find(c.resources.limits, "memory");
+    if (limit == nullptr) limit = find(c.resources.requests, "memory");
+    if (limit != nullptr && *limit >= floor) continue;
+    const std::string have = limit != nullptr ? "a memory limit of " + human(*limit) : "no memory limit";
+    ctx.report(kMemoryFloor, cfg.action, field_of(c, ".resources.limits.memory"),
+               describe(c) + " has " + have + ", below the " + human(floor) + " it needs: " + floor_how +
+                   ". A GPU job that runs out of host memory is OOMKilled (exit code 137), usually in its "
+                   "DataLoader workers, long after it started.\nFix:\n    resources:\n      requests: {memory: " +
+                   human(floor) + "}\n      limits:   {memory: " + human(floor) + "}",
+               describe(c) + " memory limit " + (limit != nullptr ? human(*limit) : std::string("unset")) + " < " +
+                   human(floor) + " needed (" + floor_short + ")");
+  }
+}
+
+}  // namespace gpuadmit::policy

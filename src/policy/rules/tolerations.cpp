@@ -1,0 +1,94 @@
+// gpu-tolerations and stray-gpu-toleration: GPU pods must tolerate GPU taints; other pods should not.
+#include <algorithm>
+
+#include "../rule_context.hpp"
+
+namespace gpuadmit::policy {
+namespace {
+
+constexpr std::string_view kGpuTolerations = "gpu-tolerations";
+constexpr std::string_view kStray = "stray-gpu-toleration";
+
+// True when `existing` tolerates every taint that `wanted` tolerates.
+bool covers(const k8s::Toleration& existing, const k8s::Toleration& wanted) {
+  if (!existing.effect.empty() && existing.effect != wanted.effect) return false;
+  const bool existing_exists = existing.op == "Exists";
+  if (existing.key.empty()) return existing_exists;  // an empty key with Exists tolerates every taint
+  if (existing.key != wanted.key) return false;
+  if (existing_exists) return true;
+  return wanted.op != "Exists" && existing.value == wanted.value;
+}
+
+nlohmann::json to_json(const k8s::Toleration& t) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!t.key.empty()) out["key"] = t.key;
+  out["operator"] = t.op.empty() ? "Equal" : t.op;
+  if (!t.value.empty()) out["value"] = t.value;
+  if (!t.effect.empty()) out["effect"] = t.effect;
+  if (t.toleration_seconds) out["tolerationSeconds"] = *t.toleration_seconds;
+  return out;
+}
+
+std::string describe(const k8s::Toleration& t) {
+  std::string out = t.key.empty() ? "every taint" : t.key;
+  if (t.op != "Exists" && !t.value.empty()) out += "=" + t.value;
+  if (!t.effect.empty()) out += ":" + t.effect;
+  return out;
+}
+
+}  // namespace
+
+void rule_gpu_tolerations(RuleContext& ctx) {
+  if (!ctx.is_gpu_pod()) return;
+  const GpuTolerations& cfg = ctx.rules().gpu_tolerations;
+  const k8s::Pod& pod = ctx.pod();
+  std::vector<const k8s::Toleration*> missing;
+  for (const k8s::Toleration& wanted : cfg.tolerations) {
+    const bool covered = std::any_of(pod.tolerations.begin(), pod.tolerations.end(),
+                                     [&](const k8s::Toleration& t) { return covers(t, wanted); });
+    if (!covered) missing.push_back(&wanted);
+  }
+  if (missing.empty()) return;
+  if (cfg.action == Action::kEnforce && ctx.can_fix()) {
+    nlohmann::json& spec = ctx.object()["spec"];
+    if (!spec.contains("tolerations") || !spec["tolerations"].is_array()) spec["tolerations"] = nlohmann::json::array();
+    for (const k8s::Toleration* t : missing) {
+      spec["tolerations"].push_back(to_json(*t));
+      ctx.fixed(kGpuTolerations, "spec.tolerations", "added a toleration for the GPU taint " + describe(*t));
+    }
+    return;
+  }
+  std::string list;
+  std::string yaml;
+  for (const k8s::Toleration* t : missing) {
+    list += (list.empty() ? "" : ", ") + describe(*t);
+    yaml += "\n    - key: " + t->key + "\n      operator: " + (t->op.empty() ? "Equal" : t->op) +
+            (t->value.empty() ? "" : "\n      value: \"" + t->value + "\"") +
+            (t->effect.empty() ? "" : "\n      effect: " + t->effect);
+  }
+  ctx.report(kGpuTolerations, cfg.action, "spec.tolerations",
+             "this GPU pod does not tolerate the GPU node taint " + list +
+                 ". GPU nodes carry it to keep other work off them, so the pod stays Pending with \"untolerated "
+                 "taint\".\nFix:\n    tolerations:" + yaml,
+             "GPU pod does not tolerate " + list + "; it will stay Pending on tainted GPU nodes");
+}
+
+void rule_stray_gpu_toleration(RuleContext& ctx) {
+  if (ctx.is_gpu_pod()) return;
+  const StrayGpuToleration& cfg = ctx.rules().stray_gpu_toleration;
+  const auto& tolerations = ctx.pod().tolerations;
+  for (std::size_t i = 0; i < tolerations.size(); ++i) {
+    const k8s::Toleration& t = tolerations[i];
+    // Wildcard tolerations (empty key) are what DaemonSets use to run everywhere: not a stray GPU toleration.
+    if (t.key.empty() || std::find(cfg.taint_keys.begin(), cfg.taint_keys.end(), t.key) == cfg.taint_keys.end()) {
+      continue;
+    }
+    ctx.report(kStray, cfg.action, "spec.tolerations[" + std::to_string(i) + "]",
+               "this pod requests no GPU but tolerates the GPU taint " + t.key +
+                   ", so it can land on a GPU node and take the cpu and memory that GPU jobs need there.\nFix: "
+                   "remove the toleration, or request the GPU this pod needs.",
+               "pod requests no GPU but tolerates the " + t.key + " taint; it may squat on GPU nodes");
+  }
+}
+
+}  // namespace gpuadmit::policy

@@ -1,0 +1,39 @@
+#include "gpuadmit/policy/text.hpp"
+
+#include <algorithm>
+
+namespace gpuadmit::policy {
+
+std::size_t rune_count(std::string_view text) noexcept {
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string one_line(std::string_view text, std::size_t limit) {
+  // Control characters (newlines, tabs) make the API server drop a warning silently: fold them to spaces.
+  std::string clean;
+  clean.reserve(text.size());
+  bool pending_space = false;
+  for (const char ch : text) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte < 0x20 || byte == 0x7f) {
+      pending_space = !clean.empty();
+      continue;
+    }
+    if (pending_space && clean.back() != ' ') clean += ' ';
+    pending_space = false;
+    clean += ch;
+  }
+  const auto is_lead = [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; };
+  if (limit == 0 || rune_count(clean) <= limit) return clean;
+  std::size_t kept = 0;
+  std::size_t cut = 0;
+  for (; cut < clean.size(); ++cut) {
+    if (is_lead(clean[cut]) && kept++ == limit - 1) break;
+  }
+  clean.resize(cut);
+  while (!clean.empty() && clean.back() == ' ') clean.pop_back();
+  return clean + "…";
+}
+
+}  // namespace gpuadmit::policy

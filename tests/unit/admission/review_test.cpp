@@ -1,0 +1,161 @@
+#include <catch2/catch.hpp>
+
+#include "gpuadmit/admission/review.hpp"
+#include "support/fixtures.hpp"
+#include "support/reviews.hpp"
+
+using gpuadmit::admission::Endpoint;
+using gpuadmit::admission::review;
+using gpuadmit::admission::Verdict;
+using nlohmann::json;
+
+namespace {
+
+const gpuadmit::policy::RuleSet kRules;
+
+std::string base64_decode(const std::string& in) {
+  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  unsigned value = 0;
+  int bits = -8;
+  for (const char c : in) {
+    if (c == '=') break;
+    const auto pos = kAlphabet.find(c);
+    if (pos == std::string::npos) throw std::runtime_error("not standard base64");
+    value = (value << 6U) + static_cast<unsigned>(pos);
+    bits += 6;
+    if (bits >= 0) {
+      out += static_cast<char>((value >> static_cast<unsigned>(bits)) & 0xFFU);
+      bits -= 8;
+    }
+  }
+  return out;
+}
+
+json response_of(const gpuadmit::admission::Outcome& outcome) {
+  REQUIRE(outcome.http_status == 200);
+  return json::parse(outcome.body);
+}
+
+}  // namespace
+
+TEST_CASE("the response echoes apiVersion, kind and request.uid", "[review]") {
+  const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/good-gpu-pod.yaml"), "uid-123"),
+                              Endpoint::kValidate, kRules);
+  const json r = response_of(outcome);
+  CHECK(r["apiVersion"] == "admission.k8s.io/v1");
+  CHECK(r["kind"] == "AdmissionReview");
+  CHECK(r["response"]["uid"] == "uid-123");
+  CHECK(r["response"]["allowed"] == true);
+  CHECK_FALSE(r["response"].contains("patch"));
+}
+
+TEST_CASE("mutate returns a base64 JSON Patch that turns the object into the fixed pod", "[review]") {
+  const json pod = gpuadmit::test::fixture("pods/vit-b-burstable.yaml");
+  const auto outcome = review(gpuadmit::test::admission_review(pod), Endpoint::kMutate, kRules);
+  const json r = response_of(outcome);
+  CHECK(outcome.verdict == Verdict::kPatched);
+  CHECK(r["response"]["allowed"] == true);
+  CHECK(r["response"]["patchType"] == "JSONPatch");
+  const json patch = json::parse(base64_decode(r["response"]["patch"]));
+  REQUIRE(patch.is_array());
+  CHECK(outcome.patch_operations == patch.size());
+  const json patched = pod.patch(patch);
+  CHECK(patched["spec"]["containers"][0]["resources"]["requests"]["memory"] == "8Gi");
+  CHECK(patched["spec"]["tolerations"][0]["key"] == "nvidia.com/gpu");
+  // What mutate fixed, validate accepts.
+  const auto validated = review(gpuadmit::test::admission_review(patched), Endpoint::kValidate, kRules);
+  CHECK(response_of(validated)["response"]["allowed"] == true);
+}
+
+TEST_CASE("mutate with nothing to fix sends no patch field at all", "[review]") {
+  const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/good-gpu-pod.yaml")),
+                              Endpoint::kMutate, kRules);
+  const json r = response_of(outcome);
+  CHECK_FALSE(r["response"].contains("patch"));
+  CHECK_FALSE(r["response"].contains("patchType"));
+  CHECK(outcome.verdict == Verdict::kAllowed);
+}
+
+TEST_CASE("validate denies violations with 403 Forbidden and the whole story", "[review]") {
+  // Without the mutating webhook's fixes (e.g. it failed open), validate reports what mutate would have fixed too.
+  const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/fractional-gpu.yaml")),
+                              Endpoint::kValidate, kRules);
+  const json r = response_of(outcome);
+  CHECK(outcome.verdict == Verdict::kDenied);
+  CHECK(r["response"]["allowed"] == false);
+  CHECK(r["response"]["status"]["code"] == 403);
+  CHECK(r["response"]["status"]["reason"] == "Forbidden");
+  CHECK_THAT(r["response"]["status"]["message"].get<std::string>(),
+             Catch::StartsWith("gpuadmit denied pod \"notebook-half-gpu\": 2 problems to fix\n[gpu-whole-units]"));
+  CHECK_THAT(r["response"]["status"]["message"].get<std::string>(), Catch::Contains("\n[gpu-tolerations] spec.tolerations"));
+  CHECK_FALSE(r["response"].contains("patch"));
+}
+
+TEST_CASE("mutate never denies a policy violation: validate does", "[review]") {
+  const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/fractional-gpu.yaml")),
+                              Endpoint::kMutate, kRules);
+  CHECK(response_of(outcome)["response"]["allowed"] == true);
+}
+
+TEST_CASE("warn findings travel as warnings on validate", "[review]") {
+  const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/resnet50-no-gpu.yaml")),
+                              Endpoint::kValidate, kRules);
+  const json r = response_of(outcome);
+  REQUIRE(r["response"]["warnings"].size() == 1);
+  CHECK_THAT(r["response"]["warnings"][0].get<std::string>(), Catch::StartsWith("gpu-intent: "));
+  CHECK(outcome.rules_fired == std::vector<std::string>{"gpu-intent"});
+}
+
+TEST_CASE("objects gpuadmit does not judge pass untouched", "[review]") {
+  auto [operation, kind] = GENERATE(table<const char*, const char*>({
+      {"UPDATE", "Pod"}, {"DELETE", "Pod"}, {"CREATE", "ConfigMap"}, {"CONNECT", "Pod"},
+  }));
+  CAPTURE(operation, kind);
+  const auto outcome = review(
+      gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/fractional-gpu.yaml"), "u", operation, kind),
+      Endpoint::kValidate, kRules);
+  const json r = response_of(outcome);
+  CHECK(r["response"]["allowed"] == true);
+  CHECK(r["response"]["uid"] == "u");
+}
+
+TEST_CASE("a pod gpuadmit cannot read is denied with code 500, never allowed", "[review]") {
+  json pod = gpuadmit::test::fixture("pods/good-gpu-pod.yaml");
+  pod["spec"]["containers"][0]["resources"]["limits"]["memory"] = "a lot";
+  for (const Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+    const auto outcome = review(gpuadmit::test::admission_review(pod), endpoint, kRules);
+    const json r = response_of(outcome);
+    CHECK(outcome.verdict == Verdict::kError);
+    CHECK(r["response"]["allowed"] == false);
+    CHECK(r["response"]["status"]["code"] == 500);
+    CHECK_THAT(r["response"]["status"]["message"].get<std::string>(),
+               Catch::Contains("gpuadmit could not decide on this Pod: spec.containers[0].resources.limits.memory"));
+  }
+}
+
+TEST_CASE("bodies that are not an AdmissionReview get HTTP 400 and a one-line reason", "[review]") {
+  auto [body, fragment] = GENERATE(table<std::string, std::string>({
+      {"", "malformed JSON"},
+      {"{", "malformed JSON"},
+      {"[]", "not a JSON object"},
+      {R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"x"}})", "admission.k8s.io/v1"},
+      {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})", "missing request"},
+      {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}})", "request.uid is missing"},
+      {std::string(200, '[') + std::string(200, ']'), "deeper than 128"},
+  }));
+  const auto outcome = review(body, Endpoint::kValidate, kRules);
+  CHECK(outcome.http_status == 400);
+  CHECK(outcome.verdict == Verdict::kMalformed);
+  CHECK_THAT(outcome.body, Catch::Contains(fragment));
+  CHECK(outcome.body.find('\n') == outcome.body.size() - 1);
+}
+
+TEST_CASE("generateName pods are named by their prefix in logs and messages", "[review]") {
+  json pod = gpuadmit::test::fixture("pods/fractional-gpu.yaml");
+  pod["metadata"].erase("name");
+  pod["metadata"]["generateName"] = "train-";
+  const auto outcome = review(gpuadmit::test::admission_review(pod), Endpoint::kValidate, kRules);
+  CHECK(outcome.name == "train-*");
+  CHECK_THAT(response_of(outcome)["response"]["status"]["message"].get<std::string>(), Catch::Contains("pod \"train-*\""));
+}

@@ -1,0 +1,85 @@
+#include <catch2/catch.hpp>
+
+#include "gpuadmit/config/policy_loader.hpp"
+
+using gpuadmit::config::load_policy;
+using gpuadmit::policy::Action;
+
+TEST_CASE("the embedded default policy loads and equals the built-in defaults", "[policy-yaml]") {
+  auto rules = load_policy(gpuadmit::config::default_policy_yaml(), "<embedded>");
+  REQUIRE(rules.ok());
+  CHECK(*rules == gpuadmit::policy::RuleSet{});
+}
+
+TEST_CASE("a policy overrides only what it names", "[policy-yaml]") {
+  auto rules = load_policy(R"(apiVersion: gpuadmit.io/v1alpha1
+kind: Policy
+metadata: {name: strict}
+spec:
+  excludedNamespaces: [kube-system, gpuadmit]
+  rules:
+    guaranteed-qos: {action: enforce, strategy: lower-limits, defaults: {memoryPerGpu: 48Gi}}
+    memory-floor: {action: enforce, safetyPercent: 150}
+    gpu-tolerations:
+      tolerations: [{key: example.com/accelerator, operator: Equal, value: h100, effect: NoSchedule}]
+)", "strict.yaml");
+  REQUIRE(rules.ok());
+  CHECK(rules->guaranteed_qos.strategy == gpuadmit::policy::QosStrategy::kLowerLimits);
+  CHECK(rules->guaranteed_qos.memory_per_gpu.to_string() == "48Gi");
+  CHECK(rules->guaranteed_qos.cpu_per_gpu.to_string() == "8");
+  CHECK(rules->memory_floor.action == Action::kEnforce);
+  CHECK(rules->memory_floor.safety_percent == 150);
+  CHECK(rules->gpu_tolerations.tolerations.at(0).value == "h100");
+  CHECK(rules->is_excluded("gpuadmit"));
+  CHECK(rules->gpu_whole_units.action == Action::kEnforce);
+}
+
+TEST_CASE("invalid policies are rejected with file:line:column and what was expected", "[policy-yaml]") {
+  const std::string header = "apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n";
+  auto [body, expected] = GENERATE(table<std::string, std::string>({
+      {"  rules:\n    gpu-whole-units: {action: block}\n",
+       "p.yaml:5:31: spec.rules.gpu-whole-units.action: expected one of enforce, warn, audit, off, got \"block\""},
+      {"  rules:\n    gpu-whole-unit: {action: warn}\n",
+       "p.yaml:5:5: spec.rules: unknown rule \"gpu-whole-unit\" (known rules: gpu-intent"},
+      {"  rulez: {}\n", "p.yaml:4:3: spec: unknown key \"rulez\" (expected one of: gpuResources, excludedNamespaces, rules)"},
+      {"  excludedNamespaces: kube-system\n", "p.yaml:4:23: spec.excludedNamespaces: expected a list of strings"},
+      {"  rules:\n    memory-floor: {perGpu: lots}\n",
+       "p.yaml:5:28: spec.rules.memory-floor.perGpu: expected a quantity such as 8, 500m or 32Gi"},
+      {"  rules:\n    memory-floor: {safetyPercent: 50}\n",
+       "p.yaml:5:35: spec.rules.memory-floor.safetyPercent: expected a whole number from 100 to 1000"},
+      {"  rules:\n    guaranteed-qos: {strategy: raise}\n",
+       "spec.rules.guaranteed-qos.strategy: expected one of raise-requests, lower-limits, deny, got \"raise\""},
+      {"  gpuResources: [gpu]\n", "spec.gpuResources[0]: expected an extended resource name"},
+      {"  rules:\n    gpu-tolerations: {tolerations: [{key: a, operator: Exists, value: b}]}\n",
+       "a toleration with operator Exists must not have a value"},
+      {"  rules: [a]\n", "spec.rules: expected a mapping of rule id to its settings"},
+      {"  rules:\n    gpu-intent: {action: [warn]}\n", "spec.rules.gpu-intent.action: expected a string"},
+  }));
+  CAPTURE(body);
+  auto rules = load_policy(header + body, "p.yaml");
+  REQUIRE_FALSE(rules.ok());
+  CHECK_THAT(rules.error().message, Catch::Contains(expected));
+}
+
+TEST_CASE("every error in a policy is reported, not only the first", "[policy-yaml]") {
+  auto rules = load_policy(R"(apiVersion: gpuadmit.io/v1alpha1
+kind: Policy
+spec:
+  rules:
+    gpu-whole-units: {action: nope}
+    memory-floor: {overhead: -1Gi}
+)", "p.yaml");
+  REQUIRE_FALSE(rules.ok());
+  CHECK_THAT(rules.error().message, Catch::Contains("p.yaml:5:31"));
+  CHECK_THAT(rules.error().message, Catch::Contains("p.yaml:6:30"));
+}
+
+TEST_CASE("wrong apiVersion, kind and malformed YAML are errors", "[policy-yaml]") {
+  CHECK_THAT(load_policy("apiVersion: v1\nkind: Policy\n", "p.yaml").error().message,
+             Catch::Contains("p.yaml:1:13: apiVersion: expected gpuadmit.io/v1alpha1"));
+  CHECK_THAT(load_policy("apiVersion: gpuadmit.io/v1alpha1\nkind: ConfigMap\n", "p.yaml").error().message,
+             Catch::Contains("kind: expected Policy"));
+  CHECK_THAT(load_policy("spec: [unclosed\n", "p.yaml").error().message, Catch::StartsWith("p.yaml:"));
+  CHECK_THAT(load_policy(std::string(2 * 1024 * 1024, '#'), "big.yaml").error().message,
+             Catch::Contains("exceeds the limit of 1048576 bytes"));
+}

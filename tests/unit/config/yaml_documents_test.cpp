@@ -1,0 +1,64 @@
+#include <catch2/catch.hpp>
+
+#include "gpuadmit/config/yaml_documents.hpp"
+
+using gpuadmit::config::read_documents;
+using gpuadmit::config::YamlLimits;
+
+TEST_CASE("multi-document YAML yields one JSON object per non-empty document", "[yaml]") {
+  auto docs = read_documents("a: 1\n---\n---\nb: two\n", "m.yaml");
+  REQUIRE(docs.ok());
+  REQUIRE(docs->size() == 2);
+  CHECK(docs->at(0).object["a"] == 1);
+  CHECK(docs->at(1).object["b"] == "two");
+}
+
+TEST_CASE("scalars resolve as kubectl resolves them", "[yaml]") {
+  auto docs = read_documents(
+      "int: 2\nfrac: 0.5\nexp: 1e3\nquoted: \"2\"\nyes_word: yes\nnull_word: ~\nstr: 16Gi\nhex: 0x10\n", "s.yaml");
+  REQUIRE(docs.ok());
+  const auto& o = docs->front().object;
+  CHECK(o["int"] == 2);
+  CHECK(o["frac"] == 0.5);
+  CHECK(o["exp"] == 1000.0);
+  CHECK(o["quoted"] == "2");
+  CHECK(o["yes_word"] == true);
+  CHECK(o["null_word"].is_null());
+  CHECK(o["str"] == "16Gi");
+  CHECK(o["hex"] == 16);
+}
+
+TEST_CASE("hostile or broken YAML gets a clear error, never a crash", "[yaml]") {
+  auto [text, fragment] = GENERATE(table<std::string, std::string>({
+      {std::string(100000, '[') + std::string(100000, ']'), "nesting deeper than 64"},
+      {"a: [1, 2\n", "y.yaml:"},
+      {"a: 1\na: 2\n", "y.yaml:2:1: duplicate key \"a\""},
+      {"a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+       "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+       "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+       "g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n",
+       "more than 1000000 nodes"},
+      {"? [a, b]\n: c\n", "mapping keys must be strings"},
+  }));
+  auto docs = read_documents(text, "y.yaml");
+  REQUIRE_FALSE(docs.ok());
+  CHECK_THAT(docs.error().message, Catch::Contains(fragment));
+}
+
+TEST_CASE("documents over the size limit are refused with the limit", "[yaml]") {
+  auto docs = read_documents(std::string(100, 'a'), "big.yaml", YamlLimits{64, 64, 1000});
+  REQUIRE_FALSE(docs.ok());
+  CHECK_THAT(docs.error().message, Catch::Contains("100 bytes exceeds the limit of 64 bytes"));
+}
+
+TEST_CASE("to_yaml output reads back to the same JSON", "[yaml]") {
+  const nlohmann::json value = nlohmann::json::parse(R"({
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "p", "labels": {"gpu-training": "true", "n": "2"}, "annotations": {}},
+    "spec": {"containers": [{"name": "a", "args": ["--x=1", "- y", "#z", ""], "resources": {"limits": {"nvidia.com/gpu": "1", "cpu": 2}}}],
+             "tolerations": [], "priority": null, "enabled": false}
+  })");
+  auto docs = read_documents(gpuadmit::config::to_yaml(value), "roundtrip.yaml");
+  REQUIRE(docs.ok());
+  CHECK(docs->front().object == value);
+}

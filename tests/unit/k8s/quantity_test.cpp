@@ -1,0 +1,101 @@
+#include <catch2/catch.hpp>
+
+#include "gpuadmit/k8s/quantity.hpp"
+
+using gpuadmit::k8s::Quantity;
+
+namespace {
+
+Quantity q(const char* text) {
+  auto parsed = Quantity::parse(text);
+  if (!parsed) FAIL("parse failed for " << text << ": " << parsed.error().message);
+  return *parsed;
+}
+
+}  // namespace
+
+TEST_CASE("every quantity form Kubernetes accepts parses to its canonical string", "[quantity]") {
+  // Canonical forms from apimachinery's quantity_test.go and the serialization rules in admission-protocol §5.4.
+  auto [input, canonical] = GENERATE(table<const char*, const char*>({
+      {"0", "0"},          {"500m", "500m"},   {"0.5", "500m"},     {"1.5", "1500m"},    {"1.08", "1080m"},
+      {"2", "2"},          {"2k", "2k"},       {"3000", "3k"},      {"1000M", "1G"},     {"16Gi", "16Gi"},
+      {"1024Mi", "1Gi"},   {"1.5Gi", "1536Mi"}, {"300Mi", "300Mi"}, {".001Ki", "1024m"}, {"1e3", "1e3"},
+      {"1000e-12", "1e-9"}, {"0.001T", "1G"},  {"12E", "12E"},      {"5", "5"},          {"1Ki", "1Ki"},
+      {"1024", "1024"},    {"100n", "100n"},   {"1u", "1u"},        {"+3", "3"},         {"-2Gi", "-2Gi"},
+      {"12e6", "12e6"},    {"5e-1", "500e-3"}, {"0.9n", "1n"},      {" 2 ", "2"},        {"7.", "7"},
+      {"8Ei", "9223372036854775807"},
+  }));
+  CAPTURE(input);
+  CHECK(q(input).to_string() == canonical);
+}
+
+TEST_CASE("equal values written differently compare equal", "[quantity]") {
+  auto [a, b] = GENERATE(table<const char*, const char*>({
+      {"0.5", "500m"}, {"1Ki", "1024"}, {"1e3", "1k"}, {"1Gi", "1073741824"}, {"1", "1000m"}, {"0", "0Gi"},
+      {"1.5Gi", "1536Mi"}, {"3", "3000m"},
+  }));
+  CAPTURE(a, b);
+  CHECK(q(a) == q(b));
+}
+
+TEST_CASE("ordering is exact at every scale", "[quantity]") {
+  CHECK(q("999m") < q("1"));
+  CHECK(q("1G") < q("1Gi"));
+  CHECK(q("1n") > q("0"));
+  CHECK(q("-1") < q("0"));
+  CHECK(q("1E") > q("999P"));
+  CHECK(q("1000000000000000001") > q("1E"));
+}
+
+TEST_CASE("arithmetic has no floating-point error", "[quantity]") {
+  Quantity sum;
+  for (int i = 0; i < 10; ++i) sum += q("100m");
+  CHECK(sum == q("1"));
+  CHECK((q("1.1") + q("2.2")).to_string() == "3300m");
+  CHECK(q("16Gi").times(3) == q("48Gi"));
+  CHECK((q("8Gi") - q("4Gi")).to_string() == "4Gi");
+  CHECK(q("10").scaled_ceil_units(1, 3) == q("4"));
+}
+
+TEST_CASE("whole-unit checks follow the API server's integer rule", "[quantity]") {
+  auto [text, whole] = GENERATE(table<const char*, bool>({
+      {"3", true}, {"3000m", true}, {"3Ki", true}, {"0.5", false}, {"1500m", false}, {"0", true}, {"1n", false},
+  }));
+  CAPTURE(text);
+  CHECK(q(text).is_whole() == whole);
+}
+
+TEST_CASE("malformed quantities are errors that name the string", "[quantity]") {
+  auto [text, fragment] = GENERATE(table<const char*, const char*>({
+      {"", "empty"},
+      {"abc", "\"abc\""},
+      {"1.2.3", "\"1.2.3\""},
+      {"5K", "unknown suffix \"K\""},
+      {"1gi", "unknown suffix \"gi\""},
+      {"Gi", "\"Gi\""},
+      {"--1", "\"--1\""},
+      {"1e", "unknown suffix \"e\""},
+      {"1e99999", "unknown suffix"},
+      {"1e30", "larger than the supported"},
+      {"99999999999999999999999999", "larger than the supported"},
+      {"1234567890123456789012345678901234567890123456789012345678901234567890", "longer than 64"},
+  }));
+  CAPTURE(text);
+  auto parsed = Quantity::parse(text);
+  REQUIRE_FALSE(parsed.ok());
+  CHECK_THAT(parsed.error().message, Catch::Contains(fragment));
+}
+
+TEST_CASE("huge but supported values keep their exact value", "[quantity]") {
+  CHECK(q("1e21").to_string() == "1e21");
+  CHECK(q("1000E").to_string() == "1000E");
+  CHECK(q("123456789012345678901234m").to_string() == "123456789012345678901234m");
+  CHECK(q("0.000000000000000000001").to_string() == "1n");  // rounds away from zero at nano resolution
+}
+
+TEST_CASE("value accessors round up like Value() and MilliValue()", "[quantity]") {
+  CHECK(q("1500m").units_ceil() == 2);
+  CHECK(q("2").units_ceil() == 2);
+  CHECK(q("1.0001").milli_ceil() == 1001);
+  CHECK(q("16Gi").units_ceil() == 17179869184LL);
+}
