@@ -4,11 +4,6 @@
 
 namespace gpuadmit::admission {
 
-nlohmann::json make_patch(const nlohmann::json& original, const nlohmann::json& mutated) {
-  if (original == mutated) return nlohmann::json::array();
-  return nlohmann::json::diff(original, mutated);
-}
-
 std::string base64_encode(std::string_view bytes) {
   static constexpr std::array<char, 64> kAlphabet{
       'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V',

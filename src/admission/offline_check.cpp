@@ -42,9 +42,9 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
     result.skipped_reason = mutated->skipped_reason;
     return result;
   }
-  result.fixed = std::move(mutated->mutated);
   result.fixes = std::move(mutated->fixes);
-  result.patch = make_patch(object, result.fixed);
+  result.patch = std::move(mutated->patch);
+  result.fixed = object.patch(result.patch);
 
   auto validated = policy::evaluate({result.fixed, result.namespace_, policy::Mode::kValidate}, rules);
   if (!validated) return validated.error();

@@ -130,7 +130,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   set_audit_annotations(r, *decision);
 
   if (mode == policy::Mode::kMutate) {
-    const json patch = make_patch(object, decision->mutated);
+    const json& patch = decision->patch;
     out.patch_operations = patch.size();
     if (!patch.empty()) {
       r["patchType"] = "JSONPatch";

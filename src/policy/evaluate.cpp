@@ -35,6 +35,48 @@ constexpr bool same_order() {
 }
 static_assert(same_order(), "kRules must follow kRuleIds");
 
+// The part of the object rules read and may change. Copying only this keeps managedFields and the rest
+// of a large object off the hot path; the patch paths are still absolute because the shape is kept.
+nlohmann::json project(const nlohmann::json& object) {
+  nlohmann::json out = nlohmann::json::object();
+  if (const auto spec = object.find("spec"); spec != object.end()) out["spec"] = *spec;
+  if (const auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
+    nlohmann::json& m = out["metadata"] = nlohmann::json::object();
+    for (const char* key : {"name", "generateName", "namespace", "labels", "annotations"}) {
+      if (const auto it = meta->find(key); it != meta->end()) m[key] = *it;
+    }
+  }
+  return out;
+}
+
+void append(nlohmann::json& patch, nlohmann::json ops) {
+  for (auto& op : ops) patch.push_back(std::move(op));
+}
+
+// JSON Patch from `object` to `object` with `working`'s subtrees in place (mutate a copy, then diff).
+nlohmann::json diff_projection(const nlohmann::json& object, const nlohmann::json& working) {
+  nlohmann::json patch = nlohmann::json::array();
+  if (const auto spec = working.find("spec"); spec != working.end() && object.contains("spec")) {
+    append(patch, nlohmann::json::diff(object["spec"], *spec, "/spec"));
+  }
+  const auto meta = working.find("metadata");
+  if (meta == working.end()) return patch;
+  const auto original_meta = object.find("metadata");
+  if (original_meta == object.end() || !original_meta->is_object()) {
+    if (!meta->empty()) patch.push_back({{"op", "add"}, {"path", "/metadata"}, {"value", *meta}});
+    return patch;
+  }
+  for (const auto& [key, value] : meta->items()) {
+    const auto before = original_meta->find(key);
+    if (before == original_meta->end()) {
+      patch.push_back({{"op", "add"}, {"path", "/metadata/" + key}, {"value", value}});
+    } else {
+      append(patch, nlohmann::json::diff(*before, value, "/metadata/" + key));
+    }
+  }
+  return patch;
+}
+
 }  // namespace
 
 std::vector<std::string> Decision::rules_fired() const {
@@ -51,28 +93,32 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
   if (rules.is_excluded(request.namespace_)) {
     decision.evaluated = false;
     decision.skipped_reason = "namespace " + request.namespace_ + " is excluded by the policy";
-    if (request.mode == Mode::kMutate) decision.mutated = request.object;
     return decision;
   }
   auto pod = k8s::parse_pod(request.object);
   if (!pod) return pod.error();
 
-  // Validate mode reads the object in place; Mutate mode edits a copy that becomes decision.mutated.
-  nlohmann::json scratch;
-  if (request.mode == Mode::kMutate) decision.mutated = request.object;
-  nlohmann::json& target = request.mode == Mode::kMutate ? decision.mutated : scratch;
+  // Validate mode reads the object in place; Mutate mode edits a projected copy and diffs it at the end.
+  nlohmann::json target;
+  if (request.mode == Mode::kMutate) target = project(request.object);
 
   RuleContext ctx(target, std::move(*pod), rules, request.mode, decision);
+  std::string_view last_writer;
   for (const RuleEntry& rule : kRules) {
     if (rules.action_of(rule.id) == Action::kOff) continue;
-    rule.run(ctx);
+    // Re-read the view only when a later rule needs it: the last fix of the run is never re-parsed.
     if (ctx.dirty()) {
       auto reparsed = k8s::parse_pod(target);
-      if (!reparsed) return make_error("internal: rule " + std::string(rule.id) + " produced an invalid pod: " +
-                                       reparsed.error().message);
+      if (!reparsed) {
+        return make_error("internal: rule " + std::string(last_writer) + " produced an invalid pod: " +
+                          reparsed.error().message);
+      }
       ctx.replace_pod(std::move(*reparsed));
     }
+    rule.run(ctx);
+    if (ctx.dirty()) last_writer = rule.id;
   }
+  if (request.mode == Mode::kMutate && decision.changed()) decision.patch = diff_projection(request.object, target);
   return decision;
 }
 

@@ -35,7 +35,7 @@ struct Decision {
   std::vector<Finding> audits;      // audit findings: allowed, logged and counted only
   std::vector<Fix> fixes;           // mutations applied (Mutate mode only)
   std::vector<std::string> notices;  // one-line notes for the user about fixes (e.g. defaults applied)
-  nlohmann::json mutated;            // the fixed object (Mutate mode; equals the input when nothing changed)
+  nlohmann::json patch = nlohmann::json::array();  // RFC 6902 ops that apply the fixes (Mutate mode)
   bool evaluated = true;             // false when the object was skipped (excluded namespace, not a GPU kind)
   std::string skipped_reason;
 

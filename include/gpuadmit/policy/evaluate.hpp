@@ -19,8 +19,9 @@ struct Request {
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).
-// In Mutate mode fixes are applied to a copy, and the returned Decision's `mutated` holds it; applying
-// evaluate() again to `mutated` yields no further fix (idempotence). An error means the object could not
+// In Mutate mode fixes are applied to a copy of the fields rules may change (spec, and metadata's names,
+// labels and annotations: never managedFields), and the Decision's `patch` is the JSON Patch from the
+// object to the fixed one; evaluating the patched object again yields no further fix (idempotence). An error means the object could not
 // be judged (malformed pod): callers must not treat it as an allow.
 Result<Decision> evaluate(const Request& request, const RuleSet& rules);
 

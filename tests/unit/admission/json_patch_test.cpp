@@ -1,10 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include "gpuadmit/admission/json_patch.hpp"
+#include "gpuadmit/policy/evaluate.hpp"
 
 using gpuadmit::admission::base64_encode;
-using gpuadmit::admission::make_patch;
-using nlohmann::json;
 
 TEST_CASE("base64 is the standard alphabet with padding", "[patch]") {
   auto [in, out] = GENERATE(table<std::string, std::string>({
@@ -13,18 +12,14 @@ TEST_CASE("base64 is the standard alphabet with padding", "[patch]") {
   CHECK(base64_encode(in) == out);
 }
 
-TEST_CASE("a patch escapes / and ~ in keys and applies back to the mutated object", "[patch]") {
-  const json original = json::parse(R"({"metadata":{"annotations":{"a~b/c":"1"}},"spec":{"containers":[{"resources":{}}]}})");
-  json mutated = original;
-  mutated["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "1";
-  mutated["metadata"]["annotations"]["a~b/c"] = "2";
-  mutated["spec"]["tolerations"] = json::array({{{"key", "nvidia.com/gpu"}}});
-  const json patch = make_patch(original, mutated);
-  CHECK(patch.dump().find("a~0b~1c") != std::string::npos);
-  CHECK(original.patch(patch) == mutated);
-}
-
-TEST_CASE("equal objects give an empty patch", "[patch]") {
-  const json object = json::parse(R"({"a":[1,2,{"b":null}]})");
-  CHECK(make_patch(object, object).empty());
+TEST_CASE("a fix under a key with / and ~ is escaped as RFC 6901 says and applies back", "[patch]") {
+  const nlohmann::json pod = nlohmann::json::parse(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"a~b/c":"1"}},)"
+      R"("spec":{"containers":[{"name":"a","resources":{"requests":{"nvidia.com/gpu":"1"},"limits":{"cpu":"1","memory":"64Gi"}}}]}})");
+  auto decision = gpuadmit::policy::evaluate({pod, "ml", gpuadmit::policy::Mode::kMutate}, gpuadmit::policy::RuleSet{});
+  REQUIRE(decision.ok());
+  CHECK(decision->patch.dump().find("/limits/nvidia.com~1gpu") != std::string::npos);
+  const nlohmann::json fixed = pod.patch(decision->patch);
+  CHECK(fixed["metadata"]["annotations"]["a~b/c"] == "1");
+  CHECK(fixed["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1");
 }

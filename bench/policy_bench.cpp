@@ -1,0 +1,136 @@
+// Policy core benchmark: per-pod cost of parse, evaluate+mutate, and patch serialisation, on a corpus of
+// realistic pods shaped like what the API server sends (managedFields, defaulted fields, a few KB each).
+// Prints numbers; asserts nothing. Run: make bench (release build).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuadmit/admission/json_patch.hpp"
+#include "gpuadmit/config/policy_loader.hpp"
+#include "gpuadmit/k8s/json_input.hpp"
+#include "gpuadmit/policy/evaluate.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// Variations of the base pod that exercise different rules: as sent, Burstable, no GPU, fractional, no
+// resources at all, tolerations present.
+std::vector<std::string> make_corpus(const json& base) {
+  std::vector<std::string> corpus;
+  corpus.push_back(base.dump());
+  json burstable = base;
+  burstable["spec"]["containers"][0]["resources"]["requests"]["memory"] = "32Gi";
+  corpus.push_back(burstable.dump());
+  json cpu_only = base;
+  cpu_only["spec"]["containers"][0]["resources"]["limits"].erase("nvidia.com/gpu");
+  cpu_only["spec"]["containers"][0]["resources"]["requests"].erase("nvidia.com/gpu");
+  corpus.push_back(cpu_only.dump());
+  json fractional = base;
+  fractional["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "500m";
+  fractional["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "500m";
+  corpus.push_back(fractional.dump());
+  json bare = base;
+  bare["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "2"}}}};
+  corpus.push_back(bare.dump());
+  json tolerated = base;
+  tolerated["spec"]["tolerations"].push_back({{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
+  tolerated["spec"]["containers"][0]["resources"]["requests"] = tolerated["spec"]["containers"][0]["resources"]["limits"];
+  tolerated["spec"]["initContainers"][0]["resources"] = {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}}};
+  corpus.push_back(tolerated.dump());
+  return corpus;
+}
+
+template <typename F>
+double per_item_us(std::size_t items, F&& body) {
+  const auto start = Clock::now();
+  body();
+  const std::chrono::duration<double, std::micro> elapsed = Clock::now() - start;
+  return elapsed.count() / static_cast<double>(items);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string fixture = argc > 1 ? argv[1] : "tests/fixtures/api-objects/training-pod-as-sent.json";
+  const json base = json::parse(read_file(fixture));
+  const std::vector<std::string> corpus = make_corpus(base);
+  const auto& rules = gpuadmit::config::default_rule_set();
+  constexpr int kRounds = 3000;
+  const std::size_t items = corpus.size() * kRounds;
+
+  std::size_t bytes = 0;
+  for (const auto& s : corpus) bytes += s.size();
+
+  // Parse: bounded JSON parse of the object, as the webhook does for every review.
+  std::vector<json> parsed;
+  const double parse_us = per_item_us(items, [&] {
+    for (int r = 0; r < kRounds; ++r) {
+      for (const auto& s : corpus) {
+        auto j = gpuadmit::k8s::parse_json(s);
+        if (r == 0) parsed.push_back(std::move(*j));
+      }
+    }
+  });
+
+  // Evaluate + mutate: the policy core's whole job for /mutate (copy, rules, fixes, JSON Patch diff).
+  std::size_t fixes = 0;
+  std::vector<json> mutated(parsed.size());
+  std::vector<json> patches(parsed.size());
+  const double mutate_us = per_item_us(items, [&] {
+    for (int r = 0; r < kRounds; ++r) {
+      for (std::size_t i = 0; i < parsed.size(); ++i) {
+        auto d = gpuadmit::policy::evaluate({parsed[i], "ml-team", gpuadmit::policy::Mode::kMutate}, rules);
+        fixes += d->fixes.size();
+        if (r == 0) {
+          mutated[i] = parsed[i].patch(d->patch);
+          patches[i] = std::move(d->patch);
+        }
+      }
+    }
+  });
+
+  // Validate: what /validate costs on the final object.
+  std::size_t violations = 0;
+  const double validate_us = per_item_us(items, [&] {
+    for (int r = 0; r < kRounds; ++r) {
+      for (const auto& m : mutated) {
+        auto d = gpuadmit::policy::evaluate({m, "ml-team", gpuadmit::policy::Mode::kValidate}, rules);
+        violations += d->violations.size();
+      }
+    }
+  });
+
+  // Patch serialisation: the patch (already a diff, computed by evaluate) to JSON text and base64.
+  std::size_t patch_bytes = 0;
+  const double patch_us = per_item_us(items, [&] {
+    for (int r = 0; r < kRounds; ++r) {
+      for (std::size_t i = 0; i < parsed.size(); ++i) {
+        patch_bytes += gpuadmit::admission::base64_encode(patches[i].dump()).size();
+      }
+    }
+  });
+
+  std::printf("policy core benchmark: %zu pods in the corpus (%zu bytes on average), %d rounds\n", corpus.size(),
+              bytes / corpus.size(), kRounds);
+  std::printf("  parse            %8.2f us/pod\n", parse_us);
+  std::printf("  evaluate+mutate  %8.2f us/pod   (target < 20)\n", mutate_us);
+  std::printf("  validate         %8.2f us/pod\n", validate_us);
+  std::printf("  patch serialise  %8.2f us/pod\n", patch_us);
+  std::printf("  (checksums: %zu fixes, %zu violations, %zu patch bytes)\n", fixes, violations, patch_bytes);
+  return 0;
+}

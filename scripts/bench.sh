@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# make bench: every benchmark, release build, numbers on stdout.
+set -euo pipefail
+build=${1:-build/release}
+cd "$(dirname "$0")/.."
+"$build/bench/gpuadmit_policy_bench"
+if [ -x "$build/bench/gpuadmit_load_bench" ]; then
+  "$build/bench/gpuadmit_load_bench"
+fi
