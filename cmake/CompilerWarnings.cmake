@@ -1,11 +1,13 @@
 # gpuadmit_warnings: linked PRIVATE into every target so third-party headers keep their own flags.
+# No -Wnull-dereference: at -O2 GCC 12 reports it inside libstdc++ (istreambuf_iterator, vector::operator[])
+# on paths that cannot happen; a flag that fails release builds at random is worse than none.
 option(GPUADMIT_WERROR "Treat warnings as errors" OFF)
 option(GPUADMIT_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 
 add_library(gpuadmit_warnings INTERFACE)
 target_compile_options(gpuadmit_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
-  -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough -Wformat=2
+  -Woverloaded-virtual -Wimplicit-fallthrough -Wformat=2
   $<$<BOOL:${GPUADMIT_WERROR}>:-Werror>
   # GCC 12 reports maybe-uninitialized false positives inside libstdc++ (std::regex, std::function) when
   # sanitizers change inlining; the sanitizers themselves check for uninitialized use at run time.

@@ -17,7 +17,7 @@ std::string member_string(const nlohmann::json& object, const char* section, con
 }  // namespace
 
 Result<CheckResult> check_object(const nlohmann::json& object, const policy::RuleSet& rules,
-                                 const std::string& default_namespace) {
+                                 const std::string& default_namespace, const policy::ClusterView* cluster) {
   CheckResult result;
   result.fixed = object;
   if (!object.is_object()) return make_error("expected a Kubernetes object (a mapping), got something else");
@@ -29,13 +29,15 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
     const std::string generate_name = member_string(object, "metadata", "generateName");
     result.name = generate_name.empty() ? "<unnamed>" : generate_name + "*";
   }
-  if (result.kind != "Pod" || object.value("apiVersion", std::string()) != "v1") {
+  const bool judged = (result.kind == "Pod" || result.kind == "PersistentVolumeClaim") &&
+                      object.value("apiVersion", std::string()) == "v1";
+  if (!judged) {
     result.checked = false;
     result.skipped_reason = result.kind.empty() ? "no kind" : "gpuadmit does not check " + result.kind + " objects";
     return result;
   }
 
-  auto mutated = policy::evaluate({object, result.namespace_, policy::Mode::kMutate}, rules);
+  auto mutated = policy::evaluate({object, result.namespace_, policy::Mode::kMutate, cluster}, rules);
   if (!mutated) return mutated.error();
   if (!mutated->evaluated) {
     result.checked = false;
@@ -46,8 +48,9 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
   result.patch = std::move(mutated->patch);
   result.fixed = object.patch(result.patch);
 
-  auto validated = policy::evaluate({result.fixed, result.namespace_, policy::Mode::kValidate}, rules);
+  auto validated = policy::evaluate({result.fixed, result.namespace_, policy::Mode::kValidate, cluster}, rules);
   if (!validated) return validated.error();
+  result.skipped_rules = validated->skipped_rules;
   result.allowed = validated->allowed();
   result.violations = std::move(validated->violations);
   result.audits = std::move(validated->audits);

@@ -66,7 +66,8 @@ std::string_view to_string(Endpoint endpoint) noexcept {
   return endpoint == Endpoint::kMutate ? "mutate" : "validate";
 }
 
-Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules) {
+Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,
+               const policy::ClusterView* cluster) {
   Outcome out;
   auto parsed = k8s::parse_json(body, kReviewLimits);
   if (!parsed) return malformed(std::move(out), parsed.error().message);
@@ -94,7 +95,8 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
 
   json response = response_envelope(review, out.uid, true);
   const auto object_it = request.find("object");
-  const bool judged = out.kind == "Pod" && out.operation == "CREATE" && string_or_empty(request, "subResource").empty() &&
+  const bool judged_kind = out.kind == "Pod" || out.kind == "PersistentVolumeClaim";
+  const bool judged = judged_kind && out.operation == "CREATE" && string_or_empty(request, "subResource").empty() &&
                       object_it != request.end() && object_it->is_object();
   if (!judged) {
     // Other kinds, UPDATE (a pod's resources are immutable after CREATE), DELETE, CONNECT and subresources
@@ -111,7 +113,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   }
 
   const policy::Mode mode = endpoint == Endpoint::kMutate ? policy::Mode::kMutate : policy::Mode::kValidate;
-  auto decision = policy::evaluate({object, out.namespace_, mode}, rules);
+  auto decision = policy::evaluate({object, out.namespace_, mode, cluster}, rules);
   if (!decision) {
     // Could not decide: deny with 500 so failurePolicy is not what decides, and say so plainly.
     out.verdict = Verdict::kError;
@@ -128,6 +130,20 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   out.audits = decision->audits;
   json& r = response["response"];
   set_audit_annotations(r, *decision);
+
+  // Both webhooks deny what gpuadmit cannot fix. The mutating one must: the API server's built-in
+  // validation runs between the two webhooks and rejects a fractional GPU or a GPU request that differs
+  // from its limit with its own terse message, so /validate would never get to explain them.
+  if (!decision->allowed()) {
+    out.verdict = Verdict::kDenied;
+    r["allowed"] = false;
+    r["status"] = {{"code", 403},
+                   {"reason", "Forbidden"},
+                   {"message", denial_message(*decision, out.kind == "Pod" ? "pod" : "claim",
+                                              out.name.empty() ? "<unnamed>" : out.name)}};
+    out.body = response.dump();
+    return out;
+  }
 
   if (mode == policy::Mode::kMutate) {
     const json& patch = decision->patch;
@@ -146,13 +162,6 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   warnings.reserve(decision->warnings.size());
   for (const policy::Finding& f : decision->warnings) warnings.push_back(f.summary);
   set_warnings(r, warnings, out);
-  if (!decision->allowed()) {
-    out.verdict = Verdict::kDenied;
-    r["allowed"] = false;
-    r["status"] = {{"code", 403},
-                   {"reason", "Forbidden"},
-                   {"message", denial_message(*decision, "pod", out.name.empty() ? "<unnamed>" : out.name)}};
-  }
   out.body = response.dump();
   return out;
 }

@@ -20,15 +20,18 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::string_view kCheckUsage = R"(Usage:
-  gpuadmit check -f FILE|DIR|- [-f ...] [--policy FILE] [-o text|json|yaml] [--namespace NS]
+  gpuadmit check -f FILE|DIR|- [-f ...] [--policy FILE] [--cluster FILE] [-o text|json|yaml] [--namespace NS]
 
-Reads Pods from YAML (multi-document, or a List) or JSON files and reports what the API server with
-gpuadmit installed would do: the fixes the mutating webhook makes, then the verdict of the validating
-webhook on the fixed object. Objects of other kinds are reported as not checked.
+Reads Pods and PersistentVolumeClaims from YAML (multi-document, or a List) or JSON files and reports
+what the API server with gpuadmit installed would do: the fixes the mutating webhook makes, then the
+verdict on the fixed object. Objects of other kinds are reported as not checked.
 
 Flags:
   -f, --filename    a file, a directory (its .yaml, .yml and .json files, recursively) or - for stdin
       --policy      a policy file (default: the embedded policy, see 'gpuadmit policy default')
+      --cluster     the cluster to judge against: the output of 'kubectl get nodes,resourcequotas,
+                    storageclasses,persistentvolumeclaims -A -o yaml' or of 'gpuadmit cluster dump';
+                    without it the cluster-aware rules (gpu-type, cuda-driver, node-fit, gpu-quota) are skipped
   -o, --output      text (default, for people), json (stable, for scripts) or yaml (the fixed manifests)
   -n, --namespace   namespace for objects that name none (default: default)
 
@@ -84,6 +87,26 @@ Result<std::vector<Source>> read_sources(const std::vector<std::string>& paths) 
   return sources;
 }
 
+Result<policy::ClusterSnapshot> load_cluster(const std::string& path) {
+  auto sources = read_sources({path});
+  if (!sources) return sources.error();
+  nlohmann::json items = nlohmann::json::array();
+  for (const Source& source : *sources) {
+    auto documents = config::read_documents(source.text, source.name);
+    if (!documents) return documents.error();
+    for (const config::Document& doc : *documents) {
+      if (doc.object.is_object() && doc.object.contains("items") && doc.object["items"].is_array()) {
+        for (const auto& item : doc.object["items"]) items.push_back(item);
+      } else {
+        items.push_back(doc.object);
+      }
+    }
+  }
+  auto snapshot = policy::snapshot_from_list({{"items", items}});
+  if (!snapshot) return make_error(path + ": " + snapshot.error().message);
+  return snapshot;
+}
+
 struct Located {
   admission::CheckResult result;
   std::string source;
@@ -110,10 +133,11 @@ std::string verdict_text(const admission::CheckResult& r) {
 }
 
 void print_text(const std::vector<Located>& results, std::ostream& out) {
+  std::vector<std::string> skipped;
   std::size_t allowed = 0;
   std::size_t fixed = 0;
   std::size_t denied = 0;
-  std::size_t skipped = 0;
+  std::size_t not_checked = 0;
   for (const Located& item : results) {
     const admission::CheckResult& r = item.result;
     std::string kind = r.kind.empty() ? "object" : r.kind;
@@ -126,8 +150,11 @@ void print_text(const std::vector<Located>& results, std::ostream& out) {
       out << "  denied   [" << v.rule << "] " << v.field << "\n           "
           << indent_continuation(v.message, "           ") << "\n";
     }
+    for (const std::string& rule : r.skipped_rules) {
+      if (std::find(skipped.begin(), skipped.end(), rule) == skipped.end()) skipped.push_back(rule);
+    }
     if (!r.checked) {
-      ++skipped;
+      ++not_checked;
     } else if (!r.allowed) {
       ++denied;
     } else if (!r.fixes.empty()) {
@@ -137,7 +164,12 @@ void print_text(const std::vector<Located>& results, std::ostream& out) {
     }
   }
   out << "\n" << results.size() << (results.size() == 1 ? " object: " : " objects: ") << allowed << " allowed, "
-      << fixed << " allowed with fixes, " << denied << " denied, " << skipped << " not checked\n";
+      << fixed << " allowed with fixes, " << denied << " denied, " << not_checked << " not checked\n";
+  if (!skipped.empty()) {
+    out << "cluster-aware rules skipped (no --cluster given):";
+    for (const std::string& rule : skipped) out << " " << rule;
+    out << "\n";
+  }
 }
 
 json to_json(const std::vector<Located>& results) {
@@ -161,6 +193,7 @@ json to_json(const std::vector<Located>& results) {
                     {"fixes", fixes},
                     {"patch", r.patch}});
     if (!r.checked) list.back()["skippedReason"] = r.skipped_reason;
+    if (!r.skipped_rules.empty()) list.back()["skippedRules"] = r.skipped_rules;
   }
   return {{"results", list}};
 }
@@ -168,7 +201,7 @@ json to_json(const std::vector<Located>& results) {
 }  // namespace
 
 int check_command(Args args) {
-  auto flags = parse_flags(args, {{"filename", "f"}, {"policy", ""}, {"output", "o"}, {"namespace", "n"},
+  auto flags = parse_flags(args, {{"filename", "f"}, {"policy", ""}, {"cluster", ""}, {"output", "o"}, {"namespace", "n"},
                                   {"help", "h", false}});
   if (!flags) {
     std::fprintf(stderr, "gpuadmit check: %s\n\n%s", flags.error().message.c_str(), kCheckUsage.data());
@@ -202,6 +235,17 @@ int check_command(Args args) {
     rules = std::move(*loaded);
   }
 
+  policy::ClusterView cluster;
+  if (const auto cluster_path = flags->last("cluster")) {
+    auto loaded = load_cluster(*cluster_path);
+    if (!loaded) {
+      std::fprintf(stderr, "gpuadmit check: %s\n", loaded.error().message.c_str());
+      return kExitUsage;
+    }
+    cluster.snapshot = std::make_shared<const policy::ClusterSnapshot>(std::move(*loaded));
+  }
+  const policy::ClusterView* view = cluster.snapshot ? &cluster : nullptr;
+
   auto sources = read_sources(files);
   if (!sources) {
     std::fprintf(stderr, "gpuadmit check: %s\n", sources.error().message.c_str());
@@ -225,7 +269,7 @@ int check_command(Args args) {
       }
       for (const json* object : objects) {
         const std::string where = source.name + ":" + std::to_string(doc.line);
-        auto checked = admission::check_object(*object, rules, default_namespace);
+        auto checked = admission::check_object(*object, rules, default_namespace, view);
         if (!checked) {
           std::fprintf(stderr, "gpuadmit check: %s: %s\n", where.c_str(), checked.error().message.c_str());
           return kExitUsage;

@@ -238,6 +238,51 @@ const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
          if (n["action"]) assign(rs.stray_gpu_toleration.action, r.action(n["action"], p + ".action"));
          if (n["taintKeys"]) rs.stray_gpu_toleration.taint_keys = r.strings(n["taintKeys"], p + ".taintKeys");
        }},
+      {"gpu-type",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (!r.map(n, p, {"action", "productLabel", "memoryLabel", "aliases"})) return;
+         auto& g = rs.gpu_type;
+         if (n["action"]) assign(g.action, r.action(n["action"], p + ".action"));
+         if (n["productLabel"]) assign(g.product_label, r.string(n["productLabel"], p + ".productLabel"));
+         if (n["memoryLabel"]) assign(g.memory_label, r.string(n["memoryLabel"], p + ".memoryLabel"));
+         if (const YAML::Node aliases = n["aliases"]) {
+           if (!aliases.IsMap()) {
+             r.error(aliases, p + ".aliases", "expected a mapping of alias to a list of product patterns");
+           } else {
+             g.aliases.clear();
+             for (const auto& e : aliases) {
+               std::string alias = e.first.Scalar();
+               std::transform(alias.begin(), alias.end(), alias.begin(), [](unsigned char c) { return std::tolower(c); });
+               g.aliases[alias] = r.strings(e.second, p + ".aliases." + e.first.Scalar());
+             }
+           }
+         }
+       }},
+      {"cuda-driver",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (!r.map(n, p, {"action", "majorLabel", "minorLabel"})) return;
+         if (n["action"]) assign(rs.cuda_driver.action, r.action(n["action"], p + ".action"));
+         if (n["majorLabel"]) assign(rs.cuda_driver.major_label, r.string(n["majorLabel"], p + ".majorLabel"));
+         if (n["minorLabel"]) assign(rs.cuda_driver.minor_label, r.string(n["minorLabel"], p + ".minorLabel"));
+       }},
+      {"node-fit",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (r.map(n, p, {"action"}) && n["action"]) assign(rs.node_fit.action, r.action(n["action"], p + ".action"));
+       }},
+      {"gpu-quota",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (r.map(n, p, {"action"}) && n["action"]) assign(rs.gpu_quota.action, r.action(n["action"], p + ".action"));
+       }},
+      {"checkpoint-pvc",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (!r.map(n, p, {"action", "marker", "minimum", "checkpointsKept", "headroomPercent"})) return;
+         auto& c = rs.checkpoint_pvc;
+         if (n["action"]) assign(c.action, r.action(n["action"], p + ".action"));
+         if (n["marker"]) assign(c.marker, r.string(n["marker"], p + ".marker"));
+         if (n["minimum"]) assign(c.minimum, r.quantity(n["minimum"], p + ".minimum"));
+         if (n["checkpointsKept"]) assign(c.checkpoints_kept, r.integer(n["checkpointsKept"], p + ".checkpointsKept", 1, 1000));
+         if (n["headroomPercent"]) assign(c.headroom_percent, r.integer(n["headroomPercent"], p + ".headroomPercent", 100, 1000));
+       }},
   };
   return kReaders;
 }
@@ -253,7 +298,15 @@ void read_policy(Reader& r, const YAML::Node& root, RuleSet& rules) {
   if (const YAML::Node meta = root["metadata"]) r.map(meta, "metadata", {"name", "labels", "annotations"});
   const YAML::Node spec = root["spec"];
   if (!spec) return;  // an empty policy is the default policy
-  if (!r.map(spec, "spec", {"gpuResources", "excludedNamespaces", "rules"})) return;
+  if (!r.map(spec, "spec", {"gpuResources", "excludedNamespaces", "cluster", "rules"})) return;
+  if (const YAML::Node cluster = spec["cluster"]) {
+    if (r.map(cluster, "spec.cluster", {"onStale"}) && cluster["onStale"]) {
+      assign(rules.on_stale_cluster,
+             r.one_of<policy::OnStale>(cluster["onStale"], "spec.cluster.onStale",
+                                       {{"warn", policy::OnStale::kWarn}, {"enforce", policy::OnStale::kEnforce},
+                                        {"skip", policy::OnStale::kSkip}}));
+    }
+  }
   if (spec["gpuResources"]) {
     rules.gpu_resources = r.strings(spec["gpuResources"], "spec.gpuResources");
     for (std::size_t i = 0; i < rules.gpu_resources.size(); ++i) {

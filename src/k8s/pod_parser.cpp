@@ -15,7 +15,8 @@ struct FieldError {
 };
 
 // A field path built on the stack and rendered only when an error needs it: parsing a pod must not pay for
-// strings nobody reads (it runs after every mutation on the request path).
+// strings nobody reads (it runs after every mutation on the request path). A Path points at its parent:
+// a path kept in a variable must be built from named paths, never from a temporary.
 struct Path {
   const Path* parent = nullptr;
   std::string_view key;
@@ -138,7 +139,8 @@ Container container(const json& object, ContainerKind kind, std::size_t index, c
   c.resources = requirements(object_at(object, "resources", path), path / "resources");
   if (const json* mounts = array_at(object, "volumeMounts", path)) {
     for (std::size_t i = 0; i < mounts->size(); ++i) {
-      const Path p = (path / "volumeMounts")[i];
+      const Path volume_mounts_path = path / "volumeMounts";
+      const Path p = volume_mounts_path[i];
       c.volume_mounts.push_back({string_at((*mounts)[i], "name", p), string_at((*mounts)[i], "mountPath", p)});
     }
   }
@@ -177,7 +179,8 @@ void parse_affinity(const json& spec, const Path& spec_path, Pod& pod) {
   pod.has_required_affinity = true;
   if (const json* terms = array_at(*required, "nodeSelectorTerms", required_path)) {
     for (std::size_t i = 0; i < terms->size(); ++i) {
-      const Path p = (required_path / "nodeSelectorTerms")[i];
+      const Path node_selector_terms_path = required_path / "nodeSelectorTerms";
+      const Path p = node_selector_terms_path[i];
       pod.required_node_terms.push_back(
           {requirements_list(array_at((*terms)[i], "matchExpressions", p), p / "matchExpressions"),
            requirements_list(array_at((*terms)[i], "matchFields", p), p / "matchFields")});
@@ -189,7 +192,8 @@ void parse_volumes(const json& spec, const Path& spec_path, Pod& pod) {
   const json* volumes = array_at(spec, "volumes", spec_path);
   if (volumes == nullptr) return;
   for (std::size_t i = 0; i < volumes->size(); ++i) {
-    const Path p = (spec_path / "volumes")[i];
+    const Path volumes_path = spec_path / "volumes";
+    const Path p = volumes_path[i];
     const json& v = (*volumes)[i];
     Volume volume;
     volume.name = string_at(v, "name", p);
@@ -211,7 +215,8 @@ void parse_tolerations(const json& spec, const Path& spec_path, Pod& pod) {
   const json* tolerations = array_at(spec, "tolerations", spec_path);
   if (tolerations == nullptr) return;
   for (std::size_t i = 0; i < tolerations->size(); ++i) {
-    const Path p = (spec_path / "tolerations")[i];
+    const Path tolerations_path = spec_path / "tolerations";
+    const Path p = tolerations_path[i];
     const json& t = (*tolerations)[i];
     Toleration toleration{string_at(t, "key", p), string_at(t, "operator", p), string_at(t, "value", p),
                           string_at(t, "effect", p), std::nullopt};
@@ -284,7 +289,8 @@ Node parse_node_or_throw(const json& object) {
     }
     if (const json* taints = array_at(*spec, "taints", spec_path)) {
       for (std::size_t i = 0; i < taints->size(); ++i) {
-        const Path p = (spec_path / "taints")[i];
+        const Path taints_path = spec_path / "taints";
+        const Path p = taints_path[i];
         node.taints.push_back(
             {string_at((*taints)[i], "key", p), string_at((*taints)[i], "value", p), string_at((*taints)[i], "effect", p)});
       }
@@ -295,7 +301,8 @@ Node parse_node_or_throw(const json& object) {
     node.allocatable = resource_list(object_at(*status, "allocatable", status_path), status_path / "allocatable");
     if (const json* conditions = array_at(*status, "conditions", status_path)) {
       for (std::size_t i = 0; i < conditions->size(); ++i) {
-        const Path p = (status_path / "conditions")[i];
+        const Path conditions_path = status_path / "conditions";
+        const Path p = conditions_path[i];
         if (string_at((*conditions)[i], "type", p) == "Ready") node.ready = string_at((*conditions)[i], "status", p) == "True";
       }
     }
@@ -303,7 +310,81 @@ Node parse_node_or_throw(const json& object) {
   return node;
 }
 
+ResourceQuota parse_quota_or_throw(const json& object) {
+  const Path root;
+  if (!object.is_object()) fail(root / "resourcequota", "an object", object);
+  ResourceQuota quota;
+  const ObjectMeta meta = parse_meta(object, root);
+  quota.namespace_ = meta.namespace_;
+  quota.name = meta.name;
+  if (const json* spec = object_at(object, "spec", root)) {
+    quota.hard = resource_list(object_at(*spec, "hard", root / "spec"), root / "spec" / "hard");
+  }
+  if (const json* status = object_at(object, "status", root)) {
+    if (const json* hard = object_at(*status, "hard", root / "status")) {
+      quota.hard = resource_list(hard, root / "status" / "hard");  // the enforced values, when reported
+    }
+    quota.used = resource_list(object_at(*status, "used", root / "status"), root / "status" / "used");
+  }
+  return quota;
+}
+
+StorageClass parse_storage_class_or_throw(const json& object) {
+  const Path root;
+  if (!object.is_object()) fail(root / "storageclass", "an object", object);
+  const ObjectMeta meta = parse_meta(object, root);
+  StorageClass sc;
+  sc.name = meta.name;
+  sc.provisioner = string_at(object, "provisioner", root);
+  for (const char* key : {"storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"}) {
+    const auto it = meta.annotations.find(key);
+    if (it != meta.annotations.end() && it->second == "true") sc.is_default = true;
+  }
+  return sc;
+}
+
+PersistentVolumeClaim parse_claim_or_throw(const json& object) {
+  const Path root;
+  if (!object.is_object()) fail(root / "persistentvolumeclaim", "an object", object);
+  PersistentVolumeClaim claim;
+  claim.meta = parse_meta(object, root);
+  if (const json* spec = object_at(object, "spec", root)) {
+    const Path spec_path = root / "spec";
+    if (const json* sc = member(*spec, "storageClassName", spec_path)) {
+      if (!sc->is_string()) fail(spec_path / "storageClassName", "a string", *sc);
+      claim.storage_class = sc->get<std::string>();
+    }
+    if (const json* resources = object_at(*spec, "resources", spec_path)) {
+      const ResourceRequirements r = requirements(resources, spec_path / "resources");
+      if (const auto it = r.requests.find("storage"); it != r.requests.end()) claim.request = it->second;
+    }
+  }
+  if (const json* status = object_at(object, "status", root)) claim.phase = string_at(*status, "phase", root / "status");
+  return claim;
+}
+
+template <typename T, typename F>
+Result<T> guarded(F&& parse) {
+  try {
+    return parse();
+  } catch (const FieldError& e) {
+    return make_error(e.message);
+  }
+}
+
 }  // namespace
+
+Result<ResourceQuota> parse_resource_quota(const json& object) {
+  return guarded<ResourceQuota>([&] { return parse_quota_or_throw(object); });
+}
+
+Result<StorageClass> parse_storage_class(const json& object) {
+  return guarded<StorageClass>([&] { return parse_storage_class_or_throw(object); });
+}
+
+Result<PersistentVolumeClaim> parse_persistent_volume_claim(const json& object) {
+  return guarded<PersistentVolumeClaim>([&] { return parse_claim_or_throw(object); });
+}
 
 Result<Pod> parse_pod(const json& object) {
   try {

@@ -15,8 +15,9 @@ struct RuleEntry {
   void (*run)(RuleContext&);
 };
 
-// Catalogue order: gpu-intent first (it may add the GPU the others then check), tolerations last (they
-// depend on whether the pod ended up a GPU pod). Must list exactly kRuleIds, in the same order.
+// Catalogue order: gpu-intent first (it may add the GPU the others then check); tolerations, GPU type and
+// driver affinity before node-fit, which judges the pod with everything gpuadmit added. Must list exactly
+// kRuleIds, in the same order.
 constexpr std::array<RuleEntry, kRuleIds.size()> kRules{{
     {"gpu-intent", rule_gpu_intent},
     {"gpu-whole-units", rule_gpu_whole_units},
@@ -24,6 +25,11 @@ constexpr std::array<RuleEntry, kRuleIds.size()> kRules{{
     {"guaranteed-qos", rule_guaranteed_qos},
     {"memory-floor", rule_memory_floor},
     {"gpu-tolerations", rule_gpu_tolerations},
+    {"gpu-type", rule_gpu_type},
+    {"cuda-driver", rule_cuda_driver},
+    {"node-fit", rule_node_fit},
+    {"gpu-quota", rule_gpu_quota},
+    {"checkpoint-pvc", rule_checkpoint_pvc},
     {"stray-gpu-toleration", rule_stray_gpu_toleration},
 }};
 
@@ -95,6 +101,14 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
     decision.skipped_reason = "namespace " + request.namespace_ + " is excluded by the policy";
     return decision;
   }
+  if (request.object.is_object() && request.object.value("kind", std::string()) == "PersistentVolumeClaim") {
+    if (auto parsed = checkpoint_claim_parse_check(request.object); !parsed) return parsed.error();
+    if (request.mode == Mode::kValidate && rules.checkpoint_pvc.action != Action::kOff) {
+      const ClusterSnapshot* snapshot = request.cluster != nullptr ? request.cluster->snapshot.get() : nullptr;
+      check_checkpoint_claim(request.object, rules, snapshot, decision);
+    }
+    return decision;
+  }
   auto pod = k8s::parse_pod(request.object);
   if (!pod) return pod.error();
 
@@ -102,10 +116,15 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
   nlohmann::json target;
   if (request.mode == Mode::kMutate) target = project(request.object);
 
-  RuleContext ctx(target, std::move(*pod), rules, request.mode, decision);
+  const bool have_cluster = request.cluster != nullptr && request.cluster->snapshot != nullptr;
+  RuleContext ctx(target, std::move(*pod), rules, request.mode, decision, have_cluster ? request.cluster : nullptr);
   std::string_view last_writer;
   for (const RuleEntry& rule : kRules) {
     if (rules.action_of(rule.id) == Action::kOff) continue;
+    if (is_cluster_aware(rule.id) && !have_cluster) {
+      decision.skipped_rules.emplace_back(rule.id);
+      continue;
+    }
     // Re-read the view only when a later rule needs it: the last fix of the run is never re-parsed.
     if (ctx.dirty()) {
       auto reparsed = k8s::parse_pod(target);

@@ -7,6 +7,15 @@ namespace gpuadmit::policy {
 
 void RuleContext::report(std::string_view rule, Action action, std::string field, std::string message,
                          std::string summary) {
+  // A stale cluster view (API server unreachable) must not turn a healthy pod away on old facts: by default
+  // cluster-aware verdicts become warnings that say how old the view is.
+  if (is_cluster_aware(rule) && cluster_ != nullptr && cluster_->stale && rules_.on_stale_cluster != OnStale::kEnforce) {
+    if (rules_.on_stale_cluster == OnStale::kSkip) return;
+    const std::string age = "(cluster view " + std::to_string(cluster_->age_seconds) + "s old) ";
+    if (action == Action::kEnforce) action = Action::kWarn;
+    summary = age + summary;
+    message = age + message;
+  }
   Finding finding{std::string(rule), action, std::move(field), std::move(message),
                   one_line(std::string(rule) + ": " + summary)};
   switch (action) {

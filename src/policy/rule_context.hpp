@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuadmit/k8s/objects.hpp"
+#include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/decision.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 #include "gpuadmit/policy/text.hpp"
@@ -17,12 +18,18 @@ namespace gpuadmit::policy {
 
 class RuleContext {
  public:
-  RuleContext(nlohmann::json& object, k8s::Pod pod, const RuleSet& rules, Mode mode, Decision& decision)
-      : object_(object), pod_(std::move(pod)), rules_(rules), mode_(mode), decision_(decision) {}
+  RuleContext(nlohmann::json& object, k8s::Pod pod, const RuleSet& rules, Mode mode, Decision& decision,
+              const ClusterView* cluster)
+      : object_(object), pod_(std::move(pod)), rules_(rules), mode_(mode), decision_(decision), cluster_(cluster) {}
 
   [[nodiscard]] const k8s::Pod& pod() const noexcept { return pod_; }
   [[nodiscard]] const RuleSet& rules() const noexcept { return rules_; }
   [[nodiscard]] bool can_fix() const noexcept { return mode_ == Mode::kMutate; }
+  // The cluster as last seen, or nullptr when gpuadmit runs without one (offline check without --cluster).
+  [[nodiscard]] const ClusterSnapshot* cluster() const noexcept {
+    return cluster_ != nullptr ? cluster_->snapshot.get() : nullptr;
+  }
+  [[nodiscard]] const ClusterView* cluster_view() const noexcept { return cluster_; }
 
   // Records a finding under the rule's configured action (enforce → violation, warn → warning, audit).
   void report(std::string_view rule, Action action, std::string field, std::string message, std::string summary);
@@ -50,6 +57,7 @@ class RuleContext {
   const RuleSet& rules_;
   Mode mode_;
   Decision& decision_;
+  const ClusterView* cluster_;
   bool dirty_ = false;
 };
 
@@ -70,5 +78,24 @@ void rule_guaranteed_qos(RuleContext& ctx);
 void rule_memory_floor(RuleContext& ctx);
 void rule_gpu_tolerations(RuleContext& ctx);
 void rule_stray_gpu_toleration(RuleContext& ctx);
+void rule_gpu_type(RuleContext& ctx);
+void rule_cuda_driver(RuleContext& ctx);
+void rule_node_fit(RuleContext& ctx);
+void rule_gpu_quota(RuleContext& ctx);
+void rule_checkpoint_pvc(RuleContext& ctx);  // on pods: referenced claims
+
+// checkpoint-pvc on a PersistentVolumeClaim (the only rule for that kind).
+void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules, const ClusterSnapshot* cluster,
+                            Decision& decision);
+Result<bool> checkpoint_claim_parse_check(const nlohmann::json& object);
+
+// Effective pod requests as the scheduler sums them: max(largest init container + the sidecars started before
+// it, app containers + sidecars), per resource, with requests defaulted from limits.
+k8s::ResourceList effective_requests(const k8s::Pod& pod);
+
+// ANDs `alternatives` (ORed terms, each a list of match expressions) into the pod's required node affinity:
+// every existing term becomes one term per alternative. Returns false when every existing term already
+// holds one of the alternatives (nothing to do: idempotence).
+bool require_node_affinity(nlohmann::json& spec, const std::vector<nlohmann::json>& alternatives);
 
 }  // namespace gpuadmit::policy

@@ -23,6 +23,19 @@ std::string_view to_string(QosStrategy strategy) noexcept {
   return "raise-requests";
 }
 
+std::string_view to_string(OnStale on_stale) noexcept {
+  switch (on_stale) {
+    case OnStale::kWarn: return "warn";
+    case OnStale::kEnforce: return "enforce";
+    case OnStale::kSkip: return "skip";
+  }
+  return "warn";
+}
+
+bool is_cluster_aware(std::string_view rule_id) noexcept {
+  return rule_id == "gpu-type" || rule_id == "cuda-driver" || rule_id == "node-fit" || rule_id == "gpu-quota";
+}
+
 bool RuleSet::is_gpu_resource(std::string_view name) const noexcept {
   return std::any_of(gpu_resources.begin(), gpu_resources.end(), [&](const std::string& pattern) {
     if (!pattern.empty() && pattern.back() == '*') {
@@ -44,6 +57,11 @@ Action RuleSet::action_of(std::string_view rule_id) const noexcept {
   if (rule_id == "memory-floor") return memory_floor.action;
   if (rule_id == "gpu-tolerations") return gpu_tolerations.action;
   if (rule_id == "stray-gpu-toleration") return stray_gpu_toleration.action;
+  if (rule_id == "gpu-type") return gpu_type.action;
+  if (rule_id == "cuda-driver") return cuda_driver.action;
+  if (rule_id == "node-fit") return node_fit.action;
+  if (rule_id == "gpu-quota") return gpu_quota.action;
+  if (rule_id == "checkpoint-pvc") return checkpoint_pvc.action;
   return Action::kOff;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/decision.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 
@@ -27,11 +28,12 @@ struct CheckResult {
   std::vector<policy::Fix> fixes;
   nlohmann::json patch = nlohmann::json::array();  // RFC 6902 ops from the original to `fixed`
   nlohmann::json fixed;                            // the object as it would be stored
+  std::vector<std::string> skipped_rules;          // cluster-aware rules skipped for want of a cluster view
 };
 
 // `default_namespace` stands in for the request namespace when the manifest names none (kubectl's
 // current-namespace behaviour). An error means the object is malformed (e.g. a string where a list goes).
 Result<CheckResult> check_object(const nlohmann::json& object, const policy::RuleSet& rules,
-                                 const std::string& default_namespace);
+                                 const std::string& default_namespace, const policy::ClusterView* cluster = nullptr);
 
 }  // namespace gpuadmit::admission

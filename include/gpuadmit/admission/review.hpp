@@ -4,7 +4,8 @@
 // Contract (see ../shared/reference/admission-protocol.md §1):
 //  - a well-formed review always gets HTTP 200 and an AdmissionReview echoing apiVersion, kind and uid;
 //  - /mutate returns the fixes as a base64 JSON Patch (no patch field when nothing changed) and the notices
-//    as warnings; it denies only what it cannot decide;
+//    as warnings; what it cannot fix it denies (403): the API server's own validation runs before the
+//    validating webhooks and would otherwise answer a fractional GPU with its terse "must be an integer";
 //  - /validate judges the final object: violations are denied with code 403, reason Forbidden; warn rules
 //    become warnings; it never returns a patch;
 //  - when evaluation fails the answer is a denial with code 500 saying gpuadmit could not decide — never an
@@ -17,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/decision.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 
@@ -54,7 +56,9 @@ struct Outcome {
   std::string error;  // why it could not decide (kError, kMalformed)
 };
 
-// Handles one AdmissionReview request body for the given endpoint with the given rules.
-Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules);
+// Handles one AdmissionReview request body for the given endpoint with the given rules and, when gpuadmit
+// has one, the cluster view (without it the cluster-aware rules are skipped).
+Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,
+               const policy::ClusterView* cluster = nullptr);
 
 }  // namespace gpuadmit::admission

@@ -111,6 +111,26 @@ struct Node {
   bool ready = true;
 };
 
+struct ResourceQuota {
+  std::string namespace_;
+  std::string name;
+  ResourceList hard;  // keys as in the API: "requests.nvidia.com/gpu", "limits.cpu", "cpu", "pods", …
+  ResourceList used;
+};
+
+struct StorageClass {
+  std::string name;
+  std::string provisioner;
+  bool is_default = false;  // annotation storageclass.kubernetes.io/is-default-class: "true"
+};
+
+struct PersistentVolumeClaim {
+  ObjectMeta meta;
+  std::optional<std::string> storage_class;  // unset means "the default class"
+  std::optional<Quantity> request;           // spec.resources.requests.storage
+  std::string phase;
+};
+
 // A display name for diagnostics: name, or generateName followed by '*', or "<unnamed>".
 std::string display_name(const ObjectMeta& meta);
 

@@ -7,15 +7,17 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/decision.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 
 namespace gpuadmit::policy {
 
 struct Request {
-  const nlohmann::json& object;  // a Pod
+  const nlohmann::json& object;  // a Pod or a PersistentVolumeClaim (by its "kind"; Pod when absent)
   std::string namespace_;        // the request namespace (the object's may be absent on CREATE)
   Mode mode = Mode::kMutate;
+  const ClusterView* cluster = nullptr;  // none: cluster-aware rules are skipped and listed as skipped
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).

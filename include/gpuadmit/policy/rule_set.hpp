@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,10 +20,13 @@ enum class Action : std::uint8_t { kOff, kAudit, kWarn, kEnforce };
 std::string_view to_string(Action action) noexcept;
 
 // Stable, user-facing rule ids, in evaluation order (mutations apply in this order on every invocation).
-inline constexpr std::array<std::string_view, 7> kRuleIds{
-    "gpu-intent",      "gpu-whole-units", "gpu-limit-equals-request", "guaranteed-qos",
-    "memory-floor",    "gpu-tolerations", "stray-gpu-toleration",
+inline constexpr std::array<std::string_view, 12> kRuleIds{
+    "gpu-intent",   "gpu-whole-units", "gpu-limit-equals-request", "guaranteed-qos", "memory-floor", "gpu-tolerations",
+    "gpu-type",     "cuda-driver",     "node-fit",                 "gpu-quota",      "checkpoint-pvc", "stray-gpu-toleration",
 };
+
+// Rules that need the cluster view: skipped (and said so) when there is none.
+bool is_cluster_aware(std::string_view rule_id) noexcept;
 
 struct GpuWholeUnits {
   Action action = Action::kEnforce;
@@ -79,6 +83,48 @@ struct StrayGpuToleration {
   bool operator==(const StrayGpuToleration&) const = default;
 };
 
+struct NodeFit {
+  Action action = Action::kEnforce;
+  bool operator==(const NodeFit&) const = default;
+};
+
+struct GpuType {
+  Action action = Action::kEnforce;
+  std::string product_label = "nvidia.com/gpu.product";
+  std::string memory_label = "nvidia.com/gpu.memory";  // MiB, as GPU feature discovery writes it
+  // alias → glob patterns on the product label (case-insensitive). Unknown names match as "*name*".
+  std::map<std::string, std::vector<std::string>, std::less<>> aliases{
+      {"a100", {"*A100*"}}, {"h100", {"*H100*"}}, {"h200", {"*H200*"}}, {"b200", {"*B200*"}},
+      {"l4", {"*-L4", "L4"}}, {"l40s", {"*L40S*"}}, {"t4", {"*T4"}}, {"v100", {"*V100*"}},
+      {"a10", {"*-A10", "*A10G"}}, {"a30", {"*A30*"}}, {"a40", {"*A40*"}}, {"mi300x", {"*MI300X*"}}};
+  bool operator==(const GpuType&) const = default;
+};
+
+struct CudaDriver {
+  Action action = Action::kWarn;
+  std::string major_label = "nvidia.com/cuda.driver.major";
+  std::string minor_label = "nvidia.com/cuda.driver.minor";
+  bool operator==(const CudaDriver&) const = default;
+};
+
+struct GpuQuota {
+  Action action = Action::kWarn;
+  bool operator==(const GpuQuota&) const = default;
+};
+
+struct CheckpointPvc {
+  Action action = Action::kEnforce;
+  std::string marker = "gpuadmit.io/checkpoint";  // label or annotation with value "true"
+  k8s::Quantity minimum = k8s::Quantity::from_units(50LL << 30, k8s::Quantity::Format::kBinarySI);
+  std::int64_t checkpoints_kept = 3;
+  std::int64_t headroom_percent = 120;
+  bool operator==(const CheckpointPvc&) const = default;
+};
+
+// What cluster-aware verdicts do while the cluster view is stale (the API server unreachable).
+enum class OnStale : std::uint8_t { kWarn, kEnforce, kSkip };
+std::string_view to_string(OnStale on_stale) noexcept;
+
 struct RuleSet {
   // Exact names, or a prefix pattern ending in '*' ("nvidia.com/mig-*").
   std::vector<std::string> gpu_resources{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "habana.ai/gaudi",
@@ -92,6 +138,12 @@ struct RuleSet {
   MemoryFloor memory_floor;
   GpuTolerations gpu_tolerations;
   StrayGpuToleration stray_gpu_toleration;
+  GpuType gpu_type;
+  CudaDriver cuda_driver;
+  NodeFit node_fit;
+  GpuQuota gpu_quota;
+  CheckpointPvc checkpoint_pvc;
+  OnStale on_stale_cluster = OnStale::kWarn;
 
   [[nodiscard]] bool is_gpu_resource(std::string_view name) const noexcept;
   [[nodiscard]] bool is_excluded(std::string_view ns) const noexcept;

@@ -1,7 +1,9 @@
 // gpu-tolerations and stray-gpu-toleration: GPU pods must tolerate GPU taints; other pods should not.
 #include <algorithm>
+#include <tuple>
 
 #include "../rule_context.hpp"
+#include "gpuadmit/k8s/scheduling.hpp"
 
 namespace gpuadmit::policy {
 namespace {
@@ -36,14 +38,64 @@ std::string describe(const k8s::Toleration& t) {
   return out;
 }
 
+// Taints Kubernetes itself manages (node health, control plane) are never GPU taints to tolerate.
+bool is_system_taint(const k8s::Taint& t) {
+  return t.key.starts_with("node.kubernetes.io/") || t.key.starts_with("node-role.kubernetes.io/") ||
+         t.key.starts_with("node.cloudprovider.kubernetes.io/");
+}
+
+// With a cluster view: the exact scheduling taints (key, value, effect) that the nodes offering the pod's GPU
+// resources carry and that make them GPU nodes: a taint every such node carries (without it the pod could
+// not run on any of them), or one whose key the policy names as a GPU taint. A taint on only some of them
+// (dedicated=inference on the T4 nodes) is the admins' choice to reserve those nodes, and stays untolerated.
+// Without a cluster view: the policy's fixed list.
+std::vector<k8s::Toleration> wanted_tolerations(const RuleContext& ctx) {
+  const ClusterSnapshot* cluster = ctx.cluster();
+  const auto& policy_list = ctx.rules().gpu_tolerations.tolerations;
+  if (cluster == nullptr) return policy_list;
+  const auto policy_key = [&](const std::string& key) {
+    return std::any_of(policy_list.begin(), policy_list.end(), [&](const k8s::Toleration& t) { return t.key == key; });
+  };
+  std::vector<k8s::Toleration> out;
+  const auto add = [&](const k8s::Taint& t) {
+    k8s::Toleration tol{t.key, t.value.empty() ? "Exists" : "Equal", t.value, t.effect, std::nullopt};
+    if (std::find(out.begin(), out.end(), tol) == out.end()) out.push_back(std::move(tol));
+  };
+  for (const k8s::Container& c : ctx.pod().containers) {
+    for (const auto& [name, q] : c.resources.limits) {
+      if (!ctx.rules().is_gpu_resource(name) || !(q > k8s::Quantity{})) continue;
+      const auto nodes = cluster->nodes_by_resource.find(name);
+      if (nodes == cluster->nodes_by_resource.end()) continue;
+      std::vector<const k8s::Node*> usable;
+      for (const std::size_t i : nodes->second) {
+        if (!cluster->nodes[i].unschedulable && cluster->nodes[i].ready) usable.push_back(&cluster->nodes[i]);
+      }
+      for (const k8s::Node* node : usable) {
+        for (const k8s::Taint& t : node->taints) {
+          if (!k8s::blocks_scheduling(t) || is_system_taint(t)) continue;
+          const bool on_every_node = std::all_of(usable.begin(), usable.end(), [&](const k8s::Node* other) {
+            return std::find(other->taints.begin(), other->taints.end(), t) != other->taints.end();
+          });
+          if (on_every_node || policy_key(t.key)) add(t);
+        }
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const k8s::Toleration& a, const k8s::Toleration& b) {
+    return std::tie(a.key, a.value, a.effect) < std::tie(b.key, b.value, b.effect);
+  });
+  return out;
+}
+
 }  // namespace
 
 void rule_gpu_tolerations(RuleContext& ctx) {
   if (!ctx.is_gpu_pod()) return;
   const GpuTolerations& cfg = ctx.rules().gpu_tolerations;
   const k8s::Pod& pod = ctx.pod();
+  const std::vector<k8s::Toleration> wanted_list = wanted_tolerations(ctx);
   std::vector<const k8s::Toleration*> missing;
-  for (const k8s::Toleration& wanted : cfg.tolerations) {
+  for (const k8s::Toleration& wanted : wanted_list) {
     const bool covered = std::any_of(pod.tolerations.begin(), pod.tolerations.end(),
                                      [&](const k8s::Toleration& t) { return covers(t, wanted); });
     if (!covered) missing.push_back(&wanted);

@@ -92,10 +92,15 @@ TEST_CASE("validate denies violations with 403 Forbidden and the whole story", "
   CHECK_FALSE(r["response"].contains("patch"));
 }
 
-TEST_CASE("mutate never denies a policy violation: validate does", "[review]") {
+TEST_CASE("mutate denies what it cannot fix, so the user reads gpuadmit's message, not the API server's", "[review]") {
   const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/fractional-gpu.yaml")),
                               Endpoint::kMutate, kRules);
-  CHECK(response_of(outcome)["response"]["allowed"] == true);
+  const json r = response_of(outcome);
+  CHECK(r["response"]["allowed"] == false);
+  CHECK(r["response"]["status"]["code"] == 403);
+  CHECK_FALSE(r["response"].contains("patch"));
+  CHECK_THAT(r["response"]["status"]["message"].get<std::string>(),
+             Catch::StartsWith("gpuadmit denied pod \"notebook-half-gpu\": 1 problem to fix\n[gpu-whole-units]"));
 }
 
 TEST_CASE("warn findings travel as warnings on validate", "[review]") {

@@ -1,0 +1,52 @@
+// ClusterSnapshot: the cluster as the cluster-aware rules see it. Immutable once built; the watcher builds a
+// new one on every change and swaps a shared_ptr<const ClusterSnapshot>, so a request keeps the snapshot it
+// started with. Pure data plus indexes: the policy core never fetches anything.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "gpuadmit/common/result.hpp"
+#include "gpuadmit/k8s/objects.hpp"
+
+namespace gpuadmit::policy {
+
+struct ClusterSnapshot {
+  std::vector<k8s::Node> nodes;
+  std::vector<k8s::ResourceQuota> quotas;
+  std::vector<k8s::StorageClass> storage_classes;
+  std::vector<k8s::PersistentVolumeClaim> claims;
+
+  // Indexes, built by make_snapshot(); rules use them instead of scanning every node.
+  // resource name → positions in `nodes` of the nodes with a positive allocatable amount of it.
+  std::map<std::string, std::vector<std::size_t>, std::less<>> nodes_by_resource;
+  // resource name → the largest allocatable amount of it on any schedulable node.
+  std::map<std::string, k8s::Quantity, std::less<>> max_allocatable;
+
+  [[nodiscard]] const k8s::StorageClass* storage_class(std::string_view name) const;
+  [[nodiscard]] const k8s::StorageClass* default_storage_class() const;
+  [[nodiscard]] const k8s::PersistentVolumeClaim* claim(std::string_view ns, std::string_view name) const;
+};
+
+ClusterSnapshot make_snapshot(std::vector<k8s::Node> nodes, std::vector<k8s::ResourceQuota> quotas,
+                              std::vector<k8s::StorageClass> storage_classes,
+                              std::vector<k8s::PersistentVolumeClaim> claims);
+
+// The output of `kubectl get nodes,resourcequotas,storageclasses,persistentvolumeclaims -A -o json|yaml`
+// (a List), or a single object of one of those kinds. Other kinds are ignored; a malformed object is an
+// error naming its kind, name and field.
+Result<ClusterSnapshot> snapshot_from_list(const nlohmann::json& list);
+
+// How fresh the snapshot is, as the caller (who has a clock) judged it.
+struct ClusterView {
+  std::shared_ptr<const ClusterSnapshot> snapshot;
+  bool stale = false;           // the watch lost the API server; the snapshot is the last good one
+  std::int64_t age_seconds = 0;  // since the last successful sync, for messages
+};
+
+}  // namespace gpuadmit::policy
