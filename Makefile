@@ -11,9 +11,10 @@ all: build
 deps:
 	@scripts/deps.sh
 
+# The release binary only: what make run starts and the e2e suite installs. Tests build under ASan.
 build: deps
 	@cmake --preset release >/dev/null
-	@cmake --build --preset release -j $(JOBS)
+	@cmake --build --preset release -j $(JOBS) --target gpuadmit
 
 build-asan: deps
 	@cmake --preset asan >/dev/null
@@ -35,6 +36,7 @@ e2e: build
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(RELEASE_BIN); else echo "e2e: suite not present yet"; fi
 
 bench: build
+	@cmake --build --preset release -j $(JOBS) --target gpuadmit_policy_bench gpuadmit_load_bench
 	@scripts/bench.sh build/release
 
 format:

@@ -17,6 +17,7 @@ int check_command(Args args);
 int policy_command(Args args);
 int serve_command(Args args);
 int certs_command(Args args);
+int cluster_command(Args args);
 int version_command(Args args);
 
 }  // namespace gpuadmit::cli

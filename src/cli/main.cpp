@@ -19,6 +19,7 @@ Commands:
   serve     Run the admission webhook over HTTPS
   policy    Print the default policy (policy default) or validate a policy file (policy validate FILE)
   certs     Generate a CA and a serving certificate (certs generate)
+  cluster   Dump a live cluster's nodes, quotas, storage classes and claims for check --cluster
   version   Print the version
 
 Run 'gpuadmit <command> --help' for a command's flags.
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     if (command == "serve") return gpuadmit::cli::serve_command(rest);
     if (command == "policy") return gpuadmit::cli::policy_command(rest);
     if (command == "certs") return gpuadmit::cli::certs_command(rest);
+    if (command == "cluster") return gpuadmit::cli::cluster_command(rest);
     if (command == "version" || command == "--version") return gpuadmit::cli::version_command(rest);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuadmit %s: internal error: %s\n", std::string(command).c_str(), e.what());

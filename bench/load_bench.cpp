@@ -1,0 +1,262 @@
+// Load benchmark for `gpuadmit serve`: keep-alive HTTPS against an in-process webhook on 127.0.0.1:0.
+//
+// For each endpoint it measures
+//   1. throughput at saturation: K connections, each on its own thread, sending back to back;
+//   2. latency at half that rate: the same connections paced open-loop (latency counted from the scheduled
+//      send time, so a slow reply delays the measurement instead of hiding it).
+// The endpoints are /validate and /mutate on a corpus of realistic AdmissionReviews, and /bench/constant,
+// which answers a fixed review without parsing anything: the transport's own ceiling. Results read as a
+// ratio of the two. Client and server share the machine, so absolute numbers are a floor.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/logger.h>
+#include <spdlog/sinks/basic_file_sink.h>
+
+#include "gpuadmit/config/yaml_documents.hpp"
+#include "gpuadmit/server/certs.hpp"
+#include "gpuadmit/server/webhook.hpp"
+#include "support/https_client.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using gpuadmit::test::HttpsClient;
+using nlohmann::json;
+
+struct BenchOptions {
+  int connections = 8;
+  std::chrono::milliseconds duration{4'000};  // per phase
+  std::uint64_t max_requests = 2'000'000;      // per phase, a bound besides time
+  unsigned server_threads = 0;
+  std::string source_dir = GPUADMIT_SOURCE_DIR;
+};
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+json review_of(const json& pod, int n) {
+  json review = json::parse(read_text(std::filesystem::path(GPUADMIT_SOURCE_DIR) /
+                                      "deploy/examples/admission-review-gpu-pod.json"));
+  review["request"]["uid"] = "bench-" + std::to_string(n);
+  review["request"]["object"] = pod;
+  review["request"]["namespace"] = pod["metadata"].value("namespace", "ml-team");
+  return review;
+}
+
+// The deploy example (a Job's pod as the apiserver serializes it), every fixture pod, and a large pod with
+// sidecars and many env vars: the mix a GPU cluster sends.
+std::vector<std::string> load_corpus(const std::string& source_dir) {
+  std::vector<std::string> corpus;
+  const json example = json::parse(read_text(std::filesystem::path(source_dir) /
+                                             "deploy/examples/admission-review-gpu-pod.json"));
+  corpus.push_back(example.dump());
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(source_dir) / "tests/fixtures/pods")) {
+    auto documents = gpuadmit::config::read_documents(read_text(entry.path()), entry.path().string());
+    if (!documents) continue;
+    for (const auto& document : *documents) corpus.push_back(review_of(document.object, ++n).dump());
+  }
+  json large = example["request"]["object"];
+  json& containers = large["spec"]["containers"];
+  for (int i = 0; i < 60; ++i) {
+    containers[0]["env"].push_back({{"name", "TRAIN_SETTING_" + std::to_string(i)}, {"value", std::string(24, 'v')}});
+  }
+  for (const char* sidecar : {"log-shipper", "metrics-exporter"}) {
+    json extra = containers[0];
+    extra["name"] = sidecar;
+    extra["image"] = std::string("registry.example.com/") + sidecar + ":1.4.2";
+    extra["resources"] = {{"limits", {{"cpu", "200m"}, {"memory", "256Mi"}}},
+                          {"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}};
+    containers.push_back(extra);
+  }
+  corpus.push_back(review_of(large, ++n).dump());
+  return corpus;
+}
+
+struct Phase {
+  std::uint64_t requests = 0;
+  std::uint64_t failures = 0;
+  double seconds = 0;
+  std::vector<double> latencies_us;
+  [[nodiscard]] double rate() const { return seconds > 0 ? static_cast<double>(requests) / seconds : 0; }
+  [[nodiscard]] double percentile(double p) const {
+    if (latencies_us.empty()) return 0;
+    std::vector<double> sorted = latencies_us;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(p * static_cast<double>(sorted.size())))];
+  }
+};
+
+// K connections; rate 0 = as fast as possible, otherwise paced open-loop at `rate` requests/s in total.
+Phase run_phase(const std::function<HttpsClient()>& make_client, const std::string& target,
+                const std::vector<std::string>& corpus, const BenchOptions& options, double rate) {
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> failures{0};
+  std::mutex mutex;
+  std::vector<double> latencies;
+  std::vector<HttpsClient> clients;
+  for (int i = 0; i < options.connections; ++i) {
+    clients.push_back(make_client());
+    if (!clients.back().connect()) failures.fetch_add(1);
+  }
+  const auto start = Clock::now() + 100ms;  // every thread starts together
+  const auto end = start + options.duration;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < options.connections; ++i) {
+    threads.emplace_back([&, i] {
+      HttpsClient& client = clients[static_cast<std::size_t>(i)];
+      std::vector<double> local;
+      const auto interval = rate > 0 ? std::chrono::duration<double>(options.connections / rate) : 0s;
+      auto next = start + std::chrono::duration_cast<Clock::duration>(interval * (static_cast<double>(i) / options.connections));
+      std::size_t k = static_cast<std::size_t>(i);
+      std::this_thread::sleep_until(start);
+      while (Clock::now() < end && requests.load(std::memory_order_relaxed) < options.max_requests) {
+        if (rate > 0) {
+          std::this_thread::sleep_until(next);
+        } else {
+          next = Clock::now();
+        }
+        const std::string& body = corpus[k++ % corpus.size()];
+        auto reply = client.request("POST", target, body);
+        const auto done = Clock::now();
+        if (!reply || reply->status != 200) {
+          failures.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          requests.fetch_add(1, std::memory_order_relaxed);
+          local.push_back(std::chrono::duration<double, std::micro>(done - next).count());
+        }
+        if (rate > 0) next += std::chrono::duration_cast<Clock::duration>(interval);
+      }
+      const std::lock_guard lock(mutex);
+      latencies.insert(latencies.end(), local.begin(), local.end());
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const double seconds = std::chrono::duration<double>(std::min(Clock::now(), end) - start).count();
+  return Phase{requests.load(), failures.load(), seconds, std::move(latencies)};
+}
+
+std::string proc_status(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(field + ":")) {
+      const auto first = line.find_first_not_of(" \t", field.size() + 1);
+      return first == std::string::npos ? std::string() : line.substr(first);
+    }
+  }
+  return "?";
+}
+
+int usage() {
+  std::fputs("usage: gpuadmit_load_bench [--connections K] [--seconds S] [--max-requests N] [--server-threads N]\n",
+             stderr);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchOptions options;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (i + 1 >= args.size()) return usage();
+    const std::string& value = args[i + 1];
+    if (args[i] == "--connections") options.connections = std::stoi(value);
+    else if (args[i] == "--seconds") options.duration = std::chrono::milliseconds(static_cast<long>(std::stod(value) * 1000));
+    else if (args[i] == "--max-requests") options.max_requests = std::stoull(value);
+    else if (args[i] == "--server-threads") options.server_threads = static_cast<unsigned>(std::stoul(value));
+    else return usage();
+    ++i;
+  }
+
+  const auto directory = std::filesystem::temp_directory_path() / ("gpuadmit-bench-" + std::to_string(::getpid()));
+  auto ca = gpuadmit::server::generate_ca({"bench-ca", 1});
+  auto serving = ca ? gpuadmit::server::generate_serving_certificate(*ca, {{"localhost"}, {"127.0.0.1"}, 1, {}})
+                    : gpuadmit::Result<gpuadmit::server::PemPair>(ca.error());
+  if (!serving) {
+    std::fprintf(stderr, "certificates: %s\n", serving.error().message.c_str());
+    return 1;
+  }
+  auto files = gpuadmit::server::write_certificate_files(directory, ca->certificate, *serving);
+  if (!files) return 1;
+
+  gpuadmit::server::WebhookConfig config;
+  config.server.host = "127.0.0.1";
+  config.server.port = 0;
+  config.server.threads = options.server_threads;
+  config.tls = {files->certificate, files->private_key};
+  config.constant_route = true;
+  // Review log lines are written as in production, to /dev/null: their cost is part of a review.
+  auto logger = std::make_shared<spdlog::logger>(
+      "bench", std::make_shared<spdlog::sinks::basic_file_sink_mt>("/dev/null"));
+  logger->set_pattern("%v");
+  auto webhook = gpuadmit::server::Webhook::create(config, gpuadmit::server::JsonLog(logger));
+  if (!webhook) {
+    std::fprintf(stderr, "webhook: %s\n", webhook.error().message.c_str());
+    return 1;
+  }
+  (*webhook)->start();
+  const std::uint16_t port = (*webhook)->port();
+  const auto make_client = [&] {
+    gpuadmit::test::ClientOptions client_options;
+    client_options.ca_pem = ca->certificate;
+    return HttpsClient("127.0.0.1", port, client_options);
+  };
+
+  const std::vector<std::string> corpus = load_corpus(options.source_dir);
+  std::size_t corpus_bytes = 0;
+  for (const std::string& body : corpus) corpus_bytes += body.size();
+  const std::vector<std::string> constant_body{corpus.front()};
+  std::printf("gpuadmit load bench: %d keep-alive TLS connections, %.1f s per phase, server threads %u, "
+              "%u cores; corpus %zu reviews, mean %zu bytes\n\n",
+              options.connections, static_cast<double>(options.duration.count()) / 1000.0,
+              options.server_threads == 0 ? std::thread::hardware_concurrency() : options.server_threads,
+              std::thread::hardware_concurrency(), corpus.size(), corpus_bytes / corpus.size());
+  std::printf("%-16s %14s %12s %10s %10s %10s %9s\n", "endpoint", "saturation/s", "half-load/s", "p50 µs",
+              "p99 µs", "max µs", "failures");
+
+  json summary;
+  double constant_rate = 0;
+  for (const std::string target : {"/bench/constant", "/validate", "/mutate"}) {
+    const auto& bodies = target == "/bench/constant" ? constant_body : corpus;
+    run_phase(make_client, target, bodies, {options.connections, 500ms, options.max_requests, 0, {}}, 0);  // warm-up
+    const Phase saturation = run_phase(make_client, target, bodies, options, 0);
+    const Phase half = run_phase(make_client, target, bodies, options, saturation.rate() / 2);
+    if (target == "/bench/constant") constant_rate = saturation.rate();
+    std::printf("%-16s %14.0f %12.0f %10.0f %10.0f %10.0f %9llu\n", target.c_str(), saturation.rate(), half.rate(),
+                half.percentile(0.50), half.percentile(0.99), half.percentile(1.0),
+                static_cast<unsigned long long>(saturation.failures + half.failures));  // NOLINT(google-runtime-int)
+    summary[target] = {{"saturation_rps", saturation.rate()},
+                       {"half_load_rps", half.rate()},
+                       {"p50_us", half.percentile(0.50)},
+                       {"p99_us", half.percentile(0.99)},
+                       {"failures", saturation.failures + half.failures},
+                       {"ratio_to_constant", constant_rate > 0 ? saturation.rate() / constant_rate : 0}};
+  }
+  (*webhook)->stop_now();
+  (*webhook)->wait();
+  std::filesystem::remove_all(directory);
+
+  std::printf("\nratio to the transport ceiling: validate %.0f %%, mutate %.0f %%\n",
+              100 * summary["/validate"]["ratio_to_constant"].get<double>(),
+              100 * summary["/mutate"]["ratio_to_constant"].get<double>());
+  std::printf("memory (whole process, server and load generator): VmHWM %s, VmRSS %s\n", proc_status("VmHWM").c_str(),
+              proc_status("VmRSS").c_str());
+  summary["vm_hwm"] = proc_status("VmHWM");
+  std::printf("%s\n", summary.dump().c_str());
+  return 0;
+}

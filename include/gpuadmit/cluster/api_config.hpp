@@ -1,0 +1,56 @@
+// How to reach the API server: in-cluster (service-account token and CA mounted into the pod) or from a
+// kubeconfig file (development, the e2e suite, `gpuadmit cluster dump`). Everything is loaded and checked
+// up front, so a bad configuration fails at start-up with a message naming the file and the field.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "gpuadmit/common/result.hpp"
+
+namespace gpuadmit::cluster {
+
+struct ApiConfig {
+  std::string host;  // DNS name or IP literal (IPv6 without brackets)
+  std::uint16_t port = 443;
+  std::string path_prefix;  // from a server URL such as https://proxy/k8s/clusters/c1; "" or "/..." without
+                            // '/' at the end
+  std::string tls_server_name;         // the name the serving certificate must carry; "" means `host`
+  std::string ca_pem;                  // trusted CAs; never empty (there is no "skip verification")
+  std::string client_certificate_pem;  // with client_key_pem, or both empty
+  std::string client_key_pem;
+  std::string token;                 // a fixed bearer token (kubeconfig `token`)
+  std::filesystem::path token_file;  // re-read for every request: bound tokens rotate (about hourly)
+  std::string source;                // for messages: "in-cluster" or "kubeconfig FILE (context C)"
+
+  [[nodiscard]] std::string url() const;  // https://host:port/prefix
+};
+
+// Where a pod finds its service-account credentials; tests point these elsewhere.
+struct InClusterPaths {
+  std::filesystem::path token = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+  std::filesystem::path ca = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+};
+
+// The service-account configuration, from KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT in `env`
+// (the process environment when empty) and the files in `paths`.
+Result<ApiConfig> in_cluster_config(const InClusterPaths& paths = {},
+                                    const std::map<std::string, std::string>* env = nullptr);
+
+// The current context of one kubeconfig file (`context` overrides it). Supported: server URL (https only),
+// certificate-authority(-data), tls-server-name, client-certificate(-data) + client-key(-data), token,
+// tokenFile. Refused with a message: exec and auth-provider plugins, username/password, impersonation,
+// proxy-url, insecure-skip-tls-verify. Relative file paths are relative to the kubeconfig's directory.
+Result<ApiConfig> load_kubeconfig(const std::filesystem::path& file, const std::string& context = {});
+
+// --kubeconfig FILE when given, else $KUBECONFIG (a single path), else the in-cluster configuration.
+Result<ApiConfig> resolve_api_config(const std::optional<std::string>& kubeconfig,
+                                     const std::string& context = {}, const InClusterPaths& paths = {});
+
+// Standard base64 (RFC 4648) with or without padding; whitespace is ignored, anything else is an error.
+Result<std::string> decode_base64(std::string_view text);
+
+}  // namespace gpuadmit::cluster

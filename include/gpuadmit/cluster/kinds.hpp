@@ -1,0 +1,56 @@
+// The four kinds the cluster view watches, where each lives in the API, and their typed views. Only the
+// fields the rules read are kept (k8s/objects.hpp), which is what keeps the cache small.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "gpuadmit/common/result.hpp"
+#include "gpuadmit/k8s/objects.hpp"
+
+namespace gpuadmit::cluster {
+
+// The order is the order of ClusterObject's alternatives.
+enum class Kind : std::uint8_t { kNode, kResourceQuota, kStorageClass, kPersistentVolumeClaim };
+
+inline constexpr std::size_t kKindCount = 4;
+inline constexpr std::array<Kind, kKindCount> kAllKinds{Kind::kNode, Kind::kResourceQuota,
+                                                        Kind::kStorageClass, Kind::kPersistentVolumeClaim};
+
+struct KindInfo {
+  std::string_view resource;     // "nodes": the plural, as in RBAC rules and metric labels
+  std::string_view kind;         // "Node"
+  std::string_view api_version;  // "v1", "storage.k8s.io/v1"
+  std::string_view path;         // "/api/v1/nodes": cluster-wide collection (all namespaces)
+};
+
+[[nodiscard]] const KindInfo& info(Kind kind) noexcept;
+[[nodiscard]] constexpr std::size_t index(Kind kind) noexcept {
+  return static_cast<std::size_t>(kind);
+}
+
+using ClusterObject =
+    std::variant<k8s::Node, k8s::ResourceQuota, k8s::StorageClass, k8s::PersistentVolumeClaim>;
+
+// The typed view of an object of `kind`; errors name the field.
+Result<ClusterObject> parse_object(Kind kind, const nlohmann::json& object);
+
+// "namespace/name" for namespaced objects, "name" otherwise (client-go's MetaNamespaceKeyFunc). An error when
+// metadata.name is missing: such an event cannot be applied to the cache.
+Result<std::string> object_key(const nlohmann::json& object);
+
+// Whether two typed views are equal, field by field. Most MODIFIED events (node heartbeats, condition
+// timestamps, image lists) change nothing the rules read; comparing the views lets the store skip the
+// rebuild for them.
+[[nodiscard]] bool same_view(const ClusterObject& a, const ClusterObject& b);
+
+// metadata.resourceVersion, or "" when absent.
+std::string resource_version(const nlohmann::json& object);
+
+}  // namespace gpuadmit::cluster

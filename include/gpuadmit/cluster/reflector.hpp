@@ -1,0 +1,99 @@
+// Reflector: the LIST-then-WATCH loop for one kind, in the manner of client-go's reflector. It lists
+// (paginated), then watches from the list's resourceVersion with bookmarks, and keeps the store in step:
+//   - a watch that ends on schedule (timeoutSeconds) is reopened at once from the last resourceVersion;
+//   - 410 Gone (HTTP status or ERROR event) means the version was compacted away: LIST again;
+//   - an undecodable line means the stream cannot be trusted: count it, LIST again;
+//   - any other failure (connection refused, TLS, 5xx, 403): back off with jitter, then try again.
+// An object that decodes but does not parse into its typed view is dropped from the cache and counted,
+// exactly as the LIST would skip it, so a single odd object cannot cause a relist loop.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <stop_token>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuadmit/cluster/backoff.hpp"
+#include "gpuadmit/cluster/kinds.hpp"
+#include "gpuadmit/cluster/log_sink.hpp"
+#include "gpuadmit/cluster/snapshot_store.hpp"
+#include "gpuadmit/cluster/transport.hpp"
+
+namespace gpuadmit::cluster {
+
+struct ReflectorOptions {
+  BackoffPolicy backoff{};
+  // Watches ask for timeoutSeconds drawn from [min, 2*min) (client-go does the same), so the streams of
+  // many replicas do not all reconnect at once.
+  std::chrono::seconds min_watch_timeout{300};
+  // The transport's deadline for a watch is its timeoutSeconds plus this.
+  std::chrono::seconds watch_deadline_grace{30};
+  std::size_t list_page_size = 500;
+  std::size_t max_list_pages = 10'000;  // 5 million objects: a loop guard, not a real limit
+};
+
+// One LIST of a whole collection, page by page (limit/continue). Each item is handed to `on_item` as soon
+// as its page is parsed, so at most one page is ever held as JSON (a page of 500 Nodes is a few MiB; the
+// whole collection of a large cluster would be hundreds). Returns the collection's resourceVersion. An HTTP
+// error is an error whose message carries the status and the API server's message; `status` receives the
+// HTTP status when there was one.
+Result<std::string> list_pages(ApiTransport& transport, Kind kind, std::size_t page_size,
+                               std::stop_token stop,
+                               const std::function<void(nlohmann::json&& item)>& on_item,
+                               int* status = nullptr, std::size_t max_pages = 10'000);
+
+// list_pages collected into one array (for `cluster dump`, which writes them all anyway).
+struct ListResult {
+  nlohmann::json items = nlohmann::json::array();  // as the API returned them (no kind/apiVersion per item)
+  std::string resource_version;
+};
+Result<ListResult> list_all(ApiTransport& transport, Kind kind, std::size_t page_size, std::stop_token stop,
+                            int* status = nullptr);
+
+class Reflector {
+ public:
+  Reflector(Kind kind, ApiTransport& transport, SnapshotStore& store, ReflectorOptions options, LogSink log,
+            std::uint64_t seed = std::random_device{}());
+
+  // Runs until `stop`; never throws for anything the API server or the network does.
+  void run(std::stop_token stop);
+
+  // The resourceVersion the next watch starts from ("" before the first LIST).
+  [[nodiscard]] std::string resource_version() const;
+
+ private:
+  enum class Outcome : std::uint8_t { kEnded, kGone, kMalformed, kFailed, kStopped };
+
+  bool list(std::stop_token stop);
+  Outcome watch(std::stop_token stop);
+  // One line of the stream; sets *outcome and returns false to end the stream.
+  bool handle_line(std::string_view line, Outcome* outcome, std::string* detail);
+  void wait(std::chrono::milliseconds delay, std::stop_token stop) const;
+  // Counts and logs a failed LIST or watch (rate-limited: see kWarnEveryNthFailure).
+  void fail(std::string_view message, LogFields fields);
+  // The API server answered properly again.
+  void succeeded();
+
+  Kind kind_;
+  ApiTransport& transport_;
+  SnapshotStore& store_;
+  ReflectorOptions options_;
+  LogSink log_;
+  Backoff backoff_;
+  std::mt19937_64 random_;
+  mutable std::mutex rv_mutex_;
+  std::string resource_version_;  // guarded by rv_mutex_ (written by run's thread, read by tests)
+  std::uint64_t events_since_list_ = 0;
+  bool healthy_since_list_ = false;  // a watch since the last LIST delivered events or lasted
+  std::uint64_t consecutive_failures_ = 0;
+  bool listed_once_ = false;
+  bool watched_once_ = false;
+};
+
+}  // namespace gpuadmit::cluster

@@ -1,0 +1,138 @@
+// SnapshotStore: the watcher's cache of typed objects per kind, and the immutable ClusterSnapshot built from
+// it. Reflectors write objects (any thread); a rebuild turns the cache into a new snapshot and swaps a
+// shared_ptr<const ClusterSnapshot> atomically, so a request keeps the snapshot it started with and never
+// touches the cache or its mutex. The store owns no thread: ClusterWatcher drives rebuilds, tests call them.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "gpuadmit/cluster/clock.hpp"
+#include "gpuadmit/cluster/kinds.hpp"
+#include "gpuadmit/policy/cluster_snapshot.hpp"
+
+namespace gpuadmit::cluster {
+
+struct StoreOptions {
+  // The view is stale when, for this long, some kind has had no working watch (nor a successful LIST).
+  std::chrono::milliseconds stale_after{30'000};
+  // Rebuilds are at least this far apart: a burst of events (a node pool scaling up) costs one rebuild per
+  // interval, while a lone change after a quiet period is rebuilt at once.
+  std::chrono::milliseconds rebuild_interval{150};
+};
+
+// Counters for /metrics and logs, read without locks. Counts only grow.
+struct KindStats {
+  std::uint64_t objects = 0;           // cached now
+  std::uint64_t lists = 0;             // successful LISTs, the first included
+  std::uint64_t relists = 0;           // LISTs after the first (410 Gone, undecodable event, ...)
+  std::uint64_t watch_restarts = 0;    // watches opened after the first
+  std::uint64_t failures = 0;          // failed LISTs and watches (connection, TLS, HTTP status, ERROR event)
+  std::uint64_t malformed_events = 0;  // undecodable lines and objects that did not parse
+  bool synced = false;                 // listed at least once
+  bool watching = false;               // a watch stream is open now
+  double seconds_since_contact = 0;    // 0 while watching
+};
+
+struct ClusterStats {
+  std::array<KindStats, kKindCount> kinds{};  // indexed by cluster::index(Kind)
+  std::uint64_t snapshot_rebuilds = 0;
+  bool synced = false;
+  bool stale = false;
+  double snapshot_age_seconds = 0;
+};
+
+class SnapshotStore {
+ public:
+  using Entries = std::vector<std::pair<std::string, ClusterObject>>;
+
+  explicit SnapshotStore(StoreOptions options = {}, const Clock& clock = steady_clock());
+  SnapshotStore(const SnapshotStore&) = delete;
+  SnapshotStore& operator=(const SnapshotStore&) = delete;
+  ~SnapshotStore() = default;
+
+  // --- written by the reflectors (thread-safe) ---
+  // A complete LIST: `entries` (key → object) become the kind's whole content.
+  void replace(Kind kind, Entries entries);
+  void upsert(Kind kind, std::string key, ClusterObject object);
+  void erase(Kind kind, const std::string& key);
+  // The API server answered for `kind` (an event, a bookmark, a watch that ended on schedule).
+  void contact(Kind kind);
+  // A watch stream for `kind` opened (true) or closed (false). While open, the kind counts as current.
+  void set_watching(Kind kind, bool watching);
+  void count_failure(Kind kind) noexcept;
+  void count_malformed(Kind kind) noexcept;
+  void count_watch_restart(Kind kind) noexcept;
+
+  // --- read by requests: never blocked by the cache, the reflectors or a rebuild ---
+  // Always non-null: an empty snapshot until the first full sync.
+  [[nodiscard]] std::shared_ptr<const policy::ClusterSnapshot> snapshot() const;
+  // True once every kind has been listed and the first snapshot built from them published; never false
+  // again.
+  [[nodiscard]] bool synced() const noexcept { return synced_.load(std::memory_order_acquire); }
+  // stale: not synced yet, or some kind has been without a watch for longer than stale_after.
+  // age_seconds: since the moment the snapshot was last known to match the API server (the oldest kind's
+  // last contact; a kind with an open watch is current). Before the first sync: since construction.
+  [[nodiscard]] policy::ClusterView view() const;
+  [[nodiscard]] ClusterStats stats() const;
+
+  // --- rebuilds (ClusterWatcher's rebuild thread, or tests) ---
+  // Something changed since the last rebuild, and every kind has been listed.
+  [[nodiscard]] bool dirty() const;
+  // When the next rebuild may run: now if the last one is at least rebuild_interval ago.
+  [[nodiscard]] Instant next_rebuild_at() const;
+  // Builds and publishes a snapshot if dirty; returns whether it did.
+  bool rebuild();
+  // Blocks until dirty() or `stop`; returns dirty().
+  bool wait_dirty(std::stop_token stop);
+
+ private:
+  struct KindState {
+    std::map<std::string, ClusterObject> objects;  // guarded by mutex_
+    bool listed = false;                           // guarded by mutex_
+    std::atomic<std::uint64_t> object_count{0};
+    std::atomic<std::uint64_t> lists{0};
+    std::atomic<std::uint64_t> watch_restarts{0};
+    std::atomic<std::uint64_t> failures{0};
+    std::atomic<std::uint64_t> malformed{0};
+    std::atomic<bool> watching{false};
+    std::atomic<std::int64_t> last_contact_ns{0};  // Clock time since epoch
+  };
+
+  void changed_locked();
+  [[nodiscard]] std::int64_t now_ns() const noexcept;
+  [[nodiscard]] std::int64_t current_as_of_ns(std::int64_t now) const noexcept;
+
+  StoreOptions options_;
+  const Clock& clock_;
+  const std::int64_t created_ns_;
+
+  std::mutex rebuild_mutex_;  // held for a whole rebuild
+  mutable std::mutex mutex_;
+  std::condition_variable_any changed_;
+  std::array<KindState, kKindCount> kinds_;
+  bool complete_ = false;                // guarded by mutex_: every kind listed at least once
+  std::uint64_t version_ = 0;            // guarded by mutex_: bumped by every change
+  std::uint64_t built_version_ = 0;      // guarded by mutex_
+  std::optional<Instant> last_rebuild_;  // guarded by mutex_
+
+  std::atomic<bool> synced_{false};
+  std::atomic<std::uint64_t> rebuilds_{0};
+  // Not std::atomic<shared_ptr>: libstdc++ 12 implements it with a lock bit ThreadSanitizer cannot see (and a
+  // relaxed unlock), so TSan runs would drown in reports. This mutex is held only to copy or swap the
+  // pointer, and never together with mutex_.
+  mutable std::mutex snapshot_mutex_;
+  std::shared_ptr<const policy::ClusterSnapshot> snapshot_;  // guarded by snapshot_mutex_
+};
+
+}  // namespace gpuadmit::cluster

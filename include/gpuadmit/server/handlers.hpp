@@ -1,0 +1,51 @@
+// The webhook's HTTP handlers, as plain functions of a Request (see router.hpp), and the router that wires
+// them. The review handler is the adapter boundary: it bounds the input (media type), takes the policy
+// snapshot for the request, calls the admission layer, and records the review's log line and metrics.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string_view>
+
+#include "gpuadmit/admission/review.hpp"
+#include "gpuadmit/server/json_log.hpp"
+#include "gpuadmit/server/metrics.hpp"
+#include "gpuadmit/server/policy_store.hpp"
+#include "gpuadmit/server/readiness.hpp"
+#include "gpuadmit/server/router.hpp"
+
+namespace gpuadmit::server {
+
+// admission::review in production; tests substitute fakes with the same contract.
+using ReviewFunction = std::function<admission::Outcome(std::string_view body, admission::Endpoint,
+                                                        const policy::RuleSet&, const policy::ClusterView*)>;
+
+// The cluster view a review should use, taken once per request (like the policy snapshot); nullopt when
+// there is none yet, and the cluster-aware rules are skipped.
+using ClusterViewSource = std::function<std::optional<policy::ClusterView>()>;
+
+struct ReviewDependencies {
+  const PolicyStore& policy;
+  Metrics& metrics;
+  JsonLog log;
+  ReviewFunction review;
+  ClusterViewSource cluster_view{};  // empty: no cluster view
+};
+
+Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps);
+Handler health_handler();
+Handler ready_handler(const Readiness& readiness);
+Handler metrics_handler(const Metrics& metrics);
+// A fixed AdmissionReview answer that parses nothing: the transport's own ceiling, for the load benchmark.
+Handler constant_handler();
+
+struct RouterOptions {
+  bool constant_route = false;  // POST /bench/constant
+};
+
+// POST /mutate, POST /validate, GET /healthz, GET /readyz, GET /metrics (and the benchmark route if asked).
+Router make_router(const ReviewDependencies& deps, const Readiness& readiness, RouterOptions options = {});
+
+inline constexpr std::string_view kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+}  // namespace gpuadmit::server

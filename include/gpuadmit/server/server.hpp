@@ -1,0 +1,78 @@
+// The HTTPS listener: N threads on one io_context, one strand per connection, every I/O step under a
+// deadline, every input under a limit. It moves bytes between sockets and a Router; it knows nothing of
+// admission.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gpuadmit/common/result.hpp"
+#include "gpuadmit/server/json_log.hpp"
+#include "gpuadmit/server/metrics.hpp"
+#include "gpuadmit/server/readiness.hpp"
+#include "gpuadmit/server/router.hpp"
+#include "gpuadmit/server/tls_context.hpp"
+
+namespace gpuadmit::server {
+
+using Milliseconds = std::chrono::milliseconds;
+
+struct ConnectionLimits {
+  Milliseconds handshake_timeout{10'000};
+  // Above the 90 s IdleConnTimeout of the apiserver's Go transport, so the client always closes an idle
+  // connection first: Go does not retry a POST written to a reused connection the server has just closed.
+  Milliseconds idle_timeout{120'000};
+  Milliseconds header_timeout{10'000};  // from the request's first byte to the end of its header
+  Milliseconds body_timeout{10'000};    // from the end of the header to the end of the body
+  Milliseconds write_timeout{10'000};   // each response, and the TLS close_notify exchange
+  std::size_t header_limit = 16 * 1024;       // 431 beyond
+  std::size_t body_limit = 7 * 1024 * 1024;   // 413 beyond: two 3 MB objects plus envelope (controller-runtime)
+  std::size_t max_connections = 1024;         // beyond: accepted and closed at once (see Server)
+};
+
+struct ServerConfig {
+  std::string host = "0.0.0.0";
+  std::uint16_t port = 8443;  // 0: any free port; read it back with Server::port()
+  unsigned threads = 0;       // 0: one per core
+  ConnectionLimits limits;
+  // SIGTERM to stop accepting: keep answering (with Connection: close) while the apiserver's endpoints
+  // catch up with the terminating pod.
+  Milliseconds drain_period{5'000};
+  // After the drain: how long in-flight requests get before the server stops regardless.
+  Milliseconds shutdown_grace{10'000};
+};
+
+class Server {
+ public:
+  // Binds the listening socket (so port 0 is resolved here); serves nothing until start().
+  static Result<std::unique_ptr<Server>> bind(ServerConfig config, const Router& router, TlsContextStore& tls,
+                                              Metrics& metrics, Readiness& readiness, JsonLog log);
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  ~Server();
+
+  [[nodiscard]] std::uint16_t port() const noexcept;
+  [[nodiscard]] unsigned threads() const noexcept;
+
+  void start();
+  // Graceful stop, what SIGTERM does: /readyz turns 503, responses carry Connection: close, new connections
+  // are still served for the drain period; then the listener closes, idle connections are closed, in-flight
+  // requests finish, and wait() returns (at the latest shutdown_grace after the drain period). Idempotent,
+  // thread-safe.
+  void begin_shutdown();
+  // Immediate stop: pending work is abandoned.
+  void stop_now();
+  // Blocks until the server has stopped and its threads have ended. Returns false if the grace deadline
+  // forced the stop with connections still open.
+  bool wait();
+
+ private:
+  struct Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuadmit::server

@@ -1,0 +1,126 @@
+// gpuadmit serve: flags → ServeOptions → server::run_serve.
+#include <charconv>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "flags.hpp"
+#include "gpuadmit/server/serve.hpp"
+
+namespace gpuadmit::cli {
+namespace {
+
+constexpr std::string_view kServeUsage = R"(Usage:
+  gpuadmit serve (--cert-dir DIR | --tls-cert-file FILE --tls-private-key-file FILE | --dev-self-signed)
+                 [--listen HOST:PORT] [--policy FILE] [--threads N] [--drain-seconds N]
+                 [--max-connections N] [--log-level LEVEL]
+
+Runs the admission webhook over HTTPS: POST /mutate and /validate (AdmissionReview v1), GET /healthz,
+/readyz and /metrics. Logs are JSON lines on stdout.
+
+Flags:
+  --listen                 address to listen on (default 0.0.0.0:8443; [::]:8443 for IPv6)
+  --cert-dir               directory with tls.crt and tls.key (a mounted kubernetes.io/tls Secret)
+  --tls-cert-file          serving certificate chain, PEM (instead of --cert-dir)
+  --tls-private-key-file   its private key, PEM
+  --dev-self-signed        generate a CA and a certificate for localhost at start; prints the caBundle and a
+                           curl line (for trying it out, not for clusters)
+  --policy                 policy file (default: the embedded policy, see 'gpuadmit policy default')
+  --threads                worker threads (default: one per core)
+  --drain-seconds          after SIGTERM, keep answering with Connection: close this long (default 5)
+  --max-connections        connections beyond this are closed at once (default 1024)
+  --log-level              trace, debug, info, warn or error (default info; debug logs request bodies)
+
+The certificate, key and policy files are re-read when their content changes (every 2 s) and on SIGHUP;
+an invalid new version is logged and the old one stays in use. SIGTERM drains and exits 0.
+)";
+
+Result<unsigned long> parse_number(std::string_view flag, const std::string& text, unsigned long min,  // NOLINT
+                                   unsigned long max) {                                                 // NOLINT
+  unsigned long value = 0;  // NOLINT(google-runtime-int): from_chars into the widest we accept
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value < min || value > max) {
+    return make_error("--" + std::string(flag) + " must be a whole number from " + std::to_string(min) + " to " +
+                      std::to_string(max) + ", not \"" + text + "\"");
+  }
+  return value;
+}
+
+Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
+  if (!flags.positional.empty()) return make_error("unexpected argument \"" + flags.positional.front() + "\"");
+  server::ServeOptions options;
+  options.listen = flags.last("listen").value_or(options.listen);
+  if (auto listen = server::parse_listen_address(options.listen); !listen) return listen.error();
+  options.cert_dir = flags.last("cert-dir").value_or("");
+  options.tls_cert_file = flags.last("tls-cert-file").value_or("");
+  options.tls_private_key_file = flags.last("tls-private-key-file").value_or("");
+  options.dev_self_signed = flags.has("dev-self-signed");
+  options.bench_constant_route = flags.has("bench-constant-route");
+  const int sources = (options.cert_dir.empty() ? 0 : 1) +
+                      (options.tls_cert_file.empty() && options.tls_private_key_file.empty() ? 0 : 1) +
+                      (options.dev_self_signed ? 1 : 0);
+  if (sources != 1) {
+    return make_error("give exactly one of --cert-dir, --tls-cert-file with --tls-private-key-file, "
+                      "or --dev-self-signed");
+  }
+  if (options.tls_cert_file.empty() != options.tls_private_key_file.empty()) {
+    return make_error("--tls-cert-file and --tls-private-key-file go together");
+  }
+  options.policy_file = flags.last("policy").value_or("");
+  if (const auto text = flags.last("threads")) {
+    auto n = parse_number("threads", *text, 0, 256);
+    if (!n) return n.error();
+    options.threads = static_cast<unsigned>(*n);
+  }
+  if (const auto text = flags.last("drain-seconds")) {
+    auto n = parse_number("drain-seconds", *text, 0, 3600);
+    if (!n) return n.error();
+    options.drain = std::chrono::seconds(*n);
+  }
+  if (const auto text = flags.last("max-connections")) {
+    auto n = parse_number("max-connections", *text, 1, 1'000'000);
+    if (!n) return n.error();
+    options.max_connections = *n;
+  }
+  if (const auto text = flags.last("log-level")) {
+    const auto level = spdlog::level::from_str(*text);
+    // from_str answers "off" for anything it does not know; only an explicit "off" means off.
+    if (level == spdlog::level::off && *text != "off") {
+      return make_error("--log-level must be trace, debug, info, warn, error or off, not \"" + *text + "\"");
+    }
+    options.log_level = level;
+  }
+  return options;
+}
+
+}  // namespace
+
+int serve_command(Args args) {
+  auto flags = parse_flags(args, {{"listen", ""},
+                                  {"cert-dir", ""},
+                                  {"tls-cert-file", ""},
+                                  {"tls-private-key-file", ""},
+                                  {"dev-self-signed", "", false},
+                                  {"policy", ""},
+                                  {"threads", ""},
+                                  {"drain-seconds", ""},
+                                  {"max-connections", ""},
+                                  {"log-level", ""},
+                                  {"bench-constant-route", "", false},  // hidden: the load benchmark's ceiling
+                                  {"help", "h", false}});
+  if (!flags) {
+    std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", flags.error().message.c_str(), kServeUsage.data());
+    return kExitUsage;
+  }
+  if (flags->has("help")) {
+    std::fputs(kServeUsage.data(), stdout);
+    return kExitOk;
+  }
+  auto options = serve_options(*flags);
+  if (!options) {
+    std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", options.error().message.c_str(), kServeUsage.data());
+    return kExitUsage;
+  }
+  return server::run_serve(*options);
+}
+
+}  // namespace gpuadmit::cli

@@ -1,0 +1,82 @@
+#include "gpuadmit/cluster/cluster_watcher.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <random>
+
+namespace gpuadmit::cluster {
+
+ClusterWatcher::ClusterWatcher(std::shared_ptr<ApiTransport> transport, WatcherOptions options,
+                               const Clock& clock)
+    : transport_(std::move(transport)),
+      options_(std::move(options)),
+      clock_(clock),
+      store_(options_.store, clock) {
+  if (!options_.log) options_.log = null_sink();
+  std::random_device seed;
+  for (const Kind kind : kAllKinds) {
+    reflectors_.push_back(
+        std::make_unique<Reflector>(kind, *transport_, store_, options_.reflector, options_.log, seed()));
+  }
+}
+
+ClusterWatcher::~ClusterWatcher() {
+  stop();
+}
+
+void ClusterWatcher::start() {
+  if (!threads_.empty()) return;
+  options_.log(spdlog::level::info, "cluster watch starting",
+               {{"apiServer", transport_->endpoint()},
+                {"staleAfterSeconds", options_.store.stale_after.count() / 1000.0}});
+  for (auto& reflector : reflectors_) {
+    threads_.emplace_back([r = reflector.get()](const std::stop_token& stop) { r->run(stop); });
+  }
+  threads_.emplace_back([this](const std::stop_token& stop) { rebuild_loop(stop); });
+}
+
+void ClusterWatcher::stop() {
+  for (auto& thread : threads_) thread.request_stop();
+  for (auto& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+  threads_.clear();
+}
+
+bool ClusterWatcher::wait_for_sync(std::chrono::milliseconds timeout) const {
+  // Polled: synced() is a flag set once, and this runs at start-up only.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!synced()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+void ClusterWatcher::rebuild_loop(std::stop_token stop) {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  bool logged_sync = false;
+  while (!stop.stop_requested()) {
+    if (!store_.wait_dirty(stop)) continue;
+    // Coalesce: no closer than rebuild_interval to the previous rebuild; changes arriving meanwhile join in.
+    const Instant due = store_.next_rebuild_at();
+    const Instant now = clock_.now();
+    if (due > now) {
+      std::unique_lock lock(mutex);
+      wake.wait_for(lock, stop, due - now, [] { return false; });
+      if (stop.stop_requested()) break;
+    }
+    store_.rebuild();
+    if (!logged_sync) {
+      logged_sync = true;
+      const ClusterStats s = store_.stats();
+      LogFields fields{{"apiServer", transport_->endpoint()}};
+      for (const Kind kind : kAllKinds)
+        fields[std::string(info(kind).resource)] = s.kinds[index(kind)].objects;
+      options_.log(spdlog::level::info, "cluster view synced", fields);
+    }
+  }
+}
+
+}  // namespace gpuadmit::cluster

@@ -1,0 +1,341 @@
+// HTTPS/1.1 to the API server on Beast + OpenSSL. Each call runs its own io_context on the calling thread
+// (a reflector thread), so the code reads top to bottom; every asynchronous step has a deadline, and a
+// stop request posts a close of the socket, which ends whatever step is pending.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <fstream>
+#include <mutex>
+#include <vector>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "gpuadmit/cluster/transport.hpp"
+#include "gpuadmit/version.hpp"
+
+namespace gpuadmit::cluster {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+using error_code = boost::system::error_code;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+constexpr std::size_t kChunkBytes = 64 * 1024;
+constexpr std::size_t kMaxErrorBodyBytes = 1U << 20U;  // a Status object is small; keep a bounded prefix
+constexpr std::size_t kMaxTokenBytes = 1U << 20U;
+
+std::string openssl_errors(std::string what) {
+  while (const unsigned long code = ERR_get_error()) {  // NOLINT(google-runtime-int): OpenSSL's type
+    std::array<char, 256> text{};
+    ERR_error_string_n(code, text.data(), text.size());
+    what += ": ";
+    what += text.data();
+  }
+  return what;
+}
+
+bool is_ip_literal(const std::string& host) {
+  error_code ec;
+  (void)net::ip::make_address(host, ec);
+  return !ec;
+}
+
+std::string trim(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) text.pop_back();
+  std::size_t start = 0;
+  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start])) != 0) ++start;
+  return text.substr(start);
+}
+
+// One request on one connection. Members are declared so that the io_context outlives everything bound
+// to it.
+struct Connection {
+  explicit Connection(ssl::context& context) : stream(ioc, context) {}
+
+  net::io_context ioc;
+  tcp::resolver resolver{ioc};
+  beast::ssl_stream<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+
+  // Starts one asynchronous operation and runs the io_context until it (and anything posted) is done.
+  template <typename Start>
+  error_code run(Start&& start) {
+    error_code result = net::error::would_block;
+    std::forward<Start>(start)([&result](error_code ec, auto&&...) { result = ec; });
+    ioc.restart();
+    ioc.run();
+    return result;
+  }
+
+  void abort() {
+    resolver.cancel();
+    beast::get_lowest_layer(stream).close();
+  }
+};
+
+class HttpsTransport final : public ApiTransport {
+ public:
+  HttpsTransport(ApiConfig config, TransportLimits limits, std::unique_ptr<ssl::context> context)
+      : config_(std::move(config)),
+        limits_(limits),
+        context_(std::move(context)),
+        verify_name_(config_.tls_server_name.empty() ? config_.host : config_.tls_server_name),
+        host_header_(host_header(config_)) {}
+
+  Result<ApiResponse> get(std::string_view target, std::stop_token stop) override {
+    return exchange(target, nullptr, std::chrono::steady_clock::now() + limits_.response_timeout, stop);
+  }
+
+  Result<ApiResponse> watch(std::string_view target, std::chrono::seconds deadline,
+                            const WatchCallbacks& callbacks, std::stop_token stop) override {
+    return exchange(target, &callbacks, std::chrono::steady_clock::now() + deadline, stop);
+  }
+
+  [[nodiscard]] std::string endpoint() const override { return config_.url(); }
+
+ private:
+  static std::string host_header(const ApiConfig& config) {
+    const bool ipv6 = config.host.find(':') != std::string::npos;
+    std::string host = ipv6 ? "[" + config.host + "]" : config.host;
+    return config.port == 443 ? host : host + ":" + std::to_string(config.port);
+  }
+
+  // The token file is read for every request: requests are minutes apart (one watch per kind every
+  // 5-10 minutes), so this is cheaper than any change detection, and a rotated token is picked up on the
+  // next request. If the file is briefly unreadable (the kubelet swaps the mount), the last token is used.
+  Result<std::string> bearer_token() const {
+    if (config_.token_file.empty()) return config_.token;
+    std::ifstream in(config_.token_file, std::ios::binary);
+    std::string token;
+    if (in) {
+      std::array<char, 4096> chunk{};
+      while ((in.read(chunk.data(), chunk.size()) || in.gcount() > 0) && token.size() <= kMaxTokenBytes) {
+        token.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+      }
+      token = trim(std::move(token));
+    }
+    const std::lock_guard lock(token_mutex_);
+    if (!token.empty() && token.size() <= kMaxTokenBytes) {
+      last_token_ = token;
+      return token;
+    }
+    if (!last_token_.empty()) return last_token_;
+    return make_error("cannot read the token file " + config_.token_file.string());
+  }
+
+  Error failure(std::string_view step, const error_code& ec) const {
+    return make_error(std::string(step) + " " + config_.url() + ": " + ec.message());
+  }
+
+  Result<bool> connect(Connection& c, const std::stop_token& stop) const {
+    const auto connect_deadline = std::chrono::steady_clock::now() + limits_.connect_timeout;
+    tcp::resolver::results_type endpoints;
+    error_code ec;
+    const net::ip::address address = net::ip::make_address(config_.host, ec);
+    if (!ec) {
+      endpoints = tcp::resolver::results_type::create(tcp::endpoint(address, config_.port), config_.host,
+                                                      std::to_string(config_.port));
+    } else {
+      // The resolver has no deadline of its own: a timer cancels it.
+      net::steady_timer timer(c.ioc, connect_deadline);
+      timer.async_wait([&c](error_code timer_ec) {
+        if (!timer_ec) c.resolver.cancel();
+      });
+      ec = c.run([&](auto handler) {
+        c.resolver.async_resolve(
+            config_.host, std::to_string(config_.port),
+            [&, handler](error_code resolve_ec, tcp::resolver::results_type results) mutable {
+              timer.cancel();
+              endpoints = std::move(results);
+              handler(resolve_ec);
+            });
+      });
+      if (stop.stop_requested()) return make_error("stopped");
+      if (ec) return failure("resolve", ec == net::error::operation_aborted ? net::error::timed_out : ec);
+    }
+    beast::get_lowest_layer(c.stream).expires_at(connect_deadline);
+    ec = c.run([&](auto handler) { beast::get_lowest_layer(c.stream).async_connect(endpoints, handler); });
+    if (stop.stop_requested()) return make_error("stopped");
+    if (ec) return failure("connect", ec);
+    beast::get_lowest_layer(c.stream).socket().set_option(tcp::no_delay(true), ec);
+
+    SSL* native = c.stream.native_handle();
+    const bool ip_name = is_ip_literal(verify_name_);
+    if (!ip_name) {
+      // SSL_set_tlsext_host_name is a macro with a C cast; this is what it expands to. No SNI for IP
+      // literals (RFC 6066 §3), as Go does.
+      SSL_ctrl(native, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+               const_cast<char*>(verify_name_.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+      if (SSL_set1_host(native, verify_name_.c_str()) != 1)
+        return make_error(openssl_errors("SSL_set1_host"));
+    } else if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(native), verify_name_.c_str()) != 1) {
+      return make_error(openssl_errors("X509_VERIFY_PARAM_set1_ip_asc"));
+    }
+    beast::get_lowest_layer(c.stream).expires_after(limits_.handshake_timeout);
+    ec = c.run([&](auto handler) { c.stream.async_handshake(ssl::stream_base::client, handler); });
+    if (stop.stop_requested()) return make_error("stopped");
+    if (ec) {
+      const long verify = SSL_get_verify_result(native);  // NOLINT(google-runtime-int): OpenSSL's type
+      if (verify != X509_V_OK) {
+        return make_error("TLS handshake with " + config_.url() +
+                          ": server certificate not trusted: " + X509_verify_cert_error_string(verify) +
+                          " (checked against the CA of " + config_.source + ", name " + verify_name_ + ")");
+      }
+      return failure("TLS handshake with", ec);
+    }
+    return true;
+  }
+
+  Result<ApiResponse> exchange(std::string_view target, const WatchCallbacks* watch_callbacks,
+                               SteadyTime deadline, const std::stop_token& stop) const {
+    auto token = bearer_token();
+    if (!token) return token.error();
+    Connection c(*context_);
+    // Declared after `c`, so it is gone before `c` is destroyed.
+    const std::stop_callback on_stop(stop, [&c] { net::post(c.ioc, [&c] { c.abort(); }); });
+    if (stop.stop_requested()) return make_error("stopped");
+    if (auto connected = connect(c, stop); !connected) return connected.error();
+
+    http::request<http::empty_body> request{http::verb::get, config_.path_prefix + std::string(target), 11};
+    request.set(http::field::host, host_header_);
+    request.set(http::field::user_agent, "gpuadmit/" + std::string(kVersion));
+    request.set(http::field::accept, "application/json");
+    if (!token->empty()) request.set(http::field::authorization, "Bearer " + *token);
+    beast::get_lowest_layer(c.stream).expires_after(limits_.write_timeout);
+    error_code ec = c.run([&](auto handler) { http::async_write(c.stream, request, handler); });
+    if (stop.stop_requested()) return make_error("stopped");
+    if (ec) return failure("write to", ec);
+
+    // A get() has one deadline for the whole answer; a watch has its overall deadline and, per read, the
+    // idle timeout (a silent stream is a dead peer, not a quiet cluster: the API server sends bookmarks).
+    const auto arm = [&] {
+      auto until = deadline;
+      if (watch_callbacks != nullptr)
+        until = std::min(until, std::chrono::steady_clock::now() + limits_.watch_idle_timeout);
+      beast::get_lowest_layer(c.stream).expires_at(until);
+    };
+    http::response_parser<http::buffer_body> parser;
+    parser.header_limit(
+        static_cast<std::uint32_t>(std::min<std::size_t>(limits_.max_header_bytes, UINT32_MAX)));
+    parser.body_limit(boost::none);  // our own limits below: per line for watches, per body otherwise
+    arm();
+    ec = c.run([&](auto handler) { http::async_read_header(c.stream, c.buffer, parser, handler); });
+    if (stop.stop_requested()) return make_error("stopped");
+    if (ec) return failure("read response header from", ec);
+
+    ApiResponse response;
+    response.status = static_cast<int>(parser.get().result_int());
+    const bool streaming = watch_callbacks != nullptr && response.status == 200;
+    if (streaming && watch_callbacks->opened) watch_callbacks->opened();
+    const std::size_t max_body = watch_callbacks != nullptr ? kMaxErrorBodyBytes : limits_.max_body_bytes;
+    std::string line;
+    bool handler_stopped = false;
+    std::vector<char> chunk(kChunkBytes);
+    const auto consume = [&](const char* data, std::size_t size) -> Result<bool> {
+      if (!streaming) {
+        if (response.body.size() + size > max_body) {
+          if (watch_callbacks != nullptr)
+            return true;  // an error body: a bounded prefix is enough to report it
+          return make_error("response body from " + config_.url() + " is larger than " +
+                            std::to_string(max_body) + " bytes");
+        }
+        response.body.append(data, size);
+        return true;
+      }
+      std::string_view rest(data, size);
+      while (!rest.empty() && !handler_stopped) {
+        const std::size_t newline = rest.find('\n');
+        const std::string_view piece = rest.substr(0, newline);
+        if (line.size() + piece.size() > limits_.max_line_bytes) {
+          return make_error("watch event from " + config_.url() + " is larger than " +
+                            std::to_string(limits_.max_line_bytes) + " bytes");
+        }
+        line.append(piece);
+        if (newline == std::string_view::npos) break;
+        rest.remove_prefix(newline + 1);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (!line.empty() && !watch_callbacks->line(line)) handler_stopped = true;
+        line.clear();
+      }
+      return true;
+    };
+    while (!parser.is_done() && !handler_stopped) {
+      parser.get().body().data = chunk.data();
+      parser.get().body().size = chunk.size();
+      arm();
+      ec = c.run([&](auto handler) { http::async_read_some(c.stream, c.buffer, parser, handler); });
+      if (ec == http::error::need_buffer) ec = {};
+      const std::size_t received = chunk.size() - parser.get().body().size;
+      if (received > 0) {
+        if (auto ok = consume(chunk.data(), received); !ok) return ok.error();
+      }
+      if (stop.stop_requested()) return make_error("stopped");
+      if (ec == beast::error::timeout && watch_callbacks != nullptr &&
+          std::chrono::steady_clock::now() < deadline) {
+        return make_error("watch stream from " + config_.url() + ": no data for " +
+                          std::to_string(limits_.watch_idle_timeout.count()) + " ms");
+      }
+      if (ec) return failure(streaming ? "watch stream from" : "read response body from", ec);
+    }
+    if (streaming && !handler_stopped && !line.empty()) watch_callbacks->line(line);
+    return response;
+  }
+
+  ApiConfig config_;
+  TransportLimits limits_;
+  std::unique_ptr<ssl::context> context_;
+  std::string verify_name_;
+  std::string host_header_;
+  mutable std::mutex token_mutex_;
+  mutable std::string last_token_;  // guarded by token_mutex_
+};
+
+}  // namespace
+
+Result<std::shared_ptr<ApiTransport>> make_https_transport(ApiConfig config, TransportLimits limits) {
+  ERR_clear_error();
+  if (config.host.empty()) return make_error(config.source + ": no API server host");
+  if (config.ca_pem.empty()) return make_error(config.source + ": no CA to verify the API server with");
+  auto context = std::make_unique<ssl::context>(ssl::context::tls_client);
+  SSL_CTX* native = context->native_handle();
+  if (SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION) != 1) {
+    return make_error(openssl_errors("cannot set the minimum TLS version"));
+  }
+  SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+  error_code ec;
+  context->add_certificate_authority(net::buffer(config.ca_pem), ec);
+  if (ec)
+    return make_error(openssl_errors(config.source + ": the CA is not a PEM certificate: " + ec.message()));
+  context->set_verify_mode(ssl::verify_peer);
+  if (!config.client_certificate_pem.empty()) {
+    context->use_certificate_chain(net::buffer(config.client_certificate_pem), ec);
+    if (ec)
+      return make_error(
+          openssl_errors(config.source + ": cannot use the client certificate: " + ec.message()));
+    context->use_private_key(net::buffer(config.client_key_pem), ssl::context::pem, ec);
+    if (ec) return make_error(openssl_errors(config.source + ": cannot use the client key: " + ec.message()));
+    if (SSL_CTX_check_private_key(native) != 1) {
+      return make_error(
+          openssl_errors(config.source + ": the client key does not match the client certificate"));
+    }
+  }
+  return std::shared_ptr<ApiTransport>(
+      std::make_shared<HttpsTransport>(std::move(config), limits, std::move(context)));
+}
+
+}  // namespace gpuadmit::cluster

@@ -1,0 +1,100 @@
+#include "gpuadmit/cluster/kinds.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "gpuadmit/k8s/pod_parser.hpp"
+
+namespace gpuadmit::cluster {
+namespace {
+
+constexpr std::array<KindInfo, kKindCount> kInfo{{
+    {"nodes", "Node", "v1", "/api/v1/nodes"},
+    {"resourcequotas", "ResourceQuota", "v1", "/api/v1/resourcequotas"},
+    {"storageclasses", "StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses"},
+    {"persistentvolumeclaims", "PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims"},
+}};
+
+template <typename T>
+Result<ClusterObject> widen(Result<T> parsed) {
+  if (!parsed) return parsed.error();
+  return ClusterObject(std::move(*parsed));
+}
+
+bool same_meta(const k8s::ObjectMeta& a, const k8s::ObjectMeta& b) {
+  return a.name == b.name && a.generate_name == b.generate_name && a.namespace_ == b.namespace_ &&
+         a.labels == b.labels && a.annotations == b.annotations;
+}
+
+// A tripwire: a field added to one of these views must be compared below, or a change to it would never
+// reach the snapshot. Update same_view, then these sizes.
+static_assert(sizeof(k8s::Node) == 160, "k8s::Node changed: update same_view");
+static_assert(sizeof(k8s::ResourceQuota) == 160, "k8s::ResourceQuota changed: update same_view");
+static_assert(sizeof(k8s::StorageClass) == 72, "k8s::StorageClass changed: update same_view");
+static_assert(sizeof(k8s::PersistentVolumeClaim) == 320,
+              "k8s::PersistentVolumeClaim changed: update same_view");
+
+bool equal(const k8s::Node& a, const k8s::Node& b) {
+  return a.name == b.name && a.labels == b.labels && a.taints == b.taints && a.allocatable == b.allocatable &&
+         a.unschedulable == b.unschedulable && a.ready == b.ready;
+}
+bool equal(const k8s::ResourceQuota& a, const k8s::ResourceQuota& b) {
+  return a.namespace_ == b.namespace_ && a.name == b.name && a.hard == b.hard && a.used == b.used;
+}
+bool equal(const k8s::StorageClass& a, const k8s::StorageClass& b) {
+  return a.name == b.name && a.provisioner == b.provisioner && a.is_default == b.is_default;
+}
+bool equal(const k8s::PersistentVolumeClaim& a, const k8s::PersistentVolumeClaim& b) {
+  return same_meta(a.meta, b.meta) && a.storage_class == b.storage_class && a.request == b.request &&
+         a.phase == b.phase;
+}
+
+}  // namespace
+
+bool same_view(const ClusterObject& a, const ClusterObject& b) {
+  if (a.index() != b.index()) return false;
+  return std::visit([&](const auto& left) { return equal(left, std::get<std::decay_t<decltype(left)>>(b)); },
+                    a);
+}
+
+const KindInfo& info(Kind kind) noexcept {
+  return kInfo[index(kind)];
+}
+
+Result<ClusterObject> parse_object(Kind kind, const nlohmann::json& object) {
+  switch (kind) {
+    case Kind::kNode:
+      return widen(k8s::parse_node(object));
+    case Kind::kResourceQuota:
+      return widen(k8s::parse_resource_quota(object));
+    case Kind::kStorageClass:
+      return widen(k8s::parse_storage_class(object));
+    case Kind::kPersistentVolumeClaim:
+      return widen(k8s::parse_persistent_volume_claim(object));
+  }
+  return make_error("unknown kind");
+}
+
+Result<std::string> object_key(const nlohmann::json& object) {
+  if (!object.is_object()) return make_error("object: expected an object");
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return make_error("metadata: expected an object");
+  const auto name = meta->find("name");
+  if (name == meta->end() || !name->is_string() || name->get_ref<const std::string&>().empty()) {
+    return make_error("metadata.name: expected a non-empty string");
+  }
+  const auto ns = meta->find("namespace");
+  if (ns != meta->end() && ns->is_string() && !ns->get_ref<const std::string&>().empty()) {
+    return ns->get<std::string>() + "/" + name->get<std::string>();
+  }
+  return name->get<std::string>();
+}
+
+std::string resource_version(const nlohmann::json& object) {
+  if (!object.is_object()) return {};
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  const auto rv = meta->find("resourceVersion");
+  return rv != meta->end() && rv->is_string() ? rv->get<std::string>() : std::string();
+}
+
+}  // namespace gpuadmit::cluster

@@ -1,0 +1,349 @@
+#include "gpuadmit/cluster/reflector.hpp"
+
+#include <condition_variable>
+
+#include "gpuadmit/k8s/json_input.hpp"
+
+namespace gpuadmit::cluster {
+namespace {
+
+using nlohmann::json;
+
+// A watch that ends this soon without delivering anything did not really work (a proxy closing streams at
+// once, say): reopening it at once would spin, so it waits like a failure.
+constexpr std::chrono::milliseconds kMinHealthyWatch{1'000};
+constexpr std::size_t kMaxJsonDepth = 64;
+constexpr std::size_t kLoggedLineBytes = 200;
+// During an outage each kind fails every 30 s at most: warn on the first failure and then on every 20th
+// (about every 10 minutes), so an outage of hours stays a handful of lines; the rest go to debug.
+constexpr std::uint64_t kWarnEveryNthFailure = 20;
+
+std::string percent_encode(std::string_view text) {
+  static constexpr std::string_view kHex = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((std::isalnum(u) != 0) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[u >> 4U]);
+      out.push_back(kHex[u & 0xFU]);
+    }
+  }
+  return out;
+}
+
+// "HTTP 403: nodes is forbidden: User ... cannot list ..." from a Status body when there is one.
+std::string describe_status(int status, const std::string& body) {
+  std::string out = "HTTP " + std::to_string(status);
+  auto parsed = k8s::parse_json(body, {1U << 20U, kMaxJsonDepth});
+  if (parsed && parsed->is_object()) {
+    const auto message = parsed->find("message");
+    if (message != parsed->end() && message->is_string()) return out + ": " + message->get<std::string>();
+  }
+  if (!body.empty()) out += ": " + body.substr(0, kLoggedLineBytes);
+  return out;
+}
+
+std::string rbac_hint(Kind kind, int status) {
+  if (status != 401 && status != 403) return {};
+  return status == 401
+             ? "the API server did not accept the credentials"
+             : "grant get/list/watch on " + std::string(info(kind).resource) + " (see docs/cluster.md)";
+}
+
+}  // namespace
+
+Result<std::string> list_pages(ApiTransport& transport, Kind kind, std::size_t page_size,
+                               std::stop_token stop, const std::function<void(json&& item)>& on_item,
+                               int* status, std::size_t max_pages) {
+  const std::string resource(info(kind).resource);
+  std::string continue_token;
+  for (std::size_t page = 0; page < max_pages; ++page) {
+    std::string target = std::string(info(kind).path) + "?limit=" + std::to_string(page_size);
+    if (!continue_token.empty()) target += "&continue=" + percent_encode(continue_token);
+    auto response = transport.get(target, stop);
+    if (!response) return make_error("LIST " + resource + ": " + response.error().message);
+    if (status != nullptr) *status = response->status;
+    if (response->status != 200) {
+      return make_error("LIST " + resource + ": " + describe_status(response->status, response->body));
+    }
+    auto body = k8s::parse_json(response->body, {response->body.size(), kMaxJsonDepth});
+    response->body = std::string();  // the text is not needed once parsed
+    if (!body || !body->is_object()) {
+      return make_error("LIST " + resource + ": not a JSON object" +
+                        (body ? std::string() : ": " + body.error().message));
+    }
+    const auto items = body->find("items");
+    if (items != body->end() && !items->is_null() && !items->is_array()) {
+      return make_error("LIST " + resource + ": items is not a list");
+    }
+    std::string resource_version;
+    std::string next;
+    if (const auto meta = body->find("metadata"); meta != body->end() && meta->is_object()) {
+      resource_version = meta->value("resourceVersion", std::string());
+      next = meta->value("continue", std::string());
+    }
+    if (items != body->end() && items->is_array()) {
+      for (json& item : *items) on_item(std::move(item));
+    }
+    if (next.empty()) return resource_version;
+    continue_token = std::move(next);
+  }
+  return make_error("LIST " + resource + ": more than " + std::to_string(max_pages) + " pages");
+}
+
+Result<ListResult> list_all(ApiTransport& transport, Kind kind, std::size_t page_size, std::stop_token stop,
+                            int* status) {
+  ListResult out;
+  auto rv = list_pages(
+      transport, kind, page_size, stop, [&](json&& item) { out.items.push_back(std::move(item)); }, status);
+  if (!rv) return rv.error();
+  out.resource_version = std::move(*rv);
+  return out;
+}
+
+Reflector::Reflector(Kind kind, ApiTransport& transport, SnapshotStore& store, ReflectorOptions options,
+                     LogSink log, std::uint64_t seed)
+    : kind_(kind),
+      transport_(transport),
+      store_(store),
+      options_(options),
+      log_(std::move(log)),
+      backoff_(options.backoff, seed),
+      random_(seed ^ 0x9E3779B97F4A7C15ULL) {}
+
+std::string Reflector::resource_version() const {
+  const std::lock_guard lock(rv_mutex_);
+  return resource_version_;
+}
+
+void Reflector::wait(std::chrono::milliseconds delay, std::stop_token stop) const {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  std::unique_lock lock(mutex);
+  wake.wait_for(lock, stop, delay, [] { return false; });
+}
+
+bool Reflector::list(std::stop_token stop) {
+  const std::string_view resource = info(kind_).resource;
+  SnapshotStore::Entries entries;
+  std::size_t skipped = 0;
+  const auto add = [&](json&& item) {
+    auto key = object_key(item);
+    auto parsed = key ? parse_object(kind_, item) : Result<ClusterObject>(key.error());
+    if (!parsed) {
+      // Skipped rather than failing the LIST: one odd object must not keep the whole view unsynced.
+      ++skipped;
+      store_.count_malformed(kind_);
+      log_(spdlog::level::warn, "cluster object skipped",
+           {{"kind", resource}, {"key", key ? *key : std::string()}, {"error", parsed.error().message}});
+      return;
+    }
+    entries.emplace_back(std::move(*key), std::move(*parsed));
+  };
+  int status = 0;
+  auto listed =
+      list_pages(transport_, kind_, options_.list_page_size, stop, add, &status, options_.max_list_pages);
+  if (!listed) {
+    if (stop.stop_requested()) return false;
+    LogFields fields{{"kind", resource}, {"error", listed.error().message}};
+    if (const std::string hint = rbac_hint(kind_, status); !hint.empty()) fields["hint"] = hint;
+    fail("cluster LIST failed", std::move(fields));
+    return false;
+  }
+  const std::size_t count = entries.size();
+  store_.replace(kind_, std::move(entries));
+  {
+    const std::lock_guard lock(rv_mutex_);
+    resource_version_ = *listed;
+  }
+  events_since_list_ = 0;
+  healthy_since_list_ = false;
+  succeeded();
+  log_(listed_once_ ? spdlog::level::info : spdlog::level::debug,
+       listed_once_ ? "cluster relisted" : "cluster listed",
+       {{"kind", resource}, {"objects", count}, {"skipped", skipped}, {"resourceVersion", *listed}});
+  listed_once_ = true;
+  return true;
+}
+
+bool Reflector::handle_line(std::string_view line, Outcome* outcome, std::string* detail) {
+  const auto malformed = [&](const std::string& why) {
+    store_.count_malformed(kind_);
+    *outcome = Outcome::kMalformed;
+    *detail = why + ": " + std::string(line.substr(0, kLoggedLineBytes));
+    return false;
+  };
+  auto event = k8s::parse_json(line, {line.size(), kMaxJsonDepth});
+  if (!event) return malformed("undecodable watch event (" + event.error().message + ")");
+  if (!event->is_object()) return malformed("watch event is not an object");
+  const auto type_it = event->find("type");
+  const auto object_it = event->find("object");
+  if (type_it == event->end() || !type_it->is_string() || object_it == event->end() ||
+      !object_it->is_object()) {
+    return malformed("watch event without type or object");
+  }
+  const std::string& type = type_it->get_ref<const std::string&>();
+  const json& object = *object_it;
+
+  if (type == "BOOKMARK") {
+    std::string rv = cluster::resource_version(object);
+    if (rv.empty()) return malformed("bookmark without resourceVersion");
+    const std::lock_guard lock(rv_mutex_);
+    resource_version_ = std::move(rv);
+    store_.contact(kind_);
+    return true;
+  }
+  if (type == "ERROR") {
+    const int code = object.value("code", 0);
+    *detail = "ERROR event: " + object.value("message", std::string("(no message)"));
+    *outcome = code == 410 ? Outcome::kGone : Outcome::kFailed;
+    return false;
+  }
+  if (type != "ADDED" && type != "MODIFIED" && type != "DELETED")
+    return malformed("unknown watch event type");
+  auto key = object_key(object);
+  if (!key) return malformed("watch event object without a name (" + key.error().message + ")");
+  if (type == "DELETED") {
+    store_.erase(kind_, *key);
+  } else if (auto parsed = parse_object(kind_, object); parsed) {
+    store_.upsert(kind_, *key, std::move(*parsed));
+  } else {
+    // What a LIST would do with it: leave it out. Keeping the previous version would be wrong too.
+    store_.count_malformed(kind_);
+    store_.erase(kind_, *key);
+    log_(spdlog::level::warn, "cluster object dropped",
+         {{"kind", info(kind_).resource}, {"key", *key}, {"error", parsed.error().message}});
+  }
+  if (std::string rv = cluster::resource_version(object); !rv.empty()) {
+    const std::lock_guard lock(rv_mutex_);
+    resource_version_ = std::move(rv);
+  }
+  ++events_since_list_;
+  return true;
+}
+
+Reflector::Outcome Reflector::watch(std::stop_token stop) {
+  const KindInfo& kind_info = info(kind_);
+  const std::int64_t min_timeout = std::max<std::int64_t>(1, options_.min_watch_timeout.count());
+  const std::int64_t timeout =
+      std::uniform_int_distribution<std::int64_t>(min_timeout, 2 * min_timeout - 1)(random_);
+  const std::string target =
+      std::string(kind_info.path) +
+      "?watch=1&allowWatchBookmarks=true&resourceVersion=" + percent_encode(resource_version()) +
+      "&timeoutSeconds=" + std::to_string(timeout);
+  if (watched_once_) store_.count_watch_restart(kind_);
+  watched_once_ = true;
+
+  Outcome outcome = Outcome::kEnded;
+  std::string detail;
+  bool opened = false;
+  const std::uint64_t events_before = events_since_list_;
+  WatchCallbacks callbacks;
+  callbacks.opened = [&] {
+    opened = true;
+    store_.set_watching(kind_, true);
+    succeeded();
+  };
+  callbacks.line = [&](std::string_view line) { return handle_line(line, &outcome, &detail); };
+  const auto started = std::chrono::steady_clock::now();
+  auto result = transport_.watch(target, std::chrono::seconds(timeout) + options_.watch_deadline_grace,
+                                 callbacks, stop);
+  if (opened) store_.set_watching(kind_, false);
+  if (stop.stop_requested()) return Outcome::kStopped;
+
+  const bool delivered = events_since_list_ > events_before;
+  const bool lasted = std::chrono::steady_clock::now() - started >= kMinHealthyWatch;
+  if (opened && (delivered || lasted)) {
+    backoff_.reset();
+    healthy_since_list_ = true;
+  }
+
+  const std::string_view resource = kind_info.resource;
+  if (!result) {
+    fail("cluster watch failed", {{"kind", resource}, {"error", result.error().message}});
+    return Outcome::kFailed;
+  }
+  if (result->status == 410) {
+    log_(spdlog::level::info, "cluster watch expired (410 Gone); relisting", {{"kind", resource}});
+    return Outcome::kGone;
+  }
+  if (result->status != 200) {
+    LogFields fields{{"kind", resource}, {"error", describe_status(result->status, result->body)}};
+    if (const std::string hint = rbac_hint(kind_, result->status); !hint.empty()) fields["hint"] = hint;
+    fail("cluster watch refused", std::move(fields));
+    return Outcome::kFailed;
+  }
+  switch (outcome) {
+    case Outcome::kGone:
+      log_(spdlog::level::info, "cluster watch expired (410 Gone); relisting",
+           {{"kind", resource}, {"detail", detail}});
+      break;
+    case Outcome::kMalformed:
+      log_(spdlog::level::warn, "cluster watch event malformed; relisting",
+           {{"kind", resource}, {"detail", detail}});
+      break;
+    case Outcome::kFailed:
+      fail("cluster watch failed", {{"kind", resource}, {"error", detail}});
+      break;
+    case Outcome::kEnded:
+      if (!delivered && !lasted)
+        outcome = Outcome::kFailed;  // see kMinHealthyWatch; not counted as a failure
+      break;
+    case Outcome::kStopped:
+      break;
+  }
+  return outcome;
+}
+
+void Reflector::fail(std::string_view message, LogFields fields) {
+  store_.count_failure(kind_);
+  ++consecutive_failures_;
+  const bool warn = consecutive_failures_ == 1 || consecutive_failures_ % kWarnEveryNthFailure == 0;
+  if (consecutive_failures_ > 1) fields["attempt"] = consecutive_failures_;
+  log_(warn ? spdlog::level::warn : spdlog::level::debug, message, fields);
+}
+
+void Reflector::succeeded() {
+  if (consecutive_failures_ > 0) {
+    log_(spdlog::level::info, "cluster API server reachable again",
+         {{"kind", info(kind_).resource}, {"failedAttempts", consecutive_failures_}});
+  }
+  consecutive_failures_ = 0;
+}
+
+void Reflector::run(std::stop_token stop) {
+  bool need_list = true;
+  while (!stop.stop_requested()) {
+    if (need_list) {
+      if (!list(stop)) {
+        wait(backoff_.next(), stop);
+        continue;
+      }
+      need_list = false;
+    }
+    switch (watch(stop)) {
+      case Outcome::kStopped:
+        return;
+      case Outcome::kEnded:
+        break;  // on schedule: reopen at once from the last resourceVersion
+      case Outcome::kGone:
+        need_list = true;
+        // Gone before any watch since the LIST worked: LIST and 410 would spin, so back off. Otherwise (the
+        // usual case: compaction, or an API server restart) LIST at once.
+        if (!healthy_since_list_) wait(backoff_.next(), stop);
+        break;
+      case Outcome::kMalformed:
+        need_list = true;
+        wait(backoff_.next(), stop);
+        break;
+      case Outcome::kFailed:
+        wait(backoff_.next(), stop);
+        break;
+    }
+  }
+}
+
+}  // namespace gpuadmit::cluster

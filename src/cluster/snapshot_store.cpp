@@ -1,0 +1,211 @@
+#include "gpuadmit/cluster/snapshot_store.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace gpuadmit::cluster {
+namespace {
+
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
+
+std::int64_t to_ns(Instant t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+template <typename T>
+std::vector<T> values_of(const std::map<std::string, ClusterObject>& objects) {
+  std::vector<T> out;
+  out.reserve(objects.size());
+  for (const auto& [key, object] : objects) out.push_back(std::get<T>(object));
+  return out;
+}
+
+}  // namespace
+
+SnapshotStore::SnapshotStore(StoreOptions options, const Clock& clock)
+    : options_(options),
+      clock_(clock),
+      created_ns_(to_ns(clock.now())),
+      snapshot_(std::make_shared<const policy::ClusterSnapshot>()) {
+  for (KindState& k : kinds_) k.last_contact_ns.store(kNever, std::memory_order_relaxed);
+}
+
+std::int64_t SnapshotStore::now_ns() const noexcept {
+  return to_ns(clock_.now());
+}
+
+void SnapshotStore::changed_locked() {
+  ++version_;
+  changed_.notify_all();
+}
+
+void SnapshotStore::replace(Kind kind, Entries entries) {
+  const std::lock_guard lock(mutex_);
+  KindState& k = kinds_[index(kind)];
+  k.objects.clear();
+  for (auto& [key, object] : entries) k.objects.insert_or_assign(std::move(key), std::move(object));
+  k.object_count.store(k.objects.size(), std::memory_order_relaxed);
+  k.listed = true;
+  k.lists.fetch_add(1, std::memory_order_relaxed);
+  k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
+  if (!complete_)
+    complete_ = std::all_of(kinds_.begin(), kinds_.end(), [](const KindState& s) { return s.listed; });
+  changed_locked();
+}
+
+void SnapshotStore::upsert(Kind kind, std::string key, ClusterObject object) {
+  const std::lock_guard lock(mutex_);
+  KindState& k = kinds_[index(kind)];
+  k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
+  const auto it = k.objects.find(key);
+  if (it != k.objects.end()) {
+    if (same_view(it->second, object)) return;  // a heartbeat: nothing the rules read changed
+    it->second = std::move(object);
+  } else {
+    k.objects.emplace(std::move(key), std::move(object));
+  }
+  k.object_count.store(k.objects.size(), std::memory_order_relaxed);
+  changed_locked();
+}
+
+void SnapshotStore::erase(Kind kind, const std::string& key) {
+  const std::lock_guard lock(mutex_);
+  KindState& k = kinds_[index(kind)];
+  k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
+  if (k.objects.erase(key) == 0) return;
+  k.object_count.store(k.objects.size(), std::memory_order_relaxed);
+  changed_locked();
+}
+
+void SnapshotStore::contact(Kind kind) {
+  kinds_[index(kind)].last_contact_ns.store(now_ns(), std::memory_order_relaxed);
+}
+
+void SnapshotStore::set_watching(Kind kind, bool watching) {
+  KindState& k = kinds_[index(kind)];
+  // Contact first: a reader that sees watching == false must also see when it stopped.
+  k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
+  k.watching.store(watching, std::memory_order_release);
+}
+
+void SnapshotStore::count_failure(Kind kind) noexcept {
+  kinds_[index(kind)].failures.fetch_add(1, std::memory_order_relaxed);
+}
+
+void SnapshotStore::count_malformed(Kind kind) noexcept {
+  kinds_[index(kind)].malformed.fetch_add(1, std::memory_order_relaxed);
+}
+
+void SnapshotStore::count_watch_restart(Kind kind) noexcept {
+  kinds_[index(kind)].watch_restarts.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::shared_ptr<const policy::ClusterSnapshot> SnapshotStore::snapshot() const {
+  const std::lock_guard lock(snapshot_mutex_);
+  return snapshot_;
+}
+
+std::int64_t SnapshotStore::current_as_of_ns(std::int64_t now) const noexcept {
+  std::int64_t oldest = now;
+  for (const KindState& k : kinds_) {
+    if (k.watching.load(std::memory_order_acquire)) continue;
+    const std::int64_t contact = k.last_contact_ns.load(std::memory_order_relaxed);
+    oldest = std::min(oldest, contact == kNever ? created_ns_ : contact);
+  }
+  return oldest;
+}
+
+policy::ClusterView SnapshotStore::view() const {
+  // synced_ first: it is set after the snapshot is stored, so a true here guarantees the load below sees the
+  // first complete snapshot or a newer one.
+  const bool is_synced = synced();
+  policy::ClusterView view;
+  view.snapshot = snapshot();
+  const std::int64_t now = now_ns();
+  const std::int64_t as_of = is_synced ? current_as_of_ns(now) : created_ns_;
+  const std::int64_t age_ns = std::max<std::int64_t>(0, now - as_of);
+  view.age_seconds = age_ns / 1'000'000'000;
+  view.stale = !is_synced || age_ns > std::chrono::nanoseconds(options_.stale_after).count();
+  return view;
+}
+
+ClusterStats SnapshotStore::stats() const {
+  ClusterStats out;
+  const std::int64_t now = now_ns();
+  for (std::size_t i = 0; i < kKindCount; ++i) {
+    const KindState& k = kinds_[i];
+    KindStats& s = out.kinds[i];
+    s.objects = k.object_count.load(std::memory_order_relaxed);
+    s.lists = k.lists.load(std::memory_order_relaxed);
+    s.relists = s.lists > 0 ? s.lists - 1 : 0;
+    s.watch_restarts = k.watch_restarts.load(std::memory_order_relaxed);
+    s.failures = k.failures.load(std::memory_order_relaxed);
+    s.malformed_events = k.malformed.load(std::memory_order_relaxed);
+    s.synced = s.lists > 0;
+    s.watching = k.watching.load(std::memory_order_acquire);
+    const std::int64_t contact = k.last_contact_ns.load(std::memory_order_relaxed);
+    const std::int64_t since = s.watching ? now : (contact == kNever ? created_ns_ : contact);
+    s.seconds_since_contact = static_cast<double>(std::max<std::int64_t>(0, now - since)) / 1e9;
+  }
+  out.snapshot_rebuilds = rebuilds_.load(std::memory_order_relaxed);
+  const policy::ClusterView v = view();
+  out.synced = synced();
+  out.stale = v.stale;
+  const std::int64_t as_of = out.synced ? current_as_of_ns(now) : created_ns_;
+  out.snapshot_age_seconds = static_cast<double>(std::max<std::int64_t>(0, now - as_of)) / 1e9;
+  return out;
+}
+
+bool SnapshotStore::dirty() const {
+  const std::lock_guard lock(mutex_);
+  return complete_ && version_ != built_version_;
+}
+
+Instant SnapshotStore::next_rebuild_at() const {
+  const std::lock_guard lock(mutex_);
+  return last_rebuild_ ? *last_rebuild_ + options_.rebuild_interval : Instant::min();
+}
+
+bool SnapshotStore::rebuild() {
+  // One rebuild at a time, so an older snapshot can never be published after a newer one.
+  const std::lock_guard rebuilding(rebuild_mutex_);
+  std::vector<k8s::Node> nodes;
+  std::vector<k8s::ResourceQuota> quotas;
+  std::vector<k8s::StorageClass> classes;
+  std::vector<k8s::PersistentVolumeClaim> claims;
+  std::uint64_t version = 0;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!complete_ || version_ == built_version_) return false;
+    version = version_;
+    nodes = values_of<k8s::Node>(kinds_[index(Kind::kNode)].objects);
+    quotas = values_of<k8s::ResourceQuota>(kinds_[index(Kind::kResourceQuota)].objects);
+    classes = values_of<k8s::StorageClass>(kinds_[index(Kind::kStorageClass)].objects);
+    claims = values_of<k8s::PersistentVolumeClaim>(kinds_[index(Kind::kPersistentVolumeClaim)].objects);
+  }
+  // The expensive part (indexes, sorting) runs without the cache lock, so watch events are not held up.
+  auto built = std::make_shared<const policy::ClusterSnapshot>(
+      policy::make_snapshot(std::move(nodes), std::move(quotas), std::move(classes), std::move(claims)));
+  std::shared_ptr<const policy::ClusterSnapshot> previous;
+  {
+    const std::lock_guard lock(snapshot_mutex_);
+    previous = std::exchange(snapshot_, std::move(built));
+  }
+  previous.reset();  // freeing a large snapshot takes milliseconds: not under the lock
+  // Only now: a request that sees synced() must also see a complete snapshot, never the empty one.
+  synced_.store(true, std::memory_order_release);
+  rebuilds_.fetch_add(1, std::memory_order_relaxed);
+  const std::lock_guard lock(mutex_);
+  built_version_ = version;
+  last_rebuild_ = clock_.now();
+  return true;
+}
+
+bool SnapshotStore::wait_dirty(std::stop_token stop) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, stop, [&] { return complete_ && version_ != built_version_; });
+  return complete_ && version_ != built_version_;
+}
+
+}  // namespace gpuadmit::cluster

@@ -1,0 +1,118 @@
+#include "gpuadmit/server/handlers.hpp"
+
+#include <chrono>
+#include <exception>
+
+namespace gpuadmit::server {
+namespace {
+
+LogLine review_line(spdlog::level::level_enum level, admission::Endpoint endpoint, const admission::Outcome& outcome,
+                    std::chrono::microseconds latency) {
+  LogLine line(level, "review");
+  line.add("uid", outcome.uid)
+      .add("namespace", outcome.namespace_)
+      .add("name", outcome.name)
+      .add("kind", outcome.kind)
+      .add("operation", outcome.operation)
+      .add("user", outcome.user)
+      .add("endpoint", admission::to_string(endpoint))
+      .add("verdict", admission::to_string(outcome.verdict))
+      .add("rules_fired", outcome.rules_fired)
+      .add("patch_ops", static_cast<std::uint64_t>(outcome.patch_operations))
+      .add("warnings", static_cast<std::uint64_t>(outcome.warnings));
+  if (!outcome.audits.empty()) {
+    LogFields audits = LogFields::array();
+    for (const policy::Finding& finding : outcome.audits) {
+      audits.push_back({{"rule", finding.rule}, {"summary", finding.summary}});
+    }
+    line.add_json("audits", audits);
+  }
+  if (!outcome.error.empty()) line.add("error", outcome.error);
+  line.add("latency_us", static_cast<std::int64_t>(latency.count()));
+  return line;
+}
+
+}  // namespace
+
+Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps) {
+  return [endpoint, deps = std::move(deps)](const Request& request) {
+    if (!is_json_media_type(request.content_type)) {
+      return text_response(415, "unsupported media type \"" + request.content_type.substr(0, 100) +
+                                    "\"; send Content-Type: application/json");
+    }
+    // The request keeps this snapshot to the end, whatever reloads happen meanwhile.
+    const std::shared_ptr<const policy::RuleSet> rules = deps.policy.current();
+    const std::optional<policy::ClusterView> cluster = deps.cluster_view ? deps.cluster_view() : std::nullopt;
+    const auto start = std::chrono::steady_clock::now();
+    admission::Outcome outcome;
+    try {
+      outcome = deps.review(request.body, endpoint, *rules, cluster ? &*cluster : nullptr);
+    } catch (const std::exception& e) {
+      // admission::review promises not to throw; if it does anyway, this is "could not decide", counted and
+      // answered with a 500 so the apiserver's failurePolicy applies, never an allow.
+      const auto elapsed = std::chrono::steady_clock::now() - start;
+      deps.metrics.record_review(endpoint, admission::Verdict::kError, std::chrono::duration<double>(elapsed).count());
+      deps.log.error("review failed", {{"endpoint", admission::to_string(endpoint)}, {"error", e.what()}});
+      return text_response(500, "gpuadmit could not decide: internal error");
+    }
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    deps.metrics.record_review(endpoint, outcome.verdict, std::chrono::duration<double>(elapsed).count());
+    for (const std::string& rule : outcome.rules_fired) deps.metrics.record_finding(rule, rules->action_of(rule));
+    const auto level = outcome.verdict == admission::Verdict::kError ? spdlog::level::err : spdlog::level::info;
+    if (deps.log.enabled(level)) {
+      deps.log.write(
+          review_line(level, endpoint, outcome, std::chrono::duration_cast<std::chrono::microseconds>(elapsed)));
+    }
+    if (deps.log.enabled(spdlog::level::debug)) {
+      // Objects can carry secrets in env values: only at debug, on request.
+      deps.log.debug("review body", {{"uid", outcome.uid}, {"request", request.body}, {"response", outcome.body}});
+    }
+    Response response;
+    response.status = outcome.http_status;
+    response.content_type = outcome.http_status == 200 ? "application/json" : "text/plain; charset=utf-8";
+    response.body = std::move(outcome.body);
+    return response;
+  };
+}
+
+Handler health_handler() {
+  return [](const Request&) { return text_response(200, "ok"); };
+}
+
+Handler ready_handler(const Readiness& readiness) {
+  return [&readiness](const Request&) {
+    const std::vector<std::string> unmet = readiness.unmet();
+    if (unmet.empty()) return text_response(200, "ok");
+    std::string body;
+    for (const std::string& reason : unmet) body += reason + "\n";
+    return text_response(503, std::move(body));
+  };
+}
+
+Handler metrics_handler(const Metrics& metrics) {
+  return [&metrics](const Request&) {
+    return Response{200, std::string(kPrometheusContentType), metrics.render(), {}};
+  };
+}
+
+Handler constant_handler() {
+  return [](const Request&) {
+    return Response{200, "application/json",
+                    R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                    R"("response":{"uid":"00000000-0000-0000-0000-000000000000","allowed":true}})",
+                    {}};
+  };
+}
+
+Router make_router(const ReviewDependencies& deps, const Readiness& readiness, RouterOptions options) {
+  Router router;
+  router.add("POST", "/mutate", review_handler(admission::Endpoint::kMutate, deps));
+  router.add("POST", "/validate", review_handler(admission::Endpoint::kValidate, deps));
+  router.add("GET", "/healthz", health_handler());
+  router.add("GET", "/readyz", ready_handler(readiness));
+  router.add("GET", "/metrics", metrics_handler(deps.metrics));
+  if (options.constant_route) router.add("POST", "/bench/constant", constant_handler());
+  return router;
+}
+
+}  // namespace gpuadmit::server

@@ -1,0 +1,90 @@
+#include "listener.hpp"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/beast/core/bind_handler.hpp>
+
+#include "session.hpp"
+
+namespace gpuadmit::server {
+namespace {
+
+namespace beast = boost::beast;
+namespace net = boost::asio;
+
+// accept() failing on EMFILE/ENFILE would otherwise spin: wait a little before the next attempt.
+constexpr Milliseconds kAcceptErrorBackoff{50};
+
+}  // namespace
+
+Result<std::shared_ptr<Listener>> Listener::open(net::io_context& ioc, const net::ip::tcp::endpoint& endpoint,
+                                                 ServerState& state) {
+  auto listener = std::make_shared<Listener>(ioc, state);
+  boost::system::error_code ec;
+  const auto failed = [&](std::string_view step) {
+    return make_error("cannot " + std::string(step) + " " + endpoint.address().to_string() + ":" +
+                      std::to_string(endpoint.port()) + ": " + ec.message());
+  };
+  net::ip::tcp::acceptor& acceptor = listener->acceptor_;
+  acceptor.open(endpoint.protocol(), ec);
+  if (ec) return failed("open a socket for");
+  acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (ec) return failed("configure");
+  acceptor.bind(endpoint, ec);
+  if (ec) return failed("bind");
+  acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return failed("listen on");
+  return listener;
+}
+
+Listener::Listener(net::io_context& ioc, ServerState& state)
+    : ioc_(ioc), strand_(net::make_strand(ioc)), acceptor_(strand_), backoff_(strand_), state_(state) {}
+
+std::uint16_t Listener::local_port() const {
+  boost::system::error_code ec;
+  const auto endpoint = acceptor_.local_endpoint(ec);
+  return ec ? 0 : endpoint.port();
+}
+
+void Listener::start() {
+  net::dispatch(strand_, [self = shared_from_this()] { self->accept(); });
+}
+
+void Listener::close() {
+  net::dispatch(strand_, [self = shared_from_this()] {
+    boost::system::error_code ignored;
+    self->acceptor_.close(ignored);
+    self->backoff_.cancel();
+  });
+}
+
+void Listener::accept() {
+  if (!acceptor_.is_open()) return;
+  // Each connection gets its own strand, so sessions run on any worker thread without locks.
+  acceptor_.async_accept(net::make_strand(ioc_), beast::bind_front_handler(&Listener::on_accept, shared_from_this()));
+}
+
+void Listener::on_accept(boost::system::error_code ec, net::ip::tcp::socket socket) {
+  if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+  if (ec) {
+    state_.connection_errors.warn("accept failed", {{"error", ec.message()}});
+    backoff_.expires_after(kAcceptErrorBackoff);
+    backoff_.async_wait([self = shared_from_this()](boost::system::error_code) { self->accept(); });
+    return;
+  }
+  // At the cap, close at once rather than stop accepting: the client learns immediately and its
+  // failurePolicy decides, instead of waiting in the kernel backlog until its whole timeout has passed
+  // (the apiserver's webhook timeouts add up across webhooks on the same request).
+  if (state_.sessions.size() >= state_.limits.max_connections) {
+    state_.metrics.rejected.inc();
+    state_.connection_errors.warn("connection cap reached; closing new connection",
+                                  {{"max_connections", state_.limits.max_connections}});
+    boost::system::error_code ignored;
+    socket.close(ignored);
+  } else {
+    state_.metrics.accepted.inc();
+    std::make_shared<Session>(std::move(socket), state_.tls.current(), state_)->start();
+  }
+  accept();
+}
+
+}  // namespace gpuadmit::server

@@ -1,0 +1,38 @@
+// Accepts connections on its own strand and hands each one, with its own strand, to a Session.
+#pragma once
+
+#include <memory>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "gpuadmit/common/result.hpp"
+#include "server_state.hpp"
+
+namespace gpuadmit::server {
+
+class Listener : public std::enable_shared_from_this<Listener> {
+ public:
+  // Opens, binds and listens; port 0 picks a free port (see local_port()).
+  static Result<std::shared_ptr<Listener>> open(boost::asio::io_context& ioc,
+                                                const boost::asio::ip::tcp::endpoint& endpoint, ServerState& state);
+  Listener(boost::asio::io_context& ioc, ServerState& state);
+
+  [[nodiscard]] std::uint16_t local_port() const;
+  void start();
+  void close();  // thread-safe; the pending accept ends and no new connection is taken
+
+ private:
+  void accept();
+  void on_accept(boost::system::error_code ec, boost::asio::ip::tcp::socket socket);
+
+  boost::asio::io_context& ioc_;
+  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer backoff_;
+  ServerState& state_;
+};
+
+}  // namespace gpuadmit::server

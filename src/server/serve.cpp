@@ -1,0 +1,229 @@
+#include "gpuadmit/server/serve.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "gpuadmit/server/certs.hpp"
+#include "gpuadmit/server/webhook.hpp"
+#include "gpuadmit/version.hpp"
+
+namespace gpuadmit::server {
+namespace {
+
+namespace net = boost::asio;
+
+constexpr std::string_view kSampleReview = "deploy/examples/admission-review-gpu-pod.json";
+
+// A directory that is removed when serve exits (dev mode's certificates).
+class TemporaryDirectory {
+ public:
+  static Result<TemporaryDirectory> create() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "gpuadmit-dev-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) return make_error("cannot create a temporary directory");
+    return TemporaryDirectory(pattern);
+  }
+  TemporaryDirectory(TemporaryDirectory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  TemporaryDirectory& operator=(TemporaryDirectory&&) = delete;
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+  ~TemporaryDirectory() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  explicit TemporaryDirectory(std::filesystem::path path) : path_(std::move(path)) {}
+  std::filesystem::path path_;
+};
+
+std::string url_host(const ListenAddress& listen) {
+  if (listen.host.empty() || listen.host == "0.0.0.0") return "127.0.0.1";
+  if (listen.host == "::") return "[::1]";
+  return listen.host.find(':') != std::string::npos ? "[" + listen.host + "]" : listen.host;
+}
+
+struct DevCertificates {
+  TlsFiles files;
+  std::filesystem::path ca_file;
+  std::string ca_pem;
+};
+
+// Dev mode: a fresh CA and serving certificate for the names a local client uses.
+Result<DevCertificates> generate_dev_certificates(const TemporaryDirectory& directory, const ListenAddress& listen,
+                                                  const JsonLog& log) {
+  ServingSpec spec{{"localhost"}, {"127.0.0.1", "::1"}, 30, {}};
+  if (!listen.host.empty() && listen.host != "0.0.0.0" && listen.host != "::") {
+    auto& names = listen.host.find_first_not_of("0123456789.:abcdefABCDEF") == std::string::npos ? spec.ip_addresses
+                                                                                               : spec.dns_names;
+    if (std::find(names.begin(), names.end(), listen.host) == names.end()) names.push_back(listen.host);
+  }
+  auto ca = generate_ca(CaSpec{"gpuadmit-dev-ca", 30});
+  if (!ca) return ca.error();
+  auto serving = generate_serving_certificate(*ca, spec);
+  if (!serving) return serving.error();
+  auto files = write_certificate_files(directory.path(), ca->certificate, *serving);
+  if (!files) return files.error();
+  log.info("dev certificates generated", {{"dir", directory.path().string()}, {"dns", spec.dns_names},
+                                          {"ip", spec.ip_addresses}});
+  return DevCertificates{{files->certificate, files->private_key}, files->ca, ca->certificate};
+}
+
+// What a person needs to try the dev server: the caBundle for a webhook configuration and a curl line that
+// posts a sample review. On stderr: stdout carries JSON log lines only.
+void print_dev_banner(const DevCertificates& dev, const std::filesystem::path& directory, const ListenAddress& listen,
+                      std::uint16_t port) {
+  const std::string sample = std::filesystem::exists(kSampleReview)
+                                 ? std::filesystem::absolute(kSampleReview).string()
+                                 : std::string(kSampleReview);
+  const std::string base = "https://" + url_host(listen) + ":" + std::to_string(port);
+  std::fprintf(stderr,
+               "\ngpuadmit dev mode: self-signed certificates in %s (removed on exit)\n\n"
+               "caBundle (base64 of ca.crt, for a webhook clientConfig):\n%s\n\n"
+               "Try it:\n  curl --cacert %s -H 'Content-Type: application/json' --data-binary @%s %s/mutate\n"
+               "  curl --cacert %s %s/metrics\n\n",
+               directory.c_str(), ca_bundle(dev.ca_pem).c_str(), dev.ca_file.c_str(), sample.c_str(), base.c_str(),
+               dev.ca_file.c_str(), base.c_str());
+}
+
+Result<TlsFiles> tls_files(const ServeOptions& options) {
+  if (!options.cert_dir.empty()) {
+    return TlsFiles{std::filesystem::path(options.cert_dir) / "tls.crt",
+                    std::filesystem::path(options.cert_dir) / "tls.key"};
+  }
+  if (options.tls_cert_file.empty() || options.tls_private_key_file.empty()) {
+    return make_error("no serving certificate: give --cert-dir, or --tls-cert-file and --tls-private-key-file, "
+                      "or --dev-self-signed");
+  }
+  return TlsFiles{options.tls_cert_file, options.tls_private_key_file};
+}
+
+std::string level_name(spdlog::level::level_enum level) {
+  const auto name = spdlog::level::to_string_view(level);
+  return std::string(name.data(), name.size());
+}
+
+LogFields startup_line(const ServeOptions& options, const WebhookConfig& config, const Webhook& webhook,
+                       unsigned threads) {
+  return {{"version", kVersion},
+          {"listen", config.server.host + ":" + std::to_string(webhook.port())},
+          {"tls_cert_file", config.tls.certificate.string()},
+          {"tls_private_key_file", config.tls.private_key.string()},
+          {"policy", webhook.policy().source()},
+          {"threads", threads},
+          {"drain_seconds", options.drain.count()},
+          {"max_connections", options.max_connections},
+          {"idle_timeout_s", config.server.limits.idle_timeout.count() / 1000},
+          {"body_limit_bytes", config.server.limits.body_limit},
+          {"log_level", level_name(options.log_level)},
+          {"certificate", describe_certificate(*webhook.tls().current())}};
+}
+
+}  // namespace
+
+Result<ListenAddress> parse_listen_address(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) return make_error("--listen wants HOST:PORT, got \"" + std::string(text) + "\"");
+  std::string host(text.substr(0, colon));
+  const std::string_view port_text = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.find(':') != std::string::npos && text.front() != '[') {
+    return make_error("--listen: write IPv6 addresses in brackets, e.g. [::1]:8443");
+  }
+  unsigned port = 0;
+  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc{} || end != port_text.data() + port_text.size() || port > 65535 || port_text.empty()) {
+    return make_error("--listen: invalid port \"" + std::string(port_text) + "\"");
+  }
+  return ListenAddress{host.empty() ? "0.0.0.0" : host, static_cast<std::uint16_t>(port)};
+}
+
+int run_serve(const ServeOptions& options) {
+  // A log reader that goes away must not kill the webhook; sockets already write with MSG_NOSIGNAL.
+  std::signal(SIGPIPE, SIG_IGN);
+  const JsonLog log = JsonLog::to_stdout(options.log_level);
+  const auto fail = [&](const std::string& message) {
+    log.error("cannot start", {{"error", message}});
+    return 2;
+  };
+  auto listen = parse_listen_address(options.listen);
+  if (!listen) return fail(listen.error().message);
+
+  std::optional<TemporaryDirectory> dev_directory;
+  std::optional<DevCertificates> dev;
+  Result<TlsFiles> files = make_error("");
+  if (options.dev_self_signed) {
+    auto directory = TemporaryDirectory::create();
+    if (!directory) return fail(directory.error().message);
+    dev_directory.emplace(std::move(*directory));
+    auto generated = generate_dev_certificates(*dev_directory, *listen, log);
+    if (!generated) return fail(generated.error().message);
+    dev = std::move(*generated);
+    files = dev->files;
+  } else {
+    files = tls_files(options);
+  }
+  if (!files) return fail(files.error().message);
+
+  WebhookConfig config;
+  config.server.host = listen->host;
+  config.server.port = listen->port;
+  config.server.threads = options.threads;
+  config.server.drain_period = options.drain;
+  config.server.limits.max_connections = options.max_connections;
+  config.tls = *files;
+  if (!options.policy_file.empty()) config.policy_file = options.policy_file;
+  config.constant_route = options.bench_constant_route;
+
+  auto webhook = Webhook::create(config, log);
+  if (!webhook) return fail(webhook.error().message);
+  const unsigned threads = options.threads > 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+  log.info("serving", startup_line(options, config, **webhook, threads));
+  if (dev) print_dev_banner(*dev, dev_directory->path(), *listen, (*webhook)->port());
+
+  // Signals are handled on this thread's own io_context; the server's threads never see them.
+  net::io_context signals_context;
+  net::signal_set signals(signals_context, SIGTERM, SIGINT, SIGHUP);
+  bool shutting_down = false;
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [&](const boost::system::error_code& ec, int number) {
+        if (ec) return;
+        if (number == SIGHUP) {
+          log.info("SIGHUP: checking the certificate and policy files");
+          (*webhook)->check_files_now();
+        } else if (!shutting_down) {
+          shutting_down = true;
+          log.info("termination signal: draining", {{"signal", number == SIGTERM ? "SIGTERM" : "SIGINT"}});
+          (*webhook)->begin_shutdown();
+        } else if (number == SIGINT) {
+          log.warn("second SIGINT: stopping now");
+          (*webhook)->stop_now();
+        }
+        signals.async_wait(on_signal);
+      };
+  signals.async_wait(on_signal);
+
+  (*webhook)->start();
+  std::thread waiter([&] {
+    const bool clean = (*webhook)->wait();
+    log.info("stopped", {{"clean", clean}});
+    net::post(signals_context, [&] { signals_context.stop(); });
+  });
+  signals_context.run();
+  waiter.join();
+  return 0;
+}
+
+}  // namespace gpuadmit::server

@@ -1,0 +1,198 @@
+#include "gpuadmit/server/server.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "listener.hpp"
+#include "session.hpp"
+
+namespace gpuadmit::server {
+namespace {
+
+namespace net = boost::asio;
+
+Result<net::ip::tcp::endpoint> resolve_endpoint(const std::string& host, std::uint16_t port) {
+  boost::system::error_code ec;
+  const std::string bare = host.size() > 1 && host.front() == '[' && host.back() == ']'
+                               ? host.substr(1, host.size() - 2)
+                               : host;
+  const net::ip::address address = net::ip::make_address(bare.empty() ? "0.0.0.0" : bare, ec);
+  if (!ec) return net::ip::tcp::endpoint(address, port);
+  // A name such as "localhost": the first address it resolves to.
+  net::io_context ioc;
+  net::ip::tcp::resolver resolver(ioc);
+  const auto results = resolver.resolve(bare, std::to_string(port), ec);
+  if (ec || results.empty()) return make_error("cannot resolve listen host \"" + host + "\": " + ec.message());
+  return results.begin()->endpoint();
+}
+
+}  // namespace
+
+std::uint64_t SessionRegistry::add(const std::shared_ptr<Session>& session) {
+  const std::lock_guard lock(mutex_);
+  const std::uint64_t id = next_id_++;
+  sessions_.emplace(id, session);
+  return id;
+}
+
+std::size_t SessionRegistry::remove(std::uint64_t id) {
+  const std::lock_guard lock(mutex_);
+  sessions_.erase(id);
+  return sessions_.size();
+}
+
+std::size_t SessionRegistry::size() const {
+  const std::lock_guard lock(mutex_);
+  return sessions_.size();
+}
+
+std::vector<std::shared_ptr<Session>> SessionRegistry::snapshot() const {
+  const std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<Session>> out;
+  out.reserve(sessions_.size());
+  for (const auto& [id, weak] : sessions_) {
+    if (auto session = weak.lock()) out.push_back(std::move(session));
+  }
+  return out;
+}
+
+struct Server::Impl {
+  Impl(ServerConfig config_in, const Router& router, TlsContextStore& tls, Metrics& metrics, Readiness& readiness_in,
+       JsonLog log_in)
+      : config(std::move(config_in)),
+        readiness(readiness_in),
+        log(log_in),
+        state(router, tls, metrics, std::move(log_in), config.limits),
+        thread_count(config.threads > 0 ? config.threads : std::max(1U, std::thread::hardware_concurrency())),
+        ioc(static_cast<int>(thread_count)),
+        control(net::make_strand(ioc)),
+        drain_timer(control),
+        grace_timer(control) {}
+
+  void enter_stopping();
+  void finish(bool forced);
+
+  ServerConfig config;
+  Readiness& readiness;
+  JsonLog log;
+  ServerState state;
+  unsigned thread_count;
+  std::atomic<bool> shutdown_begun{false};
+  std::atomic<bool> forced_stop{false};
+  std::atomic<bool> finished{false};
+  std::vector<std::thread> threads;
+  // Declared last among what handlers touch: destroyed first, while the state above is still alive.
+  net::io_context ioc;
+  net::strand<net::io_context::executor_type> control;  // shutdown steps run here, in order
+  net::steady_timer drain_timer;
+  net::steady_timer grace_timer;
+  std::shared_ptr<Listener> listener;
+};
+
+void Server::Impl::enter_stopping() {
+  listener->close();
+  state.stopping.store(true);
+  const std::vector<std::shared_ptr<Session>> open = state.sessions.snapshot();
+  log.info("drain period over; closing idle connections", {{"open_connections", open.size()}});
+  for (const auto& session : open) session->close_if_idle();
+  if (state.sessions.size() == 0) return finish(false);
+  grace_timer.expires_after(config.shutdown_grace);
+  grace_timer.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    log.warn("shutdown grace over; stopping with connections open", {{"open_connections", state.sessions.size()}});
+    finish(true);
+  });
+}
+
+void Server::Impl::finish(bool forced) {
+  if (finished.exchange(true)) return;
+  forced_stop.store(forced);
+  ioc.stop();
+}
+
+Result<std::unique_ptr<Server>> Server::bind(ServerConfig config, const Router& router, TlsContextStore& tls,
+                                             Metrics& metrics, Readiness& readiness, JsonLog log) {
+  auto endpoint = resolve_endpoint(config.host, config.port);
+  if (!endpoint) return endpoint.error();
+  auto impl = std::make_unique<Impl>(std::move(config), router, tls, metrics, readiness, std::move(log));
+  auto listener = Listener::open(impl->ioc, *endpoint, impl->state);
+  if (!listener) return listener.error();
+  impl->listener = std::move(*listener);
+  Impl* raw = impl.get();
+  impl->state.on_drained = [raw] {
+    net::post(raw->control, [raw] {
+      if (raw->state.sessions.size() == 0) raw->finish(false);
+    });
+  };
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() {
+  stop_now();
+  wait();
+  // Sessions still queued in the io_context die with it; they must not call back into a dying server.
+  impl_->state.on_drained = nullptr;
+}
+
+std::uint16_t Server::port() const noexcept { return impl_->listener->local_port(); }
+
+unsigned Server::threads() const noexcept { return impl_->thread_count; }
+
+void Server::start() {
+  impl_->listener->start();
+  for (unsigned i = 0; i < impl_->thread_count; ++i) {
+    impl_->threads.emplace_back([impl = impl_.get()] {
+      // Handlers catch what they can; this is the last line so one bad handler never ends the process.
+      for (;;) {
+        try {
+          impl->ioc.run();
+          return;
+        } catch (const std::exception& e) {
+          impl->log.error("unexpected exception in the I/O loop", {{"error", e.what()}});
+        } catch (...) {
+          impl->log.error("unexpected exception in the I/O loop", {{"error", "unknown"}});
+        }
+      }
+    });
+  }
+}
+
+void Server::begin_shutdown() {
+  if (impl_->shutdown_begun.exchange(true)) return;
+  impl_->readiness.set_draining();
+  impl_->state.draining.store(true);
+  impl_->log.info("draining: answering with Connection: close until the drain period ends",
+                  {{"drain_ms", impl_->config.drain_period.count()}});
+  net::post(impl_->control, [impl = impl_.get()] {
+    impl->drain_timer.expires_after(impl->config.drain_period);
+    impl->drain_timer.async_wait([impl](boost::system::error_code ec) {
+      if (!ec) impl->enter_stopping();
+    });
+  });
+}
+
+void Server::stop_now() {
+  impl_->finished.store(true);
+  impl_->ioc.stop();
+}
+
+bool Server::wait() {
+  for (std::thread& thread : impl_->threads) {
+    if (thread.joinable()) thread.join();
+  }
+  impl_->threads.clear();
+  return !impl_->forced_stop.load();
+}
+
+}  // namespace gpuadmit::server

@@ -1,0 +1,57 @@
+// State shared by the listener and every session of one Server. It outlives all of them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuadmit/server/json_log.hpp"
+#include "gpuadmit/server/metrics.hpp"
+#include "gpuadmit/server/router.hpp"
+#include "gpuadmit/server/server.hpp"
+#include "gpuadmit/server/tls_context.hpp"
+
+namespace gpuadmit::server {
+
+class Session;
+
+// The open connections, so shutdown can close the idle ones and learn when the last one is gone.
+class SessionRegistry {
+ public:
+  std::uint64_t add(const std::shared_ptr<Session>& session);
+  // Returns the number still open.
+  std::size_t remove(std::uint64_t id);
+  [[nodiscard]] std::size_t size() const;
+  [[nodiscard]] std::vector<std::shared_ptr<Session>> snapshot() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::uint64_t next_id_ = 0;
+  std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions_;
+};
+
+struct ServerState {
+  ServerState(const Router& router_in, TlsContextStore& tls_in, Metrics& metrics_in, JsonLog log_in,
+              ConnectionLimits limits_in)
+      : router(router_in), tls(tls_in), metrics(metrics_in), log(std::move(log_in)), limits(limits_in),
+        tls_errors(log, std::chrono::seconds(1)), connection_errors(log, std::chrono::seconds(1)) {}
+
+  const Router& router;
+  TlsContextStore& tls;
+  Metrics& metrics;
+  JsonLog log;
+  ConnectionLimits limits;
+  RateLimitedLog tls_errors;
+  RateLimitedLog connection_errors;
+  SessionRegistry sessions;
+  std::atomic<bool> draining{false};  // respond with Connection: close
+  std::atomic<bool> stopping{false};  // past the drain period: close connections once idle
+  // Called (from any thread) when the last session ends while stopping.
+  std::function<void()> on_drained;
+};
+
+}  // namespace gpuadmit::server

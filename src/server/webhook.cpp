@@ -1,0 +1,76 @@
+#include "gpuadmit/server/webhook.hpp"
+
+#include "gpuadmit/version.hpp"
+#include "poller.hpp"
+
+namespace gpuadmit::server {
+namespace {
+
+void record(const JsonLog& log, Family<Counter>& counter, std::string_view what, const ReloadReport& report) {
+  switch (report.status) {
+    case ReloadStatus::kUnchanged: return;
+    case ReloadStatus::kReloaded:
+      counter.with({std::string(kReloadSuccess)}).inc();
+      log.info(std::string(what) + " reloaded", {{"in_use", report.detail}});
+      return;
+    case ReloadStatus::kFailed:
+      counter.with({std::string(kReloadFailure)}).inc();
+      log.error(std::string(what) + " reload rejected; keeping the previous one", {{"error", report.error}});
+      return;
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Webhook>> Webhook::create(WebhookConfig config, JsonLog log) {
+  auto tls = TlsContextStore::open(config.tls);
+  if (!tls) return tls.error();
+  auto policy = PolicyStore::open(config.policy_file);
+  if (!policy) return policy.error();
+  auto webhook = std::unique_ptr<Webhook>(new Webhook(std::move(config), std::move(log), std::move(*tls),
+                                                      std::move(*policy)));
+  auto server = Server::bind(webhook->config_.server, webhook->router_, *webhook->tls_, webhook->metrics_,
+                             webhook->readiness_, webhook->log_);
+  if (!server) return server.error();
+  webhook->server_ = std::move(*server);
+  return webhook;
+}
+
+Webhook::Webhook(WebhookConfig config, JsonLog log, std::unique_ptr<TlsContextStore> tls,
+                 std::unique_ptr<PolicyStore> policy)
+    : config_(std::move(config)), log_(std::move(log)), metrics_(kVersion), tls_(std::move(tls)),
+      policy_(std::move(policy)) {
+  if (!config_.review) {
+    config_.review = [](std::string_view body, admission::Endpoint endpoint, const policy::RuleSet& rules,
+                        const policy::ClusterView* cluster) { return admission::review(body, endpoint, rules, cluster); };
+  }
+  readiness_.add_condition("policy loaded", [store = policy_.get()] { return store->current() != nullptr; });
+  for (auto& [name, is_met] : config_.readiness_conditions) readiness_.add_condition(name, is_met);
+  router_ = make_router(ReviewDependencies{*policy_, metrics_, log_, config_.review, config_.cluster_view},
+                        readiness_, RouterOptions{config_.constant_route});
+}
+
+Webhook::~Webhook() {
+  poller_.reset();
+  server_.reset();
+}
+
+void Webhook::start() {
+  server_->start();
+  poller_ = std::make_unique<Poller>(config_.reload_interval, [this] { check_files_now(); });
+}
+
+bool Webhook::wait() {
+  const bool clean = server_->wait();
+  poller_.reset();
+  return clean;
+}
+
+FileChecks Webhook::check_files_now() {
+  FileChecks checks{tls_->reload_if_changed(), policy_->reload_if_changed()};
+  record(log_, metrics_.tls_reloads, "serving certificate", checks.tls);
+  record(log_, metrics_.policy_reloads, "policy", checks.policy);
+  return checks;
+}
+
+}  // namespace gpuadmit::server

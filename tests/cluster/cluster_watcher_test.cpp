@@ -1,0 +1,133 @@
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "fake_transport.hpp"
+#include "gpuadmit/cluster/cluster_watcher.hpp"
+#include "gpuadmit/cluster/dump.hpp"
+#include "gpuadmit/policy/cluster_snapshot.hpp"
+#include "objects.hpp"
+
+namespace gpuadmit::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kNodes = "/api/v1/nodes";
+constexpr const char* kQuotas = "/api/v1/resourcequotas";
+constexpr const char* kClasses = "/apis/storage.k8s.io/v1/storageclasses";
+constexpr const char* kClaims = "/api/v1/persistentvolumeclaims";
+
+// Bounded polling: the watcher's threads publish on their own schedule.
+template <typename Predicate>
+bool eventually(Predicate&& predicate, std::chrono::milliseconds timeout = 5s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!predicate()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+cluster::WatcherOptions fast_options() {
+  cluster::WatcherOptions options;
+  options.reflector.backoff = {1ms, 4ms};
+  options.store.rebuild_interval = 20ms;
+  options.log = cluster::null_sink();
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("the watcher syncs all four kinds, then follows watch events into the published snapshot",
+          "[watcher]") {
+  auto transport = std::make_shared<FakeTransport>();
+  transport->push(kNodes, list_response("[" + node_json("a", "5") + "]", "10"));
+  transport->push(kQuotas, list_response("[" + quota_json("ml", "gpu", "6", "8") + "]", "10"));
+  transport->push(kClasses, list_response("[]", "10"));
+  transport->push(kClaims, list_response("[]", "10"));
+  for (const char* path : {kQuotas, kClasses, kClaims}) transport->push(path, watch_stream({}, true));
+
+  cluster::ClusterWatcher watcher(transport, fast_options());
+  CHECK_FALSE(watcher.synced());
+  CHECK(watcher.view().stale);
+  watcher.start();
+  REQUIRE(watcher.wait_for_sync(5s));
+  REQUIRE(eventually([&] { return watcher.view().snapshot->nodes.size() == 1; }));
+  CHECK(watcher.view().snapshot->quotas.size() == 1);
+
+  transport->push(kNodes, watch_stream({event("ADDED", node_json("b", "11"))}, true));
+  REQUIRE(eventually([&] { return watcher.view().snapshot->nodes.size() == 2; }));
+  CHECK_FALSE(watcher.view().stale);
+  const cluster::ClusterStats stats = watcher.stats();
+  CHECK(stats.synced);
+  CHECK(stats.kinds[cluster::index(cluster::Kind::kNode)].objects == 2);
+  CHECK(stats.kinds[cluster::index(cluster::Kind::kResourceQuota)].objects == 1);
+  CHECK(stats.snapshot_rebuilds >= 1);
+
+  const auto before = std::chrono::steady_clock::now();
+  watcher.stop();
+  CHECK(std::chrono::steady_clock::now() - before < 2s);
+  CHECK(watcher.view().snapshot->nodes.size() == 2);  // the last snapshot outlives the threads
+  watcher.stop();                                     // idempotent
+}
+
+TEST_CASE("a watcher destroyed while its API server never answers stops promptly", "[watcher]") {
+  auto transport = std::make_shared<FakeTransport>();  // nothing scripted: every call blocks
+  const auto before = std::chrono::steady_clock::now();
+  {
+    cluster::ClusterWatcher watcher(transport, fast_options());
+    watcher.start();
+    CHECK_FALSE(watcher.wait_for_sync(50ms));
+  }
+  CHECK(std::chrono::steady_clock::now() - before < 2s);
+}
+
+TEST_CASE("a dump is a v1 List of the four kinds with kind and apiVersion set, readable as a snapshot",
+          "[dump]") {
+  FakeTransport transport;
+  transport.push(
+      kNodes,
+      list_response(
+          R"([{"metadata":{"name":"n1","managedFields":[{"manager":"kubelet"}]},"status":{"allocatable":{"nvidia.com/gpu":"4"}}}])",
+          "10"));
+  transport.push(kQuotas, list_response("[" + quota_json("ml", "gpu", "6", "8") + "]", "10"));
+  transport.push(kClasses,
+                 list_response(R"([{"metadata":{"name":"fast"},"provisioner":"csi.example.com"}])", "10"));
+  transport.push(
+      kClaims,
+      list_response(
+          R"([{"metadata":{"name":"ckpt","namespace":"ml"},"spec":{"resources":{"requests":{"storage":"100Gi"}}}}])",
+          "10"));
+  auto dump = cluster::dump_cluster(transport);
+  REQUIRE(dump.ok());
+  const nlohmann::json& list = dump->list;
+  CHECK(list["apiVersion"] == "v1");
+  CHECK(list["kind"] == "List");
+  REQUIRE(list["items"].size() == 4);
+  CHECK(list["items"][0]["kind"] == "Node");
+  CHECK(list["items"][0]["apiVersion"] == "v1");
+  CHECK_FALSE(list["items"][0]["metadata"].contains("managedFields"));
+  CHECK(list["items"][2]["apiVersion"] == "storage.k8s.io/v1");
+  CHECK(list["items"][3]["kind"] == "PersistentVolumeClaim");
+  CHECK(dump->counts == std::array<std::size_t, 4>{1, 1, 1, 1});
+
+  auto snapshot = policy::snapshot_from_list(list);
+  REQUIRE(snapshot.ok());
+  CHECK(snapshot->nodes.size() == 1);
+  CHECK(snapshot->quotas.size() == 1);
+  CHECK(snapshot->storage_classes.size() == 1);
+  CHECK(snapshot->claims.size() == 1);
+}
+
+TEST_CASE("a dump fails with the first kind that cannot be listed", "[dump]") {
+  FakeTransport transport;
+  transport.push(kNodes, list_response("[]", "1"));
+  transport.push(kQuotas,
+                 http_status(403, R"({"kind":"Status","message":"resourcequotas is forbidden","code":403})"));
+  auto dump = cluster::dump_cluster(transport);
+  REQUIRE_FALSE(dump.ok());
+  CHECK(dump.error().message == "LIST resourcequotas: HTTP 403: resourcequotas is forbidden");
+}
+
+}  // namespace gpuadmit::test

@@ -1,0 +1,147 @@
+// A scripted ApiTransport. Each collection path ("/api/v1/nodes") has a queue of exchanges, answered in
+// order; every target is recorded. When a queue is empty the call blocks until the test pushes more or
+// stops the caller, so a test can wait for "the reflector has consumed everything" (wait_idle) and then
+// look at the store, with no sleeps.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadmit/cluster/transport.hpp"
+
+namespace gpuadmit::test {
+
+struct Exchange {
+  std::optional<std::string> error;  // a transport failure (connection refused, ...)
+  int status = 200;
+  std::string body;                // get(); or a non-200 watch answer
+  std::vector<std::string> lines;  // a 200 watch: the stream, one event per element
+  bool hold_open = false;          // a 200 watch: after the lines, stay open until stopped
+};
+
+inline Exchange list_response(const std::string& items_json, const std::string& resource_version,
+                              const std::string& continue_token = "") {
+  return {std::nullopt,
+          200,
+          R"({"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":")" + resource_version +
+              R"(","continue":")" + continue_token + R"("},"items":)" + items_json + "}",
+          {},
+          false};
+}
+
+inline Exchange watch_stream(std::vector<std::string> lines, bool hold_open = false) {
+  return {std::nullopt, 200, {}, std::move(lines), hold_open};
+}
+
+inline Exchange failure(std::string message) {
+  return {std::move(message), 0, {}, {}, false};
+}
+
+inline Exchange http_status(int status, std::string body = "") {
+  return {std::nullopt, status, std::move(body), {}, false};
+}
+
+class FakeTransport final : public cluster::ApiTransport {
+ public:
+  void push(const std::string& path, Exchange exchange) {
+    const std::lock_guard lock(mutex_);
+    queues_[path].push_back(std::move(exchange));
+    changed_.notify_all();
+  }
+
+  Result<cluster::ApiResponse> get(std::string_view target, std::stop_token stop) override {
+    auto exchange = next(target, stop);
+    if (!exchange) return make_error("stopped");
+    if (exchange->error) return make_error(*exchange->error);
+    return cluster::ApiResponse{exchange->status, exchange->body};
+  }
+
+  Result<cluster::ApiResponse> watch(std::string_view target, std::chrono::seconds deadline,
+                                     const cluster::WatchCallbacks& callbacks,
+                                     std::stop_token stop) override {
+    {
+      const std::lock_guard lock(mutex_);
+      deadlines_.push_back(deadline);
+    }
+    auto exchange = next(target, stop);
+    if (!exchange) return make_error("stopped");
+    if (exchange->error) return make_error(*exchange->error);
+    if (exchange->status != 200) return cluster::ApiResponse{exchange->status, exchange->body};
+    if (callbacks.opened) callbacks.opened();
+    for (const std::string& line : exchange->lines) {
+      if (!callbacks.line(line)) return cluster::ApiResponse{200, {}};
+    }
+    if (exchange->hold_open) {
+      std::unique_lock lock(mutex_);
+      ++held_;
+      changed_.notify_all();
+      changed_.wait(lock, stop, [&] { return release_; });
+      --held_;
+      if (stop.stop_requested()) return make_error("stopped");
+    }
+    return cluster::ApiResponse{200, {}};
+  }
+
+  [[nodiscard]] std::string endpoint() const override { return "https://fake"; }
+
+  // Waits until some call is blocked on an empty queue (or held open) for `path`.
+  bool wait_idle(const std::string& path, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return waiting_[path] > 0 || held_ > 0; });
+  }
+
+  // Ends held-open streams.
+  void release() {
+    const std::lock_guard lock(mutex_);
+    release_ = true;
+    changed_.notify_all();
+  }
+
+  [[nodiscard]] std::vector<std::string> targets(const std::string& path) const {
+    const std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const std::string& t : targets_) {
+      if (t.compare(0, path.size(), path) == 0 && (t.size() == path.size() || t[path.size()] == '?'))
+        out.push_back(t);
+    }
+    return out;
+  }
+
+  [[nodiscard]] std::vector<std::chrono::seconds> watch_deadlines() const {
+    const std::lock_guard lock(mutex_);
+    return deadlines_;
+  }
+
+ private:
+  std::optional<Exchange> next(std::string_view target, const std::stop_token& stop) {
+    const std::string path(target.substr(0, target.find('?')));
+    std::unique_lock lock(mutex_);
+    targets_.emplace_back(target);
+    auto& queue = queues_[path];
+    ++waiting_[path];
+    changed_.notify_all();
+    changed_.wait(lock, stop, [&] { return !queue.empty(); });
+    --waiting_[path];
+    if (queue.empty()) return std::nullopt;  // stopped
+    Exchange exchange = std::move(queue.front());
+    queue.pop_front();
+    return exchange;
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable_any changed_;
+  std::map<std::string, std::deque<Exchange>> queues_;
+  std::map<std::string, int> waiting_;
+  std::vector<std::string> targets_;
+  std::vector<std::chrono::seconds> deadlines_;
+  int held_ = 0;
+  bool release_ = false;
+};
+
+}  // namespace gpuadmit::test

@@ -1,0 +1,511 @@
+// The HTTPS transport against a TLS server of our own on 127.0.0.1:0 (certificates generated per run): how
+// a chunked watch stream is cut into lines, the limits, the deadlines, certificate and name checks, the
+// token file, and stopping a call in flight.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "gpuadmit/cluster/transport.hpp"
+#include "gpuadmit/server/certs.hpp"
+#include "gpuadmit/server/tls_context.hpp"
+
+namespace gpuadmit::test {
+namespace {
+
+namespace net = boost::asio;
+namespace ssl = net::ssl;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+using namespace std::chrono_literals;
+
+struct Pki {
+  server::PemPair ca;
+  server::PemPair serving;  // SAN: DNS localhost, IP 127.0.0.1
+  server::PemPair other_ca;
+};
+
+const Pki& pki() {
+  static const Pki p = [] {
+    auto ca = server::generate_ca({"cluster-test-ca", 1});
+    auto other = server::generate_ca({"some-other-ca", 1});
+    REQUIRE(ca.ok());
+    REQUIRE(other.ok());
+    auto serving = server::generate_serving_certificate(*ca, {{"localhost"}, {"127.0.0.1"}, 1, {}});
+    REQUIRE(serving.ok());
+    return Pki{*ca, *serving, *other};
+  }();
+  return p;
+}
+
+// One TLS connection as the test server sees it.
+class Peer {
+ public:
+  explicit Peer(ssl::stream<tcp::socket>& stream) : stream_(stream) {}
+  void write(std::string_view bytes) {
+    boost::system::error_code ec;
+    net::write(stream_, net::buffer(bytes.data(), bytes.size()), ec);
+  }
+  void chunk(std::string_view data) {
+    std::ostringstream size;
+    size << std::hex << data.size();
+    write(size.str() + "\r\n" + std::string(data) + "\r\n");
+  }
+  void start_chunked(int status = 200) {
+    write("HTTP/1.1 " + std::to_string(status) +
+          " OK\r\nContent-Type: application/json\r\n"
+          "Transfer-Encoding: chunked\r\n\r\n");
+  }
+  void end_chunked() { write("0\r\n\r\n"); }
+  void respond(int status, const std::string& body) {
+    write("HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+  }
+  // Blocks until the client closes the connection.
+  void wait_for_close() {
+    std::array<char, 256> sink{};
+    boost::system::error_code ec;
+    while (!ec) stream_.read_some(net::buffer(sink), ec);
+  }
+
+ private:
+  ssl::stream<tcp::socket>& stream_;
+};
+
+using Handler = std::function<void(const http::request<http::string_body>&, Peer&)>;
+
+// Serves connections one at a time on 127.0.0.1:0 with the given certificate, calling `handler` per request.
+class TlsServer {
+ public:
+  explicit TlsServer(Handler handler, bool handshake = true)
+      : handler_(std::move(handler)), handshake_(handshake) {
+    auto context = server::make_server_context(pki().serving.certificate, pki().serving.private_key);
+    REQUIRE(context.ok());
+    context_ = *context;
+    acceptor_.open(tcp::v4());
+    acceptor_.set_option(tcp::acceptor::reuse_address(true));
+    acceptor_.bind({net::ip::make_address("127.0.0.1"), 0});
+    acceptor_.listen();
+    port_ = acceptor_.local_endpoint().port();
+    thread_ = std::thread([this] { serve(); });
+  }
+  TlsServer(const TlsServer&) = delete;
+  TlsServer& operator=(const TlsServer&) = delete;
+  ~TlsServer() {
+    stopping_ = true;
+    boost::system::error_code ec;
+    tcp::socket poke(ioc_);
+    poke.connect({net::ip::make_address("127.0.0.1"), port_}, ec);  // wakes the blocking accept
+    thread_.join();
+  }
+
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] std::vector<std::string> authorizations() const {
+    const std::lock_guard lock(mutex_);
+    return authorizations_;
+  }
+  [[nodiscard]] std::vector<std::string> targets() const {
+    const std::lock_guard lock(mutex_);
+    return targets_;
+  }
+
+ private:
+  void serve() {
+    while (true) {
+      tcp::socket socket(ioc_);
+      boost::system::error_code ec;
+      acceptor_.accept(socket, ec);
+      if (stopping_ || ec) return;
+      ssl::stream<tcp::socket> stream(std::move(socket), *context_);
+      if (!handshake_) {
+        Peer(stream).wait_for_close();
+        continue;
+      }
+      stream.handshake(ssl::stream_base::server, ec);
+      if (ec) continue;  // the client refused us, as some tests want
+      boost::beast::flat_buffer buffer;
+      http::request<http::string_body> request;
+      http::read(stream, buffer, request, ec);
+      if (ec) continue;
+      {
+        const std::lock_guard lock(mutex_);
+        authorizations_.emplace_back(request[http::field::authorization]);
+        targets_.emplace_back(request.target());
+      }
+      Peer peer(stream);
+      handler_(request, peer);
+      stream.lowest_layer().close(ec);
+    }
+  }
+
+  Handler handler_;
+  bool handshake_;
+  net::io_context ioc_;
+  tcp::acceptor acceptor_{ioc_};
+  std::shared_ptr<ssl::context> context_;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex mutex_;
+  std::vector<std::string> authorizations_;
+  std::vector<std::string> targets_;
+  std::thread thread_;  // last: started once everything it uses exists
+};
+
+cluster::ApiConfig config_for(const TlsServer& server, std::string host = "127.0.0.1") {
+  cluster::ApiConfig config;
+  config.host = std::move(host);
+  config.port = server.port();
+  config.ca_pem = pki().ca.certificate;
+  config.token = "secret";
+  config.source = "test";
+  return config;
+}
+
+std::shared_ptr<cluster::ApiTransport> transport_for(cluster::ApiConfig config,
+                                                     cluster::TransportLimits limits = {}) {
+  auto transport = cluster::make_https_transport(std::move(config), limits);
+  REQUIRE(transport.ok());
+  return *transport;
+}
+
+struct Collected {
+  Result<cluster::ApiResponse> result = make_error("not run");
+  std::vector<std::string> lines;
+  bool opened = false;
+};
+
+Collected watch(cluster::ApiTransport& transport, std::chrono::seconds deadline = 5s,
+                std::stop_token stop = {}) {
+  Collected out;
+  cluster::WatchCallbacks callbacks;
+  callbacks.opened = [&] { out.opened = true; };
+  callbacks.line = [&](std::string_view line) {
+    out.lines.emplace_back(line);
+    return true;
+  };
+  out.result = transport.watch("/api/v1/nodes?watch=1", deadline, callbacks, stop);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a chunked watch stream is cut into lines whatever the chunk boundaries", "[transport]") {
+  TlsServer server([](const auto&, Peer& peer) {
+    peer.start_chunked();
+    peer.chunk("{\"a\":1}\n{\"b\"");
+    peer.chunk(":2}\r\n");
+    peer.chunk("\n{\"c\":3}");  // an empty line, then a last line without '\n'
+    peer.end_chunked();
+  });
+  auto transport = transport_for(config_for(server));
+  const Collected c = watch(*transport);
+  REQUIRE(c.result.ok());
+  CHECK(c.result->status == 200);
+  CHECK(c.opened);
+  CHECK(c.lines == std::vector<std::string>{R"({"a":1})", R"({"b":2})", R"({"c":3})"});
+  CHECK(server.authorizations() == std::vector<std::string>{"Bearer secret"});
+  CHECK(server.targets() == std::vector<std::string>{"/api/v1/nodes?watch=1"});
+}
+
+TEST_CASE("watch lines are handed over as they arrive, not when a buffer fills", "[transport]") {
+  std::promise<void> first_line_seen;
+  auto seen = first_line_seen.get_future();
+  TlsServer server([&](const auto&, Peer& peer) {
+    peer.start_chunked();
+    peer.chunk("{\"n\":1}\n");
+    // The second line is sent only once the client has handed over the first: a client that waited for
+    // more bytes would stall here until its deadline.
+    if (seen.wait_for(5s) == std::future_status::ready) peer.chunk("{\"n\":2}\n");
+    peer.end_chunked();
+  });
+  auto transport = transport_for(config_for(server));
+  std::vector<std::string> lines;
+  cluster::WatchCallbacks callbacks;
+  callbacks.line = [&](std::string_view line) {
+    lines.emplace_back(line);
+    if (lines.size() == 1) first_line_seen.set_value();
+    return true;
+  };
+  const auto started = std::chrono::steady_clock::now();
+  auto result = transport->watch("/w", 10s, callbacks, {});
+  REQUIRE(result.ok());
+  CHECK(lines.size() == 2);
+  CHECK(std::chrono::steady_clock::now() - started < 3s);
+}
+
+TEST_CASE("a non-200 answer is returned with its body, for get and for watch", "[transport]") {
+  const std::string status = R"({"kind":"Status","code":410,"reason":"Expired"})";
+  TlsServer server([&](const auto&, Peer& peer) { peer.respond(410, status); });
+  auto transport = transport_for(config_for(server));
+  const Collected c = watch(*transport);
+  REQUIRE(c.result.ok());
+  CHECK(c.result->status == 410);
+  CHECK(c.result->body == status);
+  CHECK_FALSE(c.opened);
+  CHECK(c.lines.empty());
+  auto got = transport->get("/api/v1/nodes", {});
+  REQUIRE(got.ok());
+  CHECK(got->status == 410);
+  CHECK(got->body == status);
+}
+
+TEST_CASE("get reads a whole body, with Content-Length or chunked", "[transport]") {
+  const std::string body(300'000, 'x');
+  SECTION("Content-Length") {
+    TlsServer server([&](const auto&, Peer& peer) { peer.respond(200, body); });
+    auto got = transport_for(config_for(server))->get("/api/v1/nodes?limit=500", {});
+    REQUIRE(got.ok());
+    CHECK(got->body == body);
+  }
+  SECTION("chunked") {
+    TlsServer server([&](const auto&, Peer& peer) {
+      peer.start_chunked();
+      peer.chunk(body.substr(0, 100'000));
+      peer.chunk(body.substr(100'000));
+      peer.end_chunked();
+    });
+    auto got = transport_for(config_for(server))->get("/api/v1/nodes?limit=500", {});
+    REQUIRE(got.ok());
+    CHECK(got->body == body);
+  }
+}
+
+TEST_CASE("limits: an oversized body, watch line or header is an error, not an allocation", "[transport]") {
+  cluster::TransportLimits limits;
+  limits.max_body_bytes = 1000;
+  limits.max_line_bytes = 100;
+  limits.max_header_bytes = 2048;
+  struct Case {
+    const char* description;
+    Handler handler;
+    bool use_watch;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"a LIST body over max_body_bytes",
+       [](const auto&, Peer& p) { p.respond(200, std::string(5000, 'x')); }, false, "larger than 1000 bytes"},
+      {"a watch line over max_line_bytes, split across chunks",
+       [](const auto&, Peer& p) {
+         p.start_chunked();
+         p.chunk(std::string(60, 'x'));
+         p.chunk(std::string(60, 'x'));
+         p.end_chunked();
+       },
+       true, "watch event from https://127.0.0.1:"},
+      {"a response header over max_header_bytes",
+       [](const auto&, Peer& p) {
+         p.write("HTTP/1.1 200 OK\r\nX-Big: " + std::string(4096, 'y') + "\r\nContent-Length: 0\r\n\r\n");
+       },
+       false, "read response header"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.description) {
+      TlsServer server(c.handler);
+      auto transport = transport_for(config_for(server), limits);
+      auto result = c.use_watch ? watch(*transport).result : transport->get("/x", {});
+      REQUIRE_FALSE(result.ok());
+      CHECK_THAT(result.error().message, Catch::Contains(c.message));
+    }
+  }
+}
+
+TEST_CASE("deadlines: a server that stalls at any step fails the call in bounded time", "[transport]") {
+  cluster::TransportLimits limits;
+  limits.handshake_timeout = 300ms;
+  limits.response_timeout = 300ms;
+  limits.watch_idle_timeout = 300ms;
+  struct Case {
+    const char* description;
+    bool handshake;
+    Handler handler;
+    bool use_watch;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"accepts TCP but never completes the TLS handshake", false, nullptr, false, "TLS handshake"},
+      {"never answers the request", true, [](const auto&, Peer& p) { p.wait_for_close(); }, false,
+       "read response header"},
+      {"sends half a body, then nothing", true,
+       [](const auto&, Peer& p) {
+         p.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc");
+         p.wait_for_close();
+       },
+       false, "read response body"},
+      {"opens a watch stream, then stays silent past the idle timeout", true,
+       [](const auto&, Peer& p) {
+         p.start_chunked();
+         p.chunk("{}\n");
+         p.wait_for_close();
+       },
+       true, "no data for 300 ms"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.description) {
+      TlsServer server(c.handler, c.handshake);
+      auto transport = transport_for(config_for(server), limits);
+      const auto started = std::chrono::steady_clock::now();
+      auto result = c.use_watch ? watch(*transport).result : transport->get("/x", {});
+      const auto took = std::chrono::steady_clock::now() - started;
+      REQUIRE_FALSE(result.ok());
+      CHECK_THAT(result.error().message, Catch::Contains(c.message));
+      CHECK(took < 3s);
+    }
+  }
+}
+
+TEST_CASE("a watch ends with an error at its overall deadline even while data keeps coming", "[transport]") {
+  std::atomic<bool> done{false};
+  TlsServer server([&](const auto&, Peer& peer) {
+    peer.start_chunked();
+    while (!done) {
+      peer.chunk("{}\n");
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  auto transport = transport_for(config_for(server));
+  const auto started = std::chrono::steady_clock::now();
+  const Collected c = watch(*transport, 1s);
+  done = true;
+  REQUIRE_FALSE(c.result.ok());
+  CHECK(std::chrono::steady_clock::now() - started < 3s);
+  CHECK(c.lines.size() >= 3);
+}
+
+TEST_CASE("stopping a call in flight ends it at once", "[transport]") {
+  TlsServer server([](const auto&, Peer& peer) {
+    peer.start_chunked();
+    peer.wait_for_close();
+  });
+  auto transport = transport_for(config_for(server));
+  std::stop_source stop;
+  auto call = std::async(std::launch::async, [&] { return watch(*transport, 60s, stop.get_token()); });
+  std::this_thread::sleep_for(200ms);  // let it connect; the assertion below is about what follows
+  const auto requested = std::chrono::steady_clock::now();
+  stop.request_stop();
+  REQUIRE(call.wait_for(2s) == std::future_status::ready);
+  const Collected c = call.get();
+  CHECK(std::chrono::steady_clock::now() - requested < 2s);
+  REQUIRE_FALSE(c.result.ok());
+  CHECK(c.result.error().message == "stopped");
+}
+
+TEST_CASE("the server certificate must chain to the configured CA and name the host dialled", "[transport]") {
+  struct Case {
+    const char* description;
+    std::string host;
+    std::string tls_server_name;
+    bool other_ca;
+    bool ok;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"IP 127.0.0.1, in the certificate's IP SANs: accepted", "127.0.0.1", "", false, true, ""},
+      {"DNS name localhost (resolved), in the DNS SANs: accepted", "localhost", "", false, true, ""},
+      {"IP dialled, tls-server-name localhost: accepted", "127.0.0.1", "localhost", false, true, ""},
+      {"a certificate from another CA: refused", "127.0.0.1", "", true, false,
+       "server certificate not trusted: unable to get local issuer certificate"},
+      {"tls-server-name the certificate does not carry: refused", "127.0.0.1", "api.example.com", false,
+       false, "server certificate not trusted: hostname mismatch"},
+      {"an IP the certificate does not carry: refused", "127.0.0.1", "127.0.0.2", false, false,
+       "server certificate not trusted: IP address mismatch"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.description) {
+      TlsServer server([](const auto&, Peer& peer) { peer.respond(200, "{}"); });
+      cluster::ApiConfig config = config_for(server, c.host);
+      config.tls_server_name = c.tls_server_name;
+      if (c.other_ca) config.ca_pem = pki().other_ca.certificate;
+      auto result = transport_for(config)->get("/version", {});
+      CHECK(result.ok() == c.ok);
+      if (!c.ok && !result.ok()) CHECK_THAT(result.error().message, Catch::Contains(c.message));
+    }
+  }
+}
+
+TEST_CASE("the token file is read for every request, and a briefly missing file keeps the last token",
+          "[transport]") {
+  TlsServer server([](const auto&, Peer& peer) { peer.respond(200, "{}"); });
+  const std::filesystem::path token =
+      std::filesystem::temp_directory_path() / ("gpuadmit-token-test-" + std::to_string(::getpid()));
+  cluster::ApiConfig config = config_for(server);
+  config.token.clear();
+  config.token_file = token;
+  auto transport = transport_for(config);
+  std::ofstream(token, std::ios::trunc) << "first\n";
+  REQUIRE(transport->get("/a", {}).ok());
+  std::ofstream(token, std::ios::trunc) << "rotated";
+  REQUIRE(transport->get("/b", {}).ok());
+  std::filesystem::remove(token);
+  REQUIRE(transport->get("/c", {}).ok());
+  CHECK(server.authorizations() ==
+        std::vector<std::string>{"Bearer first", "Bearer rotated", "Bearer rotated"});
+}
+
+TEST_CASE("nothing listening: the error names the step and the URL", "[transport]") {
+  std::uint16_t port = 0;
+  {
+    net::io_context ioc;
+    tcp::acceptor probe(ioc, {net::ip::make_address("127.0.0.1"), 0});
+    port = probe.local_endpoint().port();
+  }
+  cluster::ApiConfig config;
+  config.host = "127.0.0.1";
+  config.port = port;
+  config.ca_pem = pki().ca.certificate;
+  config.source = "test";
+  auto result = transport_for(config)->get("/x", {});
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error().message ==
+        "connect https://127.0.0.1:" + std::to_string(port) + ": Connection refused");
+}
+
+TEST_CASE("an unusable configuration is refused when the transport is made", "[transport]") {
+  struct Case {
+    const char* description;
+    std::function<void(cluster::ApiConfig&)> spoil;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"a CA that is not PEM", [](cluster::ApiConfig& c) { c.ca_pem = "garbage"; },
+       "the CA is not a PEM certificate"},
+      {"no CA", [](cluster::ApiConfig& c) { c.ca_pem.clear(); }, "no CA to verify the API server with"},
+      {"a client key that does not match the certificate",
+       [](cluster::ApiConfig& c) {
+         c.client_certificate_pem = pki().serving.certificate;
+         c.client_key_pem = pki().ca.private_key;
+       },
+       "cannot use the client key: key values mismatch"},
+      {"a client certificate that is not PEM",
+       [](cluster::ApiConfig& c) {
+         c.client_certificate_pem = "nope";
+         c.client_key_pem = pki().ca.private_key;
+       },
+       "cannot use the client certificate"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.description) {
+      cluster::ApiConfig config;
+      config.host = "127.0.0.1";
+      config.port = 1;
+      config.ca_pem = pki().ca.certificate;
+      config.source = "test";
+      c.spoil(config);
+      auto transport = cluster::make_https_transport(config);
+      REQUIRE_FALSE(transport.ok());
+      CHECK_THAT(transport.error().message, Catch::Contains(c.message));
+    }
+  }
+}
+
+}  // namespace gpuadmit::test

@@ -1,0 +1,322 @@
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "fake_transport.hpp"
+#include "gpuadmit/cluster/reflector.hpp"
+#include "objects.hpp"
+
+namespace gpuadmit::test {
+namespace {
+
+using cluster::Kind;
+using namespace std::chrono_literals;
+
+constexpr const char* kNodes = "/api/v1/nodes";
+
+cluster::ReflectorOptions fast_options() {
+  cluster::ReflectorOptions options;
+  options.backoff = {1ms, 4ms};
+  options.min_watch_timeout = 300s;
+  return options;
+}
+
+// A store whose other three kinds are already listed (empty), so listing nodes completes the sync.
+struct Rig {
+  Rig() {
+    for (const Kind kind : cluster::kAllKinds) {
+      if (kind != Kind::kNode) store.replace(kind, {});
+    }
+  }
+  ~Rig() {
+    thread.request_stop();
+    if (thread.joinable()) thread.join();
+  }
+  Rig(const Rig&) = delete;
+  Rig& operator=(const Rig&) = delete;
+
+  void start() {
+    thread = std::jthread([this](const std::stop_token& stop) { reflector.run(stop); });
+  }
+  // Blocks until the reflector waits for an exchange that was not scripted, then rebuilds the snapshot.
+  std::shared_ptr<const policy::ClusterSnapshot> settle() {
+    REQUIRE(transport.wait_idle(kNodes));
+    store.rebuild();
+    return store.snapshot();
+  }
+  std::vector<std::string> node_names() {
+    std::vector<std::string> names;
+    for (const k8s::Node& n : settle()->nodes) names.push_back(n.name);
+    return names;
+  }
+  [[nodiscard]] const cluster::KindStats node_stats() const { return store.stats().kinds[0]; }
+
+  FakeTransport transport;
+  cluster::SnapshotStore store;
+  cluster::Reflector reflector{Kind::kNode, transport, store, fast_options(), cluster::null_sink(), 42};
+  std::jthread thread;
+};
+
+bool is_list(const std::string& target) {
+  return target.find("watch=1") == std::string::npos;
+}
+
+cluster::ReflectorOptions fast_options_for_gone() {
+  cluster::ReflectorOptions options = fast_options();
+  options.backoff = {5s, 5s};
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("a LIST then watch events add, modify and delete nodes in the snapshot", "[reflector]") {
+  Rig rig;
+  rig.transport.push(kNodes,
+                     list_response("[" + node_json("a", "5") + "," + node_json("b", "6") + "]", "10"));
+  rig.transport.push(kNodes, watch_stream({event("ADDED", node_json("c", "11")),
+                                           event("MODIFIED", node_json("a", "12", "8")),
+                                           event("DELETED", node_json("b", "13"))}));
+  rig.start();
+  const auto snapshot = rig.settle();
+  REQUIRE(snapshot->nodes.size() == 2);
+  CHECK(snapshot->nodes[0].name == "a");
+  CHECK(snapshot->nodes[0].allocatable.at("nvidia.com/gpu") == k8s::Quantity::parse("8").value());
+  CHECK(snapshot->nodes[1].name == "c");
+  CHECK(rig.reflector.resource_version() == "13");
+  CHECK(rig.store.synced());
+  CHECK(rig.node_stats().objects == 2);
+}
+
+TEST_CASE("a watch starts from the LIST's resourceVersion and asks for bookmarks and a timeout",
+          "[reflector]") {
+  Rig rig;
+  rig.transport.push(kNodes, list_response("[]", "77"));
+  rig.start();
+  REQUIRE(rig.transport.wait_idle(kNodes));
+  const auto targets = rig.transport.targets(kNodes);
+  REQUIRE(targets.size() == 2);
+  CHECK(targets[0] == "/api/v1/nodes?limit=500");
+  CHECK(targets[1].find("watch=1") != std::string::npos);
+  CHECK(targets[1].find("allowWatchBookmarks=true") != std::string::npos);
+  CHECK(targets[1].find("resourceVersion=77") != std::string::npos);
+  const auto at = targets[1].find("timeoutSeconds=");
+  REQUIRE(at != std::string::npos);
+  const int timeout = std::stoi(targets[1].substr(at + 15));
+  CHECK(timeout >= 300);
+  CHECK(timeout < 600);
+  // The transport deadline leaves the server room to end the watch itself.
+  CHECK(rig.transport.watch_deadlines().at(0) == std::chrono::seconds(timeout) + 30s);
+}
+
+TEST_CASE("a bookmark moves the resourceVersion the next watch starts from", "[reflector]") {
+  Rig rig;
+  rig.transport.push(kNodes, list_response("[]", "10"));
+  rig.transport.push(kNodes, watch_stream({event("ADDED", node_json("a", "11")), bookmark("20")}));
+  rig.start();
+  REQUIRE(rig.transport.wait_idle(kNodes));
+  const auto targets = rig.transport.targets(kNodes);
+  REQUIRE(targets.size() == 3);
+  CHECK_FALSE(is_list(targets[2]));
+  CHECK(targets[2].find("resourceVersion=20&") != std::string::npos);
+  CHECK(rig.node_stats().relists == 0);
+}
+
+TEST_CASE("410 Gone, as an ERROR event or as the HTTP status, makes the reflector LIST again",
+          "[reflector]") {
+  struct Case {
+    const char* description;
+    Exchange gone;
+  };
+  const std::vector<Case> cases{
+      {"an ERROR event with code 410 in the stream",
+       watch_stream({error_event(410, "too old resource version")})},
+      {"the watch answered with HTTP 410", http_status(410, R"({"kind":"Status","code":410})")},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.description) {
+      Rig rig;
+      rig.transport.push(kNodes, list_response("[" + node_json("a", "5") + "]", "10"));
+      rig.transport.push(kNodes, c.gone);
+      rig.transport.push(kNodes, list_response("[" + node_json("b", "30") + "]", "30"));
+      rig.start();
+      CHECK(rig.node_names() == std::vector<std::string>{"b"});
+      const auto targets = rig.transport.targets(kNodes);
+      REQUIRE(targets.size() == 4);
+      CHECK(is_list(targets[2]));
+      CHECK(targets[3].find("resourceVersion=30&") != std::string::npos);
+      CHECK(rig.node_stats().relists == 1);
+    }
+  }
+}
+
+TEST_CASE("a malformed watch line is counted and followed by a relist, never a crash", "[reflector]") {
+  const std::vector<std::pair<const char*, std::string>> cases{
+      {"a line that is not JSON", "this is not json"},
+      {"a truncated event", R"({"type":"ADDED","object":{"metadata":{"name":)"},
+      {"a JSON array", "[1,2,3]"},
+      {"an event without a type", R"({"object":{"metadata":{"name":"x"}}})"},
+      {"an event whose object is a string", R"({"type":"ADDED","object":"x"})"},
+      {"an unknown event type", event("RENAMED", node_json("x", "11"))},
+      {"an object without a name", event("ADDED", R"({"metadata":{"resourceVersion":"11"}})")},
+      {"a bookmark without a resourceVersion", event("BOOKMARK", R"({"metadata":{}})")},
+      {"nesting deeper than the JSON limit", std::string(200, '[') + std::string(200, ']')},
+  };
+  for (const auto& [description, line] : cases) {
+    DYNAMIC_SECTION(description) {
+      Rig rig;
+      rig.transport.push(kNodes, list_response("[" + node_json("a", "5") + "]", "10"));
+      rig.transport.push(kNodes, watch_stream({event("ADDED", node_json("b", "11")), line,
+                                               event("ADDED", node_json("never-applied", "12"))}));
+      rig.transport.push(kNodes,
+                         list_response("[" + node_json("a", "5") + "," + node_json("b", "11") + "]", "12"));
+      rig.start();
+      CHECK(rig.node_names() == std::vector<std::string>{"a", "b"});
+      CHECK(rig.node_stats().malformed_events == 1);
+      CHECK(rig.node_stats().relists == 1);
+      CHECK(is_list(rig.transport.targets(kNodes).at(2)));
+    }
+  }
+}
+
+TEST_CASE("an object that does not parse is dropped from the cache and counted, without a relist",
+          "[reflector]") {
+  Rig rig;
+  const std::string bad_quantity =
+      R"({"metadata":{"name":"a","resourceVersion":"11"},"status":{"allocatable":{"cpu":"lots"}}})";
+  rig.transport.push(kNodes,
+                     list_response("[" + node_json("a", "5") + "," + node_json("b", "6") + "]", "10"));
+  rig.transport.push(kNodes,
+                     watch_stream({event("MODIFIED", bad_quantity), event("ADDED", node_json("c", "12"))}));
+  rig.start();
+  CHECK(rig.node_names() == std::vector<std::string>{"b", "c"});
+  CHECK(rig.node_stats().malformed_events == 1);
+  CHECK(rig.node_stats().relists == 0);
+  CHECK(rig.reflector.resource_version() == "12");
+}
+
+TEST_CASE("a LIST item that does not parse is skipped, and the kind still counts as synced", "[reflector]") {
+  Rig rig;
+  rig.transport.push(kNodes, list_response(R"([{"metadata":{"name":"odd"},"spec":{"unschedulable":"yes"}},)" +
+                                               node_json("a", "5") + "]",
+                                           "10"));
+  rig.start();
+  CHECK(rig.node_names() == std::vector<std::string>{"a"});
+  CHECK(rig.store.synced());
+  CHECK(rig.node_stats().malformed_events == 1);
+}
+
+TEST_CASE("failures are retried after a backoff: a watch from the same resourceVersion, a LIST again",
+          "[reflector]") {
+  Rig rig;
+  rig.transport.push(kNodes, failure("connect: connection refused"));
+  rig.transport.push(kNodes,
+                     http_status(403, R"({"kind":"Status","message":"nodes is forbidden","code":403})"));
+  rig.transport.push(kNodes, list_response("[" + node_json("a", "5") + "]", "10"));
+  rig.transport.push(kNodes, failure("TLS handshake: connection reset"));
+  rig.transport.push(kNodes, http_status(500, "internal error"));
+  rig.transport.push(kNodes, watch_stream({error_event(500, "etcd is sad")}));
+  rig.transport.push(kNodes, watch_stream({event("ADDED", node_json("b", "11"))}));
+  rig.start();
+  CHECK(rig.node_names() == std::vector<std::string>{"a", "b"});
+  const auto targets = rig.transport.targets(kNodes);
+  REQUIRE(targets.size() == 8);
+  for (std::size_t i : {0U, 1U, 2U}) CHECK(is_list(targets[i]));
+  for (std::size_t i : {3U, 4U, 5U, 6U}) {
+    CHECK_FALSE(is_list(targets[i]));
+    CHECK(targets[i].find("resourceVersion=10&") != std::string::npos);
+  }
+  CHECK(targets[7].find("resourceVersion=11&") != std::string::npos);
+  CHECK(rig.node_stats().failures == 5);
+  CHECK(rig.node_stats().relists == 0);
+  CHECK(rig.node_stats().watch_restarts == 4);
+}
+
+TEST_CASE("a watch that ends on schedule is reopened without a LIST", "[reflector]") {
+  Rig rig;
+  rig.transport.push(kNodes, list_response("[]", "10"));
+  rig.transport.push(kNodes, watch_stream({event("ADDED", node_json("a", "11"))}));
+  rig.transport.push(kNodes, watch_stream({event("ADDED", node_json("b", "12"))}));
+  rig.start();
+  CHECK(rig.node_names() == std::vector<std::string>{"a", "b"});
+  const auto targets = rig.transport.targets(kNodes);
+  REQUIRE(targets.size() == 4);
+  CHECK(is_list(targets[0]));
+  CHECK_FALSE(is_list(targets[3]));
+  CHECK(rig.node_stats().failures == 0);
+}
+
+TEST_CASE("a paginated LIST follows continue tokens and watches from the last page's version",
+          "[reflector]") {
+  Rig rig;
+  rig.transport.push(kNodes, list_response("[" + node_json("a", "5") + "]", "10", "tok+en/=="));
+  rig.transport.push(kNodes, list_response("[" + node_json("b", "6") + "]", "10"));
+  rig.start();
+  CHECK(rig.node_names() == std::vector<std::string>{"a", "b"});
+  const auto targets = rig.transport.targets(kNodes);
+  REQUIRE(targets.size() == 3);
+  CHECK(targets[1] == "/api/v1/nodes?limit=500&continue=tok%2Ben%2F%3D%3D");
+  CHECK(targets[2].find("resourceVersion=10&") != std::string::npos);
+}
+
+TEST_CASE("stopping the reflector ends an open watch at once and marks the kind as not watching",
+          "[reflector]") {
+  Rig rig;
+  rig.transport.push(kNodes, list_response("[]", "10"));
+  rig.transport.push(kNodes, watch_stream({}, /*hold_open=*/true));
+  rig.start();
+  REQUIRE(rig.transport.wait_idle(kNodes));
+  CHECK(rig.node_stats().watching);
+  const auto before = std::chrono::steady_clock::now();
+  rig.thread.request_stop();
+  rig.thread.join();
+  CHECK(std::chrono::steady_clock::now() - before < 2s);
+  CHECK_FALSE(rig.node_stats().watching);
+}
+
+TEST_CASE("list_all reports the HTTP status and the API server's message", "[reflector]") {
+  FakeTransport transport;
+  transport.push(
+      kNodes,
+      http_status(403,
+                  R"({"kind":"Status","message":"nodes is forbidden: User \"x\" cannot list","code":403})"));
+  int status = 0;
+  auto listed = cluster::list_all(transport, Kind::kNode, 500, {}, &status);
+  REQUIRE_FALSE(listed);
+  CHECK(status == 403);
+  CHECK(listed.error().message == "LIST nodes: HTTP 403: nodes is forbidden: User \"x\" cannot list");
+}
+
+}  // namespace gpuadmit::test
+
+namespace gpuadmit::test {
+
+TEST_CASE("410 Gone relists at once after a working watch, but backs off when it follows the LIST directly",
+          "[reflector]") {
+  cluster::ReflectorOptions slow = fast_options_for_gone();
+  SECTION("a watch delivered events, then the next one is gone: LIST at once despite a 5 s backoff") {
+    FakeTransport transport;
+    cluster::SnapshotStore store;
+    cluster::Reflector reflector(cluster::Kind::kNode, transport, store, slow, cluster::null_sink(), 1);
+    transport.push(kNodes, list_response("[]", "10"));
+    transport.push(kNodes, watch_stream({event("ADDED", node_json("a", "11"))}));
+    transport.push(kNodes, watch_stream({error_event(410, "too old resource version")}));
+    std::jthread thread([&](const std::stop_token& stop) { reflector.run(stop); });
+    transport.push(kNodes, list_response("[]", "20"));
+    REQUIRE(transport.wait_idle(kNodes, 2s));
+    const auto targets = transport.targets(kNodes);
+    REQUIRE(targets.size() == 5);
+    CHECK(is_list(targets[3]));
+  }
+  SECTION("gone on the first watch after the LIST: wait for the backoff before listing again") {
+    FakeTransport transport;
+    cluster::SnapshotStore store;
+    cluster::Reflector reflector(cluster::Kind::kNode, transport, store, slow, cluster::null_sink(), 1);
+    transport.push(kNodes, list_response("[]", "10"));
+    transport.push(kNodes, watch_stream({error_event(410, "too old resource version")}));
+    std::jthread thread([&](const std::stop_token& stop) { reflector.run(stop); });
+    CHECK_FALSE(transport.wait_idle(kNodes, 300ms));  // asleep in the backoff, not asking for the LIST
+    CHECK(transport.targets(kNodes).size() == 2);
+  }
+}
+
+}  // namespace gpuadmit::test

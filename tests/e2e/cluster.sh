@@ -1,0 +1,601 @@
+#!/usr/bin/env bash
+# Minimal Kubernetes control plane on loopback for gpuadmit's e2e tests: etcd + kube-apiserver +
+# kube-scheduler as host processes (no Docker, no kubelet, no kube-controller-manager).
+#
+#   tests/e2e/cluster.sh up       start everything; prints `export ...` lines (KUBECONFIG etc.) on stdout:
+#                                   eval "$(tests/e2e/cluster.sh up)"      (by hand)
+#                                   envs=$(tests/e2e/cluster.sh up) && eval "$envs"   (scripts: a bare
+#                                   eval "$(...)" succeeds even when `up` fails)
+#   tests/e2e/cluster.sh down     stop every process it started (TERM, then KILL) and remove the state dir
+#   tests/e2e/cluster.sh status   show the recorded processes and whether they are alive
+#   tests/e2e/cluster.sh env      print the export lines of a running cluster again
+#
+# With GPUADMIT_BIN set, `up` also starts `gpuadmit serve` on loopback and registers the webhooks
+# mutate.gpuadmit.io and validate.gpuadmit.io (failurePolicy Fail). On a running cluster:
+#   cluster.sh gpuadmit stop|start|restart [POLICY_FILE]   stop/(re)start the webhook server
+#   cluster.sh webhooks off|on                             delete/re-create both configurations
+#   cluster.sh failure-policy Fail|Ignore                  switch failurePolicy of both
+#   cluster.sh settle                                      wait until the API server behaves so
+#   cluster.sh restart-apiserver                           stop kube-apiserver and start it again with the
+#                                                          same flags (watch-recovery tests, tests/cluster)
+# Each of these returns once a server-side dry run shows the new behaviour (bounded wait).
+#
+# Everything listens on 127.0.0.1 only, on free ports picked at start. Binaries come from
+# build-tools.sh (cached under ~/.cache/gpuadmit). Progress and errors go to stderr.
+#
+# Env:
+#   GPUADMIT_E2E_STATE    state dir (default /tmp/gpuadmit-e2e): pki/, etcd-data/, logs/, pids/,
+#                         admin.kubeconfig, cluster.env
+#   GPUADMIT_E2E_TIMEOUT  seconds to wait for kube-apiserver readiness (default 180; 2 cores are slow)
+#   GPUADMIT_E2E_K8S_BIN, GPUADMIT_E2E_ETCD_BIN
+#                         use these binary dirs instead of running build-tools.sh
+#   GPUADMIT_BIN          the gpuadmit binary; unset: control plane only, no webhook
+#   GPUADMIT_E2E_POLICY   policy file for `gpuadmit serve` (default: its embedded policy)
+#   GPUADMIT_E2E_FAILURE_POLICY  Fail (default) or Ignore, for both webhooks at `up`
+#   GPUADMIT_E2E_SETTLE_TIMEOUT  seconds to wait for a webhook change to take effect (default 30)
+#
+# Without kube-controller-manager: no ServiceAccount tokens/default SA (ServiceAccount admission is
+# disabled), namespaces never finish deleting, workloads never create Pods, Pods bound to fake
+# nodes must be deleted with --force --grace-period=0. See tests/e2e/README.md.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+STATE=${GPUADMIT_E2E_STATE:-/tmp/gpuadmit-e2e}
+# How to call `down` for this state dir (shown in messages).
+if [[ $STATE != /tmp/gpuadmit-e2e ]]; then DOWN_CMD="GPUADMIT_E2E_STATE=$STATE $0 down"; else DOWN_CMD="$0 down"; fi
+MARKER=.gpuadmit-e2e-state   # only a dir holding this file is ever rm -rf'ed by this script
+API_TIMEOUT=${GPUADMIT_E2E_TIMEOUT:-180}
+STOP_TIMEOUT=15              # seconds between TERM and KILL
+
+log() { printf '%s cluster: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# --- process bookkeeping -----------------------------------------------------------------------
+# pids/<name>.pid holds the PID, pids/<name>.exe the binary path (checked against /proc/<pid>/exe
+# before any signal, so a recycled PID is never killed); pids/order lists names in start order.
+
+# start_bg NAME BINARY ARGS...: run in the background in its own session (a Ctrl-C in the
+# terminal reaches this script, whose trap stops the processes in order, not the children
+# directly), stdin from /dev/null, stdout+stderr to logs/NAME.log. stdout must not be inherited:
+# `eval "$(cluster.sh up)"` would otherwise wait for the children to exit.
+start_bg() {
+  local name=$1; shift
+  log "starting $name"
+  setsid "$@" </dev/null >>"$STATE/logs/$name.log" 2>&1 &
+  local pid=$!
+  echo "$pid" >"$STATE/pids/$name.pid"
+  readlink -f "$1" >"$STATE/pids/$name.exe"
+  # A restarted process (gpuadmit) keeps its first place in the stop order.
+  grep -qxF "$name" "$STATE/pids/order" 2>/dev/null || echo "$name" >>"$STATE/pids/order"
+}
+
+# alive PID: the process exists and is not a zombie (kill -0 succeeds on an unreaped zombie, and
+# during `up` the processes are still this shell's children).
+alive() {
+  local st
+  st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  st=${st##*) }
+  [[ ${st:0:1} != Z ]]
+}
+
+# pid_of NAME: print the recorded PID if that process is alive and still runs the recorded binary.
+pid_of() {
+  local name=$1 pid exe
+  [[ -f $STATE/pids/$name.pid ]] || return 1
+  pid=$(<"$STATE/pids/$name.pid")
+  exe=$(<"$STATE/pids/$name.exe")
+  [[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
+  # PID reuse guard. " (deleted)": the binary was replaced on disk (rebuilt) while running.
+  local cur
+  cur=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
+  [[ $cur == "$exe" || $cur == "$exe (deleted)" ]] || return 1
+  echo "$pid"
+}
+
+stop_one() {
+  local name=$1 pid i
+  pid=$(pid_of "$name") || { rm -f "$STATE/pids/$name.pid"; return 0; }
+  log "stopping $name (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+    alive "$pid" || break
+    sleep 0.1
+  done
+  if alive "$pid"; then
+    log "$name did not exit within ${STOP_TIMEOUT}s; sending KILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do alive "$pid" || break; sleep 0.1; done
+  fi
+  alive "$pid" && { log "WARNING: $name (pid $pid) still alive"; return 1; }
+  # Give its parent (init, once `up` has exited) a moment to reap the zombie, so that a
+  # `pgrep` right after `down` comes back empty. Harmless if it takes longer.
+  for ((i = 0; i < 30; i++)); do [[ -e /proc/$pid ]] || break; sleep 0.1; done
+  rm -f "$STATE/pids/$name.pid"
+}
+
+# Stop in reverse start order (scheduler and webhook before the apiserver, etcd last).
+stop_all() {
+  [[ -f $STATE/pids/order ]] || return 0
+  local name rc=0
+  while read -r name; do stop_one "$name" || rc=1; done < <(tac "$STATE/pids/order")
+  return "$rc"
+}
+
+show_log_tail() {
+  local name=$1
+  [[ -f $STATE/logs/$name.log ]] || return 0
+  log "last lines of $STATE/logs/$name.log:"
+  tail -n 40 "$STATE/logs/$name.log" | sed 's/^/    /' >&2
+}
+
+# wait_for NAME TIMEOUT CMD...: poll CMD every 0.5 s; fail early if NAME's process has died.
+wait_for() {
+  local name=$1 timeout=$2 i; shift 2
+  for ((i = 0; i < timeout * 2; i++)); do
+    "$@" >/dev/null 2>&1 && { log "$name ready after ~$((i / 2))s"; return 0; }
+    pid_of "$name" >/dev/null || { log "$name exited during start-up"; show_log_tail "$name"; return 1; }
+    sleep 0.5
+  done
+  log "$name not ready after ${timeout}s"
+  show_log_tail "$name"
+  return 1
+}
+
+# --- ports -------------------------------------------------------------------------------------
+# Pick a random port in 20000-31999 (below Linux's ephemeral range 32768+, so outgoing connections
+# do not collide) that nothing answers on. Racy by nature: if a process loses the race it fails
+# to bind and wait_for reports it with the log.
+PICKED_PORTS=" "
+# free_port VAR: set VAR (not a $(...) subshell: PICKED_PORTS must persist across calls).
+free_port() {
+  local p i
+  for ((i = 0; i < 100; i++)); do
+    p=$((20000 + RANDOM % 12000))
+    [[ $PICKED_PORTS == *" $p "* ]] && continue
+    # bash's /dev/tcp connect succeeds iff something listens on 127.0.0.1:p.
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      PICKED_PORTS+="$p "
+      printf -v "$1" '%s' "$p"
+      return 0
+    fi
+  done
+  die "no free loopback port found"
+}
+
+# --- PKI (openssl CLI) ---------------------------------------------------------------------------
+gen_pki() {
+  local d=$STATE/pki
+  ( cd "$d"
+    # ca NAME CN: self-signed CA.
+    ca() {
+      openssl req -x509 -newkey rsa:2048 -nodes -days 7 -subj "/CN=$2" \
+        -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+        -keyout "$1.key" -out "$1.crt"
+    }
+    # leaf NAME CA SUBJECT EXTENSIONS: key + CSR, signed by CA. Go ignores CN for host names, so
+    # serving certs need the SAN.
+    leaf() {
+      openssl req -new -newkey rsa:2048 -nodes -subj "$3" -keyout "$1.key" -out "$1.csr"
+      printf '%b\n' "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n$4" >"$1.ext"
+      openssl x509 -req -in "$1.csr" -CA "$2.crt" -CAkey "$2.key" -CAcreateserial -days 7 -extfile "$1.ext" -out "$1.crt"
+      rm -f "$1.csr" "$1.ext"
+    }
+    ca ca gpuadmit-e2e-ca
+    leaf apiserver ca "/CN=kube-apiserver" "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost"
+    # system:masters bypasses RBAC: the admin the tests (and a human) use.
+    leaf admin ca "/O=system:masters/CN=gpuadmit-e2e-admin" "extendedKeyUsage=clientAuth"
+    # The scheduler uses its real identity so the bootstrap RBAC (system:kube-scheduler,
+    # extension-apiserver-authentication-reader) is exercised as in a real cluster.
+    leaf scheduler ca "/CN=system:kube-scheduler" "extendedKeyUsage=clientAuth"
+    # Front-proxy (request-header) CA, as kubeadm sets up. Without --requestheader-client-ca-file
+    # the kube-system/extension-apiserver-authentication ConfigMap lacks it and kube-scheduler's
+    # delegated authentication logs "missing content for CA bundle" errors in a loop.
+    ca front-proxy-ca gpuadmit-e2e-front-proxy-ca
+    leaf front-proxy-client front-proxy-ca "/CN=front-proxy-client" "extendedKeyUsage=clientAuth"
+    # Service-account token signing key pair (no controller mints tokens, but the flags are required).
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key
+    openssl pkey -in sa.key -pubout -out sa.pub
+    chmod 600 ./*.key
+  ) >"$STATE/logs/openssl.log" 2>&1 || { show_log_tail openssl; die "certificate generation failed"; }
+}
+
+# write_kubeconfig FILE USER: certs embedded, so the file stands alone.
+write_kubeconfig() {
+  local f=$1 user=$2 d=$STATE/pki
+  cat >"$f" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: gpuadmit-e2e
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority-data: $(base64 -w0 "$d/ca.crt")
+users:
+- name: $user
+  user:
+    client-certificate-data: $(base64 -w0 "$d/$user.crt")
+    client-key-data: $(base64 -w0 "$d/$user.key")
+contexts:
+- name: gpuadmit-e2e
+  context: {cluster: gpuadmit-e2e, user: $user}
+current-context: gpuadmit-e2e
+EOF
+  chmod 600 "$f"
+}
+
+# --- gpuadmit and its webhook configurations ----------------------------------------------------
+# `up` with GPUADMIT_BIN set runs `gpuadmit serve` on a free loopback port with a certificate from
+# `gpuadmit certs generate` (SAN IP:127.0.0.1, DNS:localhost) and registers mutate.gpuadmit.io and
+# validate.gpuadmit.io (manifests/webhooks.yaml.in) with clientConfig.url + caBundle: a `service`
+# reference cannot work here (no kube-proxy, no cluster DNS). The subcommands `gpuadmit`, `webhooks`
+# and `failure-policy` change that set-up for the failure scenarios; each ends with `settle`.
+#
+# State in $STATE/gpuadmit/ (one value per file): bin, port, policy (file given to serve; empty =
+# the embedded default), failure-policy (Fail|Ignore), webhooks (on|off), webhooks.yaml (rendered).
+GA_DIR=$STATE/gpuadmit
+WEBHOOK_CERTS=$STATE/webhook-certs
+SETTLE_TIMEOUT=${GPUADMIT_E2E_SETTLE_TIMEOUT:-30}
+WEBHOOK_OBJECTS=(mutatingwebhookconfiguration/mutate.gpuadmit.io validatingwebhookconfiguration/validate.gpuadmit.io)
+
+kc() { "$KUBECTL" --kubeconfig="$STATE/admin.kubeconfig" "$@"; }
+ga_get() { cat "$GA_DIR/$1"; }
+ga_set() { printf '%s\n' "$2" >"$GA_DIR/$1"; }
+
+# gpuadmit_start [POLICY_FILE]: start `gpuadmit serve` on the recorded port and wait for /readyz.
+# --drain-seconds=0: a stop in the failure scenarios should take effect at once.
+gpuadmit_start() {
+  local policy=${1-} port args
+  port=$(ga_get port)
+  ! pid_of gpuadmit >/dev/null || die "gpuadmit is already running (use 'gpuadmit restart')"
+  args=(serve --listen "127.0.0.1:$port" --tls-cert-file "$WEBHOOK_CERTS/tls.crt"
+    --tls-private-key-file "$WEBHOOK_CERTS/tls.key" --drain-seconds 0 --log-level info)
+  if [[ -n $policy ]]; then
+    [[ -f $policy ]] || die "policy file $policy not found"
+    policy=$(readlink -f "$policy")
+    args+=(--policy "$policy")
+  fi
+  ga_set policy "$policy"
+  start_bg gpuadmit "$(ga_get bin)" "${args[@]}"
+  wait_for gpuadmit 30 curl -fsS --max-time 2 --cacert "$WEBHOOK_CERTS/ca.crt" "https://127.0.0.1:$port/readyz"
+}
+
+render_webhooks() {
+  local ca
+  ca=$(base64 -w0 "$WEBHOOK_CERTS/ca.crt")
+  sed -e "s|@URL@|https://127.0.0.1:$(ga_get port)|g" -e "s|@CA_BUNDLE@|$ca|g" \
+    -e "s|@FAILURE_POLICY@|$(ga_get failure-policy)|g" "$HERE/manifests/webhooks.yaml.in" >"$GA_DIR/webhooks.yaml"
+}
+webhooks_apply() { render_webhooks && kc apply -f "$GA_DIR/webhooks.yaml" >/dev/null; }
+webhooks_delete() { kc delete "${WEBHOOK_OBJECTS[@]}" --ignore-not-found >/dev/null; }
+
+# What creating a pod must show, given the recorded state:
+#   active   both webhooks are called (the GPU probe gets gpuadmit's toleration, the CUDA-image probe
+#            its gpu-intent warning, which only /validate gives)
+#   failing  gpuadmit is down and failurePolicy is Fail: "failed calling webhook"
+#   plain    no webhook takes part (configurations deleted, or gpuadmit down with Ignore)
+expected_behaviour() {
+  if [[ $(ga_get webhooks) == off ]]; then echo plain
+  elif pid_of gpuadmit >/dev/null; then echo active
+  elif [[ $(ga_get failure-policy) == Fail ]]; then echo failing
+  else echo plain
+  fi
+}
+
+# observed_behaviour: one server-side dry run of manifests/probe-pods.yaml (namespace default, so
+# a scenario policy must keep gpu-tolerations enforcing and gpu-intent warning there).
+observed_behaviour() {
+  local out err rc=0 tol=no warn=no
+  out=$(kc create --dry-run=server -n default -f "$HERE/manifests/probe-pods.yaml" \
+    -o jsonpath='{.metadata.name}={.spec.tolerations[*].key}{"\n"}' 2>"$GA_DIR/probe.err") || rc=$?
+  err=$(<"$GA_DIR/probe.err")
+  if ((rc != 0)); then
+    if [[ $err == *"failed calling webhook"* ]]; then echo failing; else echo "error: ${err//$'\n'/ }"; fi
+    return 0
+  fi
+  grep -q '^gpuadmit-e2e-probe-gpu=.*nvidia\.com/gpu' <<<"$out" && tol=yes
+  [[ $err == *"Warning: gpu-intent"* ]] && warn=yes
+  case $tol$warn in
+    yesyes) echo active ;;
+    nono) echo plain ;;
+    *) echo "partial (mutated=$tol warned=$warn)" ;;
+  esac
+}
+
+# settle: poll until the API server behaves as the state says. Webhook configuration changes reach
+# the API server through an informer ("a few seconds" per the docs; well under one here).
+settle() {
+  local want got="" start=$SECONDS
+  want=$(expected_behaviour)
+  while ((SECONDS - start < SETTLE_TIMEOUT)); do
+    got=$(observed_behaviour)
+    if [[ $got == "$want" ]]; then
+      log "webhooks $want (webhooks $(ga_get webhooks), failurePolicy $(ga_get failure-policy), gpuadmit $(pid_of gpuadmit >/dev/null && echo running || echo stopped)) after ~$((SECONDS - start))s"
+      return 0
+    fi
+    sleep 0.2
+  done
+  log "ERROR: the API server did not become '$want' within ${SETTLE_TIMEOUT}s; last probe: $got"
+  show_log_tail gpuadmit
+  return 1
+}
+
+# Called at the end of `up`, after the scheduler is ready. Without GPUADMIT_BIN: control plane only.
+start_gpuadmit_and_register_webhooks() {
+  if [[ -z ${GPUADMIT_BIN:-} ]]; then
+    log "GPUADMIT_BIN not set: no webhook registered (control plane only)"
+    return 0
+  fi
+  local bin fp=${GPUADMIT_E2E_FAILURE_POLICY:-Fail}
+  bin=$(readlink -f "$GPUADMIT_BIN")
+  [[ -f $bin && -x $bin ]] || die "GPUADMIT_BIN=$GPUADMIT_BIN is not an executable file"
+  [[ $fp == Fail || $fp == Ignore ]] || die "GPUADMIT_E2E_FAILURE_POLICY must be Fail or Ignore, not '$fp'"
+  mkdir -p "$GA_DIR"
+  "$bin" certs generate --ip 127.0.0.1 --dns localhost --out "$WEBHOOK_CERTS" >"$STATE/logs/gpuadmit-certs.log" 2>&1 ||
+    { show_log_tail gpuadmit-certs; die "gpuadmit certs generate failed"; }
+  free_port WEBHOOK_PORT
+  ga_set bin "$bin"
+  ga_set port "$WEBHOOK_PORT"
+  ga_set failure-policy "$fp"
+  ga_set webhooks on
+  log "gpuadmit: https://127.0.0.1:$WEBHOOK_PORT ($bin)"
+  gpuadmit_start "${GPUADMIT_E2E_POLICY:-}" || exit 1
+  webhooks_apply || die "registering the webhook configurations failed"
+  settle || exit 1
+  {
+    printf 'export GPUADMIT_E2E_WEBHOOK_URL=%q\n' "https://127.0.0.1:$WEBHOOK_PORT"
+    printf 'export GPUADMIT_E2E_WEBHOOK_CA=%q\n' "$WEBHOOK_CERTS/ca.crt"
+  } >>"$STATE/cluster.env"
+}
+
+# For the subcommands run against a cluster that is up.
+load_running_gpuadmit() {
+  [[ -f $STATE/cluster.env ]] || die "no running cluster in $STATE"
+  # shellcheck source=/dev/null
+  source "$STATE/cluster.env"
+  KUBECTL=$GPUADMIT_E2E_KUBECTL
+  [[ -f $GA_DIR/port ]] || die "this cluster has no gpuadmit (up ran without GPUADMIT_BIN)"
+}
+
+cmd_gpuadmit() {
+  load_running_gpuadmit
+  case ${1:-} in
+    start) gpuadmit_start "${2-${GPUADMIT_E2E_POLICY:-}}" ;;
+    stop) stop_one gpuadmit ;;
+    restart) stop_one gpuadmit; gpuadmit_start "${2-${GPUADMIT_E2E_POLICY:-}}" ;;
+    *) die "usage: $0 gpuadmit start|restart [POLICY_FILE] | stop" ;;
+  esac
+  settle
+}
+
+cmd_webhooks() {
+  load_running_gpuadmit
+  case ${1:-} in
+    on) ga_set webhooks on; webhooks_apply ;;
+    off) ga_set webhooks off; webhooks_delete ;;
+    *) die "usage: $0 webhooks on|off" ;;
+  esac
+  settle
+}
+
+cmd_failure_policy() {
+  load_running_gpuadmit
+  [[ ${1:-} == Fail || ${1:-} == Ignore ]] || die "usage: $0 failure-policy Fail|Ignore"
+  ga_set failure-policy "$1"
+  if [[ $(ga_get webhooks) == on ]]; then webhooks_apply; fi
+  settle
+}
+
+# --- commands ------------------------------------------------------------------------------------
+print_env() {
+  cat "$STATE/cluster.env"
+}
+
+cmd_up() {
+  command -v openssl >/dev/null || die "openssl not found"
+  command -v curl >/dev/null || die "curl not found"
+
+  if [[ -e $STATE && ! -f $STATE/$MARKER ]]; then
+    # An empty dir (e.g. from mktemp -d) is fine; anything else may be someone's data.
+    [[ -d $STATE && -z $(ls -A "$STATE") ]] || die "$STATE exists and is not a gpuadmit e2e state dir; refusing to touch it"
+  elif [[ -e $STATE ]]; then
+    local n
+    if [[ -f $STATE/pids/order ]]; then
+      while read -r n; do
+        pid_of "$n" >/dev/null && die "a cluster is already running from $STATE ($n alive); run '$DOWN_CMD' first"
+      done <"$STATE/pids/order"
+    fi
+    log "removing stale state dir $STATE"
+    rm -rf "$STATE"
+  fi
+
+  # Binaries (warm: a few seconds).
+  if [[ -z ${GPUADMIT_E2E_K8S_BIN:-} || -z ${GPUADMIT_E2E_ETCD_BIN:-} ]]; then
+    local envlines
+    envlines=$("$HERE/build-tools.sh") || die "build-tools.sh failed"
+    eval "$envlines"
+  fi
+  local kbin=$GPUADMIT_E2E_K8S_BIN ebin=$GPUADMIT_E2E_ETCD_BIN b
+  for b in "$kbin/kube-apiserver" "$kbin/kube-scheduler" "$kbin/kubectl" "$ebin/etcd"; do
+    [[ -x $b ]] || die "missing binary $b"
+  done
+
+  mkdir -p "$STATE"/{pki,etcd-data,logs,pids}
+  touch "$STATE/$MARKER"
+  chmod 700 "$STATE/pki" "$STATE/etcd-data"
+
+  # From here on, any failure (or Ctrl-C) stops what was started; logs are kept for inspection.
+  UP_DONE=0
+  trap 'up_exit' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+
+  free_port ETCD_PORT; free_port ETCD_PEER_PORT; free_port API_PORT; free_port SCHED_PORT
+  log "ports: etcd $ETCD_PORT (peer $ETCD_PEER_PORT), kube-apiserver $API_PORT, kube-scheduler $SCHED_PORT"
+
+  gen_pki
+  write_kubeconfig "$STATE/admin.kubeconfig" admin
+  write_kubeconfig "$STATE/scheduler.kubeconfig" scheduler
+
+  # etcd: single member, every URL on 127.0.0.1 (metrics are served on the client listener).
+  # --unsafe-no-fsync: throwaway data, and fsync dominates apiserver latency on a shared disk.
+  start_bg etcd "$ebin/etcd" \
+    --name=gpuadmit-e2e \
+    --data-dir="$STATE/etcd-data" \
+    --listen-client-urls="http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster="gpuadmit-e2e=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster-state=new \
+    --unsafe-no-fsync=true \
+    --log-level=warn
+  wait_for etcd 60 etcd_healthy || exit 1
+
+  # kube-apiserver. Non-obvious flags:
+  #  --bind/--advertise-address=127.0.0.1: never look for a default-route interface.
+  #  --disable-admission-plugins=ServiceAccount: no kube-controller-manager creates the `default`
+  #    ServiceAccount, and with the plugin on every Pod create would be rejected.
+  #  ...,TaintNodesByCondition: that plugin adds node.kubernetes.io/not-ready:NoSchedule to every new
+  #    Node and only the node-lifecycle controller (KCM) removes it: fake nodes would never schedule.
+  #  --endpoint-reconciler-type=none: don't publish the loopback IP in the `kubernetes` Endpoints.
+  #  --service-cluster-ip-range: only strings in Service objects; nothing routes or dials them.
+  #  --requestheader-*/--proxy-client-*: front-proxy auth as kubeadm configures it (see gen_pki).
+  #  --cert-dir: it would otherwise default to /var/run/kubernetes (unused since certs are given).
+  start_bg kube-apiserver "$kbin/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 \
+    --advertise-address=127.0.0.1 \
+    --secure-port="$API_PORT" \
+    --cert-dir="$STATE/pki" \
+    --tls-cert-file="$STATE/pki/apiserver.crt" \
+    --tls-private-key-file="$STATE/pki/apiserver.key" \
+    --client-ca-file="$STATE/pki/ca.crt" \
+    --requestheader-client-ca-file="$STATE/pki/front-proxy-ca.crt" \
+    --requestheader-allowed-names=front-proxy-client \
+    --requestheader-username-headers=X-Remote-User \
+    --requestheader-group-headers=X-Remote-Group \
+    --requestheader-extra-headers-prefix=X-Remote-Extra- \
+    --proxy-client-cert-file="$STATE/pki/front-proxy-client.crt" \
+    --proxy-client-key-file="$STATE/pki/front-proxy-client.key" \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$STATE/pki/sa.pub" \
+    --service-account-signing-key-file="$STATE/pki/sa.key" \
+    --service-cluster-ip-range=10.96.0.0/16 \
+    --authorization-mode=Node,RBAC \
+    --allow-privileged=true \
+    --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+    --endpoint-reconciler-type=none \
+    --profiling=false \
+    --v=1
+  wait_for kube-apiserver "$API_TIMEOUT" curl -fsS --max-time 5 --cacert "$STATE/pki/ca.crt" \
+    --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "https://127.0.0.1:$API_PORT/readyz" || exit 1
+
+  # kube-scheduler. --kubeconfig is deprecated but honoured when no --config is given.
+  # The authn/authz kubeconfigs let its secure port delegate to the apiserver (else it only warns).
+  # Its serving cert is self-signed in memory. --leader-elect=false: one instance, no Lease.
+  start_bg kube-scheduler "$kbin/kube-scheduler" \
+    --kubeconfig="$STATE/scheduler.kubeconfig" \
+    --authentication-kubeconfig="$STATE/scheduler.kubeconfig" \
+    --authorization-kubeconfig="$STATE/scheduler.kubeconfig" \
+    --leader-elect=false \
+    --bind-address=127.0.0.1 \
+    --secure-port="$SCHED_PORT" \
+    --profiling=false \
+    --v=2
+  # /readyz includes sched-handler-sync: informers are synced and events are handled.
+  wait_for kube-scheduler 90 curl -fsSk --max-time 5 "https://127.0.0.1:$SCHED_PORT/readyz" || exit 1
+
+  {
+    printf 'export KUBECONFIG=%q\n' "$STATE/admin.kubeconfig"
+    printf 'export GPUADMIT_E2E_STATE=%q\n' "$STATE"
+    printf 'export GPUADMIT_E2E_KUBECTL=%q\n' "$kbin/kubectl"
+    printf 'export GPUADMIT_E2E_K8S_BIN=%q\n' "$kbin"
+    printf 'export GPUADMIT_E2E_ETCD_BIN=%q\n' "$ebin"
+    printf 'export GPUADMIT_E2E_API_URL=%q\n' "https://127.0.0.1:$API_PORT"
+    printf 'export GPUADMIT_E2E_CA=%q\n' "$STATE/pki/ca.crt"
+    printf 'export GPUADMIT_E2E_ETCD_PORT=%q GPUADMIT_E2E_API_PORT=%q GPUADMIT_E2E_SCHED_PORT=%q\n' \
+      "$ETCD_PORT" "$API_PORT" "$SCHED_PORT"
+  } >"$STATE/cluster.env"
+
+  KUBECTL=$kbin/kubectl
+  start_gpuadmit_and_register_webhooks
+
+  UP_DONE=1
+  log "control plane up: kube-apiserver https://127.0.0.1:$API_PORT (state: $STATE; stop with '$DOWN_CMD')"
+  print_env
+}
+
+etcd_healthy() {
+  local out
+  out=$(curl -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/health") && [[ $out == *'"health":"true"'* ]]
+}
+
+up_exit() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [[ ${UP_DONE:-0} != 1 ]]; then
+    log "up failed (exit $rc): stopping what was started; logs kept in $STATE/logs ('$DOWN_CMD' removes them)"
+    stop_all || true
+    [[ $rc == 0 ]] && rc=1
+  fi
+  exit "$rc"
+}
+
+cmd_down() {
+  if [[ ! -e $STATE ]]; then
+    log "nothing to stop ($STATE does not exist)"
+    return 0
+  fi
+  [[ -f $STATE/$MARKER ]] || die "$STATE is not a gpuadmit e2e state dir; refusing to touch it"
+  stop_all || die "some processes could not be stopped; state kept in $STATE"
+  rm -rf "$STATE"
+  log "down: all processes stopped, $STATE removed"
+}
+
+cmd_status() {
+  [[ -f $STATE/pids/order ]] || { echo "no cluster state in $STATE"; return 1; }
+  local name pid rc=0
+  while read -r name; do
+    if pid=$(pid_of "$name"); then echo "$name: running (pid $pid)"
+    elif [[ $name == gpuadmit ]]; then echo "$name: stopped"   # may be on purpose (gpuadmit stop)
+    else echo "$name: NOT running"; rc=1; fi
+  done <"$STATE/pids/order"
+  if [[ -f $GA_DIR/port ]]; then
+    echo "webhooks: $(ga_get webhooks), failurePolicy $(ga_get failure-policy), https://127.0.0.1:$(ga_get port), policy $(p=$(ga_get policy); echo "${p:-<embedded default>}")"
+  fi
+  return "$rc"
+}
+
+cmd_env() {
+  [[ -f $STATE/cluster.env ]] || die "no running cluster in $STATE"
+  print_env
+}
+
+# restart-apiserver: TERM kube-apiserver, start it again with the command line it ran with (read back from
+# /proc, so the flags in cmd_up stay the single source), and wait for /readyz. etcd, the scheduler and
+# gpuadmit keep running; clients see their connections drop and must reconnect by themselves.
+cmd_restart_apiserver() {
+  [[ -f $STATE/cluster.env ]] || die "no running cluster in $STATE"
+  # shellcheck source=/dev/null
+  source "$STATE/cluster.env"
+  local pid args
+  pid=$(pid_of kube-apiserver) || die "kube-apiserver is not running"
+  mapfile -d '' -t args <"/proc/$pid/cmdline"
+  stop_one kube-apiserver || die "kube-apiserver did not stop"
+  start_bg kube-apiserver "${args[@]}"
+  wait_for kube-apiserver "$API_TIMEOUT" curl -fsS --max-time 5 --cacert "$STATE/pki/ca.crt" \
+    --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "https://127.0.0.1:$GPUADMIT_E2E_API_PORT/readyz"
+}
+
+case ${1:-} in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  gpuadmit) shift; cmd_gpuadmit "$@" ;;
+  webhooks) shift; cmd_webhooks "$@" ;;
+  failure-policy) shift; cmd_failure_policy "$@" ;;
+  settle) load_running_gpuadmit; settle ;;
+  restart-apiserver) cmd_restart_apiserver ;;
+  *) echo "usage: $0 up|down|status|env | gpuadmit start|stop|restart [POLICY] | webhooks on|off | failure-policy Fail|Ignore | settle | restart-apiserver" >&2; exit 2 ;;
+esac

@@ -1,0 +1,57 @@
+// The registry's text format: what Prometheus scrapes must parse.
+#include <catch2/catch.hpp>
+
+#include "gpuadmit/server/metrics.hpp"
+
+namespace gpuadmit::server {
+namespace {
+
+TEST_CASE("counters render with HELP, TYPE and escaped label values") {
+  Family<Counter> family("test_total", "A test.\nSecond line.", {"path"});
+  family.with({"a\"b\\c\nd"}).inc(3);
+  std::string out;
+  family.render(out);
+  CHECK(out ==
+        "# HELP test_total A test.\\nSecond line.\n"
+        "# TYPE test_total counter\n"
+        "test_total{path=\"a\\\"b\\\\c\\nd\"} 3\n");
+}
+
+TEST_CASE("histograms render cumulative buckets, +Inf, sum and count") {
+  constexpr std::array<double, 3> kBuckets{0.001, 0.01, 0.1};
+  Family<Histogram> family("latency_seconds", "Latency.", {"endpoint"}, kBuckets);
+  Histogram& histogram = family.with({"mutate"});
+  for (const double seconds : {0.0005, 0.001, 0.005, 0.5}) histogram.observe(seconds);
+  std::string out;
+  family.render(out);
+  CHECK(out ==
+        "# HELP latency_seconds Latency.\n"
+        "# TYPE latency_seconds histogram\n"
+        "latency_seconds_bucket{endpoint=\"mutate\",le=\"0.001\"} 2\n"
+        "latency_seconds_bucket{endpoint=\"mutate\",le=\"0.01\"} 3\n"
+        "latency_seconds_bucket{endpoint=\"mutate\",le=\"0.1\"} 3\n"
+        "latency_seconds_bucket{endpoint=\"mutate\",le=\"+Inf\"} 4\n"
+        "latency_seconds_sum{endpoint=\"mutate\"} 0.5065\n"
+        "latency_seconds_count{endpoint=\"mutate\"} 4\n");
+}
+
+TEST_CASE("the webhook's metrics start at zero for every known series") {
+  const Metrics metrics("1.2.3");
+  const std::string text = metrics.render();
+  for (const char* line : {
+           R"(gpuadmit_admission_reviews_total{endpoint="mutate",verdict="allowed"} 0)",
+           R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="error"} 0)",
+           R"(gpuadmit_admission_errors_total{endpoint="validate"} 0)",
+           R"(gpuadmit_admission_review_duration_seconds_bucket{endpoint="mutate",le="0.0001"} 0)",
+           R"(gpuadmit_tls_certificate_reloads_total{result="failure"} 0)",
+           R"(gpuadmit_policy_reloads_total{result="success"} 0)",
+           "gpuadmit_http_requests_in_flight 0",
+           "gpuadmit_tls_handshake_failures_total 0",
+           R"(gpuadmit_build_info{version="1.2.3"} 1)",
+       }) {
+    CHECK_THAT(text, Catch::Contains(std::string(line) + "\n"));
+  }
+}
+
+}  // namespace
+}  // namespace gpuadmit::server
