@@ -14,14 +14,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/logger.h>
 #include <spdlog/sinks/basic_file_sink.h>
+#include <nlohmann/json.hpp>
 
 #include "gpuadmit/config/yaml_documents.hpp"
 #include "gpuadmit/server/certs.hpp"
@@ -37,8 +38,9 @@ using nlohmann::json;
 
 struct BenchOptions {
   int connections = 8;
-  std::chrono::milliseconds duration{4'000};  // per phase
-  std::uint64_t max_requests = 2'000'000;      // per phase, a bound besides time
+  std::chrono::milliseconds duration{4'000};  // per phase (saturation: in total, over the rounds)
+  int rounds = 4;  // saturation runs the endpoints in turn, this many times: background load hits all alike
+  std::uint64_t max_requests = 2'000'000;  // per phase, a bound besides time
   unsigned server_threads = 0;
   std::string source_dir = GPUADMIT_SOURCE_DIR;
 };
@@ -61,11 +63,12 @@ json review_of(const json& pod, int n) {
 // sidecars and many env vars: the mix a GPU cluster sends.
 std::vector<std::string> load_corpus(const std::string& source_dir) {
   std::vector<std::string> corpus;
-  const json example = json::parse(read_text(std::filesystem::path(source_dir) /
-                                             "deploy/examples/admission-review-gpu-pod.json"));
+  const json example = json::parse(
+      read_text(std::filesystem::path(source_dir) / "deploy/examples/admission-review-gpu-pod.json"));
   corpus.push_back(example.dump());
   int n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(source_dir) / "tests/fixtures/pods")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(source_dir) / "tests/fixtures/pods")) {
     auto documents = gpuadmit::config::read_documents(read_text(entry.path()), entry.path().string());
     if (!documents) continue;
     for (const auto& document : *documents) corpus.push_back(review_of(document.object, ++n).dump());
@@ -73,7 +76,8 @@ std::vector<std::string> load_corpus(const std::string& source_dir) {
   json large = example["request"]["object"];
   json& containers = large["spec"]["containers"];
   for (int i = 0; i < 60; ++i) {
-    containers[0]["env"].push_back({{"name", "TRAIN_SETTING_" + std::to_string(i)}, {"value", std::string(24, 'v')}});
+    containers[0]["env"].push_back(
+        {{"name", "TRAIN_SETTING_" + std::to_string(i)}, {"value", std::string(24, 'v')}});
   }
   for (const char* sidecar : {"log-shipper", "metrics-exporter"}) {
     json extra = containers[0];
@@ -97,7 +101,8 @@ struct Phase {
     if (latencies_us.empty()) return 0;
     std::vector<double> sorted = latencies_us;
     std::sort(sorted.begin(), sorted.end());
-    return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(p * static_cast<double>(sorted.size())))];
+    return sorted[std::min(sorted.size() - 1,
+                           static_cast<std::size_t>(p * static_cast<double>(sorted.size())))];
   }
 };
 
@@ -121,7 +126,8 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
       HttpsClient& client = clients[static_cast<std::size_t>(i)];
       std::vector<double> local;
       const auto interval = rate > 0 ? std::chrono::duration<double>(options.connections / rate) : 0s;
-      auto next = start + std::chrono::duration_cast<Clock::duration>(interval * (static_cast<double>(i) / options.connections));
+      auto next = start + std::chrono::duration_cast<Clock::duration>(
+                              interval * (static_cast<double>(i) / options.connections));
       std::size_t k = static_cast<std::size_t>(i);
       std::this_thread::sleep_until(start);
       while (Clock::now() < end && requests.load(std::memory_order_relaxed) < options.max_requests) {
@@ -162,8 +168,10 @@ std::string proc_status(const std::string& field) {
 }
 
 int usage() {
-  std::fputs("usage: gpuadmit_load_bench [--connections K] [--seconds S] [--max-requests N] [--server-threads N]\n",
-             stderr);
+  std::fputs(
+      "usage: gpuadmit_load_bench [--connections K] [--seconds S] [--rounds R] [--max-requests N] "
+      "[--server-threads N]\n",
+      stderr);
   return 2;
 }
 
@@ -175,18 +183,27 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (i + 1 >= args.size()) return usage();
     const std::string& value = args[i + 1];
-    if (args[i] == "--connections") options.connections = std::stoi(value);
-    else if (args[i] == "--seconds") options.duration = std::chrono::milliseconds(static_cast<long>(std::stod(value) * 1000));
-    else if (args[i] == "--max-requests") options.max_requests = std::stoull(value);
-    else if (args[i] == "--server-threads") options.server_threads = static_cast<unsigned>(std::stoul(value));
-    else return usage();
+    if (args[i] == "--connections")
+      options.connections = std::stoi(value);
+    else if (args[i] == "--seconds")
+      options.duration = std::chrono::milliseconds(static_cast<long>(std::stod(value) * 1000));
+    else if (args[i] == "--max-requests")
+      options.max_requests = std::stoull(value);
+    else if (args[i] == "--server-threads")
+      options.server_threads = static_cast<unsigned>(std::stoul(value));
+    else if (args[i] == "--rounds")
+      options.rounds = std::max(1, std::stoi(value));
+    else
+      return usage();
     ++i;
   }
 
-  const auto directory = std::filesystem::temp_directory_path() / ("gpuadmit-bench-" + std::to_string(::getpid()));
+  const auto directory =
+      std::filesystem::temp_directory_path() / ("gpuadmit-bench-" + std::to_string(::getpid()));
   auto ca = gpuadmit::server::generate_ca({"bench-ca", 1});
-  auto serving = ca ? gpuadmit::server::generate_serving_certificate(*ca, {{"localhost"}, {"127.0.0.1"}, 1, {}})
-                    : gpuadmit::Result<gpuadmit::server::PemPair>(ca.error());
+  auto serving =
+      ca ? gpuadmit::server::generate_serving_certificate(*ca, {{"localhost"}, {"127.0.0.1"}, 1, {}})
+         : gpuadmit::Result<gpuadmit::server::PemPair>(ca.error());
   if (!serving) {
     std::fprintf(stderr, "certificates: %s\n", serving.error().message.c_str());
     return 1;
@@ -221,41 +238,80 @@ int main(int argc, char** argv) {
   std::size_t corpus_bytes = 0;
   for (const std::string& body : corpus) corpus_bytes += body.size();
   const std::vector<std::string> constant_body{corpus.front()};
-  std::printf("gpuadmit load bench: %d keep-alive TLS connections, %.1f s per phase, server threads %u, "
-              "%u cores; corpus %zu reviews, mean %zu bytes\n\n",
-              options.connections, static_cast<double>(options.duration.count()) / 1000.0,
-              options.server_threads == 0 ? std::thread::hardware_concurrency() : options.server_threads,
-              std::thread::hardware_concurrency(), corpus.size(), corpus_bytes / corpus.size());
+  std::printf(
+      "gpuadmit load bench: %d keep-alive TLS connections, %.1f s per phase, server threads %u, "
+      "%u cores; corpus %zu reviews, mean %zu bytes\n\n",
+      options.connections, static_cast<double>(options.duration.count()) / 1000.0,
+      options.server_threads == 0 ? std::thread::hardware_concurrency() : options.server_threads,
+      std::thread::hardware_concurrency(), corpus.size(), corpus_bytes / corpus.size());
   std::printf("%-16s %14s %12s %10s %10s %10s %9s\n", "endpoint", "saturation/s", "half-load/s", "p50 µs",
               "p99 µs", "max µs", "failures");
 
+  const std::vector<std::string> targets{"/bench/constant", "/validate", "/mutate"};
+  const auto bodies_for = [&](const std::string& target) -> const std::vector<std::string>& {
+    return target == "/bench/constant" ? constant_body : corpus;
+  };
+  for (const std::string& target : targets) {
+    run_phase(make_client, target, bodies_for(target),
+              {options.connections, 300ms, 1, options.max_requests, 0, {}},
+              0);  // warm-up
+  }
+  // Saturation, interleaved: round after round of every endpoint.
+  std::map<std::string, Phase> saturation;
+  BenchOptions slice = options;
+  slice.duration = options.duration / options.rounds;
+  for (int round = 0; round < options.rounds; ++round) {
+    for (const std::string& target : targets) {
+      const Phase phase = run_phase(make_client, target, bodies_for(target), slice, 0);
+      Phase& total = saturation[target];
+      total.requests += phase.requests;
+      total.failures += phase.failures;
+      total.seconds += phase.seconds;
+    }
+  }
   json summary;
-  double constant_rate = 0;
-  for (const std::string target : {"/bench/constant", "/validate", "/mutate"}) {
-    const auto& bodies = target == "/bench/constant" ? constant_body : corpus;
-    run_phase(make_client, target, bodies, {options.connections, 500ms, options.max_requests, 0, {}}, 0);  // warm-up
-    const Phase saturation = run_phase(make_client, target, bodies, options, 0);
-    const Phase half = run_phase(make_client, target, bodies, options, saturation.rate() / 2);
-    if (target == "/bench/constant") constant_rate = saturation.rate();
-    std::printf("%-16s %14.0f %12.0f %10.0f %10.0f %10.0f %9llu\n", target.c_str(), saturation.rate(), half.rate(),
-                half.percentile(0.50), half.percentile(0.99), half.percentile(1.0),
-                static_cast<unsigned long long>(saturation.failures + half.failures));  // NOLINT(google-runtime-int)
-    summary[target] = {{"saturation_rps", saturation.rate()},
+  const double constant_rate = saturation["/bench/constant"].rate();
+  for (const std::string& target : targets) {
+    const Phase& full = saturation[target];
+    const Phase half = run_phase(make_client, target, bodies_for(target), options, full.rate() / 2);
+    std::printf(
+        "%-16s %14.0f %12.0f %10.0f %10.0f %10.0f %9llu\n", target.c_str(), full.rate(), half.rate(),
+        half.percentile(0.50), half.percentile(0.99), half.percentile(1.0),
+        static_cast<unsigned long long>(full.failures + half.failures));  // NOLINT(google-runtime-int)
+    summary[target] = {{"saturation_rps", full.rate()},
                        {"half_load_rps", half.rate()},
                        {"p50_us", half.percentile(0.50)},
                        {"p99_us", half.percentile(0.99)},
-                       {"failures", saturation.failures + half.failures},
-                       {"ratio_to_constant", constant_rate > 0 ? saturation.rate() / constant_rate : 0}};
+                       {"failures", full.failures + half.failures},
+                       {"ratio_to_constant", constant_rate > 0 ? full.rate() / constant_rate : 0}};
+  }
+
+  // The admission layer alone on the same corpus, one thread, no sockets: what the ratio is made of.
+  const auto rules = (*webhook)->policy().current();
+  for (const auto endpoint :
+       {gpuadmit::admission::Endpoint::kValidate, gpuadmit::admission::Endpoint::kMutate}) {
+    std::size_t reviews = 0;
+    const auto begin = Clock::now();
+    while (Clock::now() - begin < 1s) {
+      for (const std::string& body : corpus) (void)gpuadmit::admission::review(body, endpoint, *rules);
+      reviews += corpus.size();
+    }
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - begin).count() /
+                      static_cast<double>(reviews);
+    summary[std::string("core_us_") + std::string(gpuadmit::admission::to_string(endpoint))] = us;
   }
   (*webhook)->stop_now();
   (*webhook)->wait();
   std::filesystem::remove_all(directory);
 
-  std::printf("\nratio to the transport ceiling: validate %.0f %%, mutate %.0f %%\n",
+  std::printf("\nratio to the transport ceiling (saturation): validate %.0f %%, mutate %.0f %%\n",
               100 * summary["/validate"]["ratio_to_constant"].get<double>(),
               100 * summary["/mutate"]["ratio_to_constant"].get<double>());
-  std::printf("memory (whole process, server and load generator): VmHWM %s, VmRSS %s\n", proc_status("VmHWM").c_str(),
-              proc_status("VmRSS").c_str());
+  std::printf(
+      "admission::review alone, one thread, same corpus: validate %.1f µs, mutate %.1f µs per review\n",
+      summary["core_us_validate"].get<double>(), summary["core_us_mutate"].get<double>());
+  std::printf("memory (whole process, server and load generator): VmHWM %s, VmRSS %s\n",
+              proc_status("VmHWM").c_str(), proc_status("VmRSS").c_str());
   summary["vm_hwm"] = proc_status("VmHWM");
   std::printf("%s\n", summary.dump().c_str());
   return 0;

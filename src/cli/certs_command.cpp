@@ -41,13 +41,15 @@ int certs_command(Args args) {
     return kExitOk;
   }
   if (flags->positional.size() != 1 || flags->positional.front() != "generate") {
-    return usage_error(flags->positional.empty() ? "missing subcommand (generate)"
-                                                 : "unknown subcommand \"" + flags->positional.front() + "\"");
+    return usage_error(flags->positional.empty()
+                           ? "missing subcommand (generate)"
+                           : "unknown subcommand \"" + flags->positional.front() + "\"");
   }
   const auto out = flags->last("out");
   if (!out || out->empty()) return usage_error("--out DIR is required");
   server::ServingSpec spec{flags->all("dns"), flags->all("ip"), 365, {}};
-  if (spec.dns_names.empty() && spec.ip_addresses.empty()) return usage_error("give at least one --dns or --ip");
+  if (spec.dns_names.empty() && spec.ip_addresses.empty())
+    return usage_error("give at least one --dns or --ip");
   if (const auto days = flags->last("days")) {
     const auto [end, ec] = std::from_chars(days->data(), days->data() + days->size(), spec.days);
     if (ec != std::errc{} || end != days->data() + days->size() || spec.days < 1 || spec.days > 36500) {

@@ -34,19 +34,21 @@ The certificate, key and policy files are re-read when their content changes (ev
 an invalid new version is logged and the old one stays in use. SIGTERM drains and exits 0.
 )";
 
-Result<unsigned long> parse_number(std::string_view flag, const std::string& text, unsigned long min,  // NOLINT
-                                   unsigned long max) {                                                 // NOLINT
+Result<unsigned long> parse_number(std::string_view flag, const std::string& text,
+                                   unsigned long min,    // NOLINT
+                                   unsigned long max) {  // NOLINT
   unsigned long value = 0;  // NOLINT(google-runtime-int): from_chars into the widest we accept
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc{} || end != text.data() + text.size() || value < min || value > max) {
-    return make_error("--" + std::string(flag) + " must be a whole number from " + std::to_string(min) + " to " +
-                      std::to_string(max) + ", not \"" + text + "\"");
+    return make_error("--" + std::string(flag) + " must be a whole number from " + std::to_string(min) +
+                      " to " + std::to_string(max) + ", not \"" + text + "\"");
   }
   return value;
 }
 
 Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
-  if (!flags.positional.empty()) return make_error("unexpected argument \"" + flags.positional.front() + "\"");
+  if (!flags.positional.empty())
+    return make_error("unexpected argument \"" + flags.positional.front() + "\"");
   server::ServeOptions options;
   options.listen = flags.last("listen").value_or(options.listen);
   if (auto listen = server::parse_listen_address(options.listen); !listen) return listen.error();
@@ -59,8 +61,9 @@ Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
                       (options.tls_cert_file.empty() && options.tls_private_key_file.empty() ? 0 : 1) +
                       (options.dev_self_signed ? 1 : 0);
   if (sources != 1) {
-    return make_error("give exactly one of --cert-dir, --tls-cert-file with --tls-private-key-file, "
-                      "or --dev-self-signed");
+    return make_error(
+        "give exactly one of --cert-dir, --tls-cert-file with --tls-private-key-file, "
+        "or --dev-self-signed");
   }
   if (options.tls_cert_file.empty() != options.tls_private_key_file.empty()) {
     return make_error("--tls-cert-file and --tls-private-key-file go together");
@@ -95,18 +98,19 @@ Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
 }  // namespace
 
 int serve_command(Args args) {
-  auto flags = parse_flags(args, {{"listen", ""},
-                                  {"cert-dir", ""},
-                                  {"tls-cert-file", ""},
-                                  {"tls-private-key-file", ""},
-                                  {"dev-self-signed", "", false},
-                                  {"policy", ""},
-                                  {"threads", ""},
-                                  {"drain-seconds", ""},
-                                  {"max-connections", ""},
-                                  {"log-level", ""},
-                                  {"bench-constant-route", "", false},  // hidden: the load benchmark's ceiling
-                                  {"help", "h", false}});
+  auto flags =
+      parse_flags(args, {{"listen", ""},
+                         {"cert-dir", ""},
+                         {"tls-cert-file", ""},
+                         {"tls-private-key-file", ""},
+                         {"dev-self-signed", "", false},
+                         {"policy", ""},
+                         {"threads", ""},
+                         {"drain-seconds", ""},
+                         {"max-connections", ""},
+                         {"log-level", ""},
+                         {"bench-constant-route", "", false},  // hidden: the load benchmark's ceiling
+                         {"help", "h", false}});
   if (!flags) {
     std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", flags.error().message.c_str(), kServeUsage.data());
     return kExitUsage;

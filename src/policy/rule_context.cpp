@@ -1,6 +1,8 @@
 #include "rule_context.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 
 namespace gpuadmit::policy {
@@ -92,6 +94,26 @@ std::string human(const k8s::Quantity& q) {
   std::array<char, 32> buffer{};
   std::snprintf(buffer.data(), buffer.size(), "%.6g", q.approx());
   return buffer.data();
+}
+
+std::optional<double> parse_parameter_count(std::string_view text) {
+  if (text.empty() || text.size() > 32) return std::nullopt;
+  double scale = 1;
+  switch (text.back()) {
+    case 'k': case 'K': scale = 1e3; break;
+    case 'm': case 'M': scale = 1e6; break;
+    case 'b': case 'B': case 'g': case 'G': scale = 1e9; break;
+    case 't': case 'T': scale = 1e12; break;
+    default: break;
+  }
+  if (scale != 1) text.remove_suffix(1);
+  const std::string number(text);
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  if (end != number.c_str() + number.size() || !std::isfinite(value) || value <= 0 || value * scale > 1e15) {
+    return std::nullopt;
+  }
+  return value * scale;
 }
 
 bool glob_match(std::string_view pattern, std::string_view text) noexcept {

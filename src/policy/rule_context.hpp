@@ -3,6 +3,7 @@
 // mode allows, edits the JSON copy; the evaluator re-parses the view after every rule that changed it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,8 @@ std::string field_of(const k8s::Container& c, std::string_view suffix = {});
 std::string describe(const k8s::Container& c);
 // A quantity for people: "0.5" for 500m, "16Gi" for binary values, "2" for whole numbers.
 std::string human(const k8s::Quantity& q);
+// "7e9", "7B", "1.3b", "350M", "70000000000" → parameter count (the gpuadmit.io/model-parameters annotation).
+std::optional<double> parse_parameter_count(std::string_view text);
 // Shell-style glob with '*' only (what policy patterns use).
 bool glob_match(std::string_view pattern, std::string_view text) noexcept;
 

@@ -95,7 +95,8 @@ bool add_extension(X509* certificate, X509* issuer, int nid, const char* value) 
 
 // The fields every certificate we issue shares: version 3, serial, validity, subject CN, public key.
 Result<X509Ptr> new_certificate(const std::string& common_name, int days, EVP_PKEY* key) {
-  if (days < 1 || days > kMaxDays) return make_error("days must be between 1 and " + std::to_string(kMaxDays));
+  if (days < 1 || days > kMaxDays)
+    return make_error("days must be between 1 and " + std::to_string(kMaxDays));
   X509Ptr certificate(X509_new());
   if (!certificate || X509_set_version(certificate.get(), 2) != 1 || !set_random_serial(certificate.get()) ||
       X509_gmtime_adj(X509_getm_notBefore(certificate.get()), -kBackdateSeconds) == nullptr ||
@@ -126,7 +127,8 @@ Result<GeneralNamesPtr> subject_alt_names(const ServingSpec& spec) {
     if (!valid_dns_name(dns)) return make_error("invalid DNS name \"" + dns + "\"");
     GENERAL_NAME* name = GENERAL_NAME_new();
     ASN1_IA5STRING* text = ASN1_IA5STRING_new();
-    if (name == nullptr || text == nullptr || ASN1_STRING_set(text, dns.data(), static_cast<int>(dns.size())) != 1) {
+    if (name == nullptr || text == nullptr ||
+        ASN1_STRING_set(text, dns.data(), static_cast<int>(dns.size())) != 1) {
       GENERAL_NAME_free(name);
       ASN1_IA5STRING_free(text);
       return openssl_error("cannot add DNS name " + dns);
@@ -154,7 +156,8 @@ Result<GeneralNamesPtr> subject_alt_names(const ServingSpec& spec) {
 Result<std::monostate> write_file(const std::filesystem::path& path, std::string_view content, mode_t mode) {
   const std::filesystem::path temporary = path.string() + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return make_error("cannot write " + temporary.string() + ": " + std::generic_category().message(errno));
+  if (fd < 0)
+    return make_error("cannot write " + temporary.string() + ": " + std::generic_category().message(errno));
   std::size_t written = 0;
   bool ok = ::fchmod(fd, mode) == 0;
   while (ok && written < content.size()) {
@@ -205,8 +208,9 @@ Result<PemPair> generate_serving_certificate(const PemPair& ca, const ServingSpe
   auto key = generate_p256_key();
   if (!key) return key.error();
   const std::string common_name =
-      !spec.common_name.empty() ? spec.common_name
-                                : (!spec.dns_names.empty() ? spec.dns_names.front() : spec.ip_addresses.front());
+      !spec.common_name.empty()
+          ? spec.common_name
+          : (!spec.dns_names.empty() ? spec.dns_names.front() : spec.ip_addresses.front());
   auto certificate = new_certificate(common_name, spec.days, key->get());
   if (!certificate) return certificate.error();
   X509* cert = certificate->get();
@@ -223,15 +227,16 @@ Result<PemPair> generate_serving_certificate(const PemPair& ca, const ServingSpe
   return PemPair{to_pem(cert), to_pem(key->get())};
 }
 
-Result<CertificateFiles> write_certificate_files(const std::filesystem::path& directory, std::string_view ca_pem,
-                                                 const PemPair& serving) {
+Result<CertificateFiles> write_certificate_files(const std::filesystem::path& directory,
+                                                 std::string_view ca_pem, const PemPair& serving) {
   std::error_code ec;
   std::filesystem::create_directories(directory, ec);
   if (ec) return make_error("cannot create " + directory.string() + ": " + ec.message());
   CertificateFiles files{directory / "ca.crt", directory / "tls.crt", directory / "tls.key"};
-  for (const auto& [path, content, mode] : {std::tuple{files.ca, ca_pem, 0644U},
-                                            std::tuple{files.certificate, std::string_view(serving.certificate), 0644U},
-                                            std::tuple{files.private_key, std::string_view(serving.private_key), 0600U}}) {
+  for (const auto& [path, content, mode] :
+       {std::tuple{files.ca, ca_pem, 0644U},
+        std::tuple{files.certificate, std::string_view(serving.certificate), 0644U},
+        std::tuple{files.private_key, std::string_view(serving.private_key), 0600U}}) {
     auto written = write_file(path, content, static_cast<mode_t>(mode));
     if (!written) return written.error();
   }
@@ -240,8 +245,9 @@ Result<CertificateFiles> write_certificate_files(const std::filesystem::path& di
 
 std::string ca_bundle(std::string_view ca_pem) {
   std::string out(4 * ((ca_pem.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(ca_pem.data()), static_cast<int>(ca_pem.size()));
+  const int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      reinterpret_cast<const unsigned char*>(ca_pem.data()), static_cast<int>(ca_pem.size()));
   out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   return out;
 }

@@ -6,8 +6,8 @@
 namespace gpuadmit::server {
 namespace {
 
-LogLine review_line(spdlog::level::level_enum level, admission::Endpoint endpoint, const admission::Outcome& outcome,
-                    std::chrono::microseconds latency) {
+LogLine review_line(spdlog::level::level_enum level, admission::Endpoint endpoint,
+                    const admission::Outcome& outcome, std::chrono::microseconds latency) {
   LogLine line(level, "review");
   line.add("uid", outcome.uid)
       .add("namespace", outcome.namespace_)
@@ -51,21 +51,25 @@ Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps) {
       // admission::review promises not to throw; if it does anyway, this is "could not decide", counted and
       // answered with a 500 so the apiserver's failurePolicy applies, never an allow.
       const auto elapsed = std::chrono::steady_clock::now() - start;
-      deps.metrics.record_review(endpoint, admission::Verdict::kError, std::chrono::duration<double>(elapsed).count());
+      deps.metrics.record_review(endpoint, admission::Verdict::kError,
+                                 std::chrono::duration<double>(elapsed).count());
       deps.log.error("review failed", {{"endpoint", admission::to_string(endpoint)}, {"error", e.what()}});
       return text_response(500, "gpuadmit could not decide: internal error");
     }
     const auto elapsed = std::chrono::steady_clock::now() - start;
     deps.metrics.record_review(endpoint, outcome.verdict, std::chrono::duration<double>(elapsed).count());
-    for (const std::string& rule : outcome.rules_fired) deps.metrics.record_finding(rule, rules->action_of(rule));
-    const auto level = outcome.verdict == admission::Verdict::kError ? spdlog::level::err : spdlog::level::info;
+    for (const std::string& rule : outcome.rules_fired)
+      deps.metrics.record_finding(rule, rules->action_of(rule));
+    const auto level =
+        outcome.verdict == admission::Verdict::kError ? spdlog::level::err : spdlog::level::info;
     if (deps.log.enabled(level)) {
-      deps.log.write(
-          review_line(level, endpoint, outcome, std::chrono::duration_cast<std::chrono::microseconds>(elapsed)));
+      deps.log.write(review_line(level, endpoint, outcome,
+                                 std::chrono::duration_cast<std::chrono::microseconds>(elapsed)));
     }
     if (deps.log.enabled(spdlog::level::debug)) {
       // Objects can carry secrets in env values: only at debug, on request.
-      deps.log.debug("review body", {{"uid", outcome.uid}, {"request", request.body}, {"response", outcome.body}});
+      deps.log.debug("review body",
+                     {{"uid", outcome.uid}, {"request", request.body}, {"response", outcome.body}});
     }
     Response response;
     response.status = outcome.http_status;
@@ -97,7 +101,8 @@ Handler metrics_handler(const Metrics& metrics) {
 
 Handler constant_handler() {
   return [](const Request&) {
-    return Response{200, "application/json",
+    return Response{200,
+                    "application/json",
                     R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
                     R"("response":{"uid":"00000000-0000-0000-0000-000000000000","allowed":true}})",
                     {}};

@@ -19,9 +19,9 @@ bool is_json_media_type(std::string_view content_type) noexcept {
   while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
   while (!media.empty() && (media.front() == ' ' || media.front() == '\t')) media.remove_prefix(1);
   constexpr std::string_view kJson = "application/json";
-  return media.size() == kJson.size() && std::equal(media.begin(), media.end(), kJson.begin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == b;
-         });
+  return media.size() == kJson.size() &&
+         std::equal(media.begin(), media.end(), kJson.begin(),
+                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
 
 }  // namespace gpuadmit::server

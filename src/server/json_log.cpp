@@ -86,11 +86,21 @@ void append_json_string(std::string& out, std::string_view text) {
       continue;
     }
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";
@@ -176,7 +186,8 @@ std::string LogLine::finish() && {
 JsonLog::JsonLog(std::shared_ptr<spdlog::logger> logger) : logger_(std::move(logger)) {}
 
 JsonLog JsonLog::to_stdout(spdlog::level::level_enum level) {
-  auto logger = std::make_shared<spdlog::logger>("gpuadmit", std::make_shared<spdlog::sinks::stdout_sink_mt>());
+  auto logger =
+      std::make_shared<spdlog::logger>("gpuadmit", std::make_shared<spdlog::sinks::stdout_sink_mt>());
   logger->set_pattern("%v");
   logger->set_level(level);
   logger->flush_on(spdlog::level::trace);
@@ -189,7 +200,9 @@ JsonLog JsonLog::discard() {
   return JsonLog(std::move(logger));
 }
 
-bool JsonLog::enabled(spdlog::level::level_enum level) const noexcept { return logger_->should_log(level); }
+bool JsonLog::enabled(spdlog::level::level_enum level) const noexcept {
+  return logger_->should_log(level);
+}
 
 void JsonLog::write(LogLine line) const {
   const spdlog::level::level_enum level = line.level();
@@ -215,16 +228,17 @@ void JsonLog::log(spdlog::level::level_enum level, std::string_view msg, const L
 }
 
 RateLimitedLog::RateLimitedLog(JsonLog log, std::chrono::nanoseconds interval)
-    : log_(std::move(log)), interval_ns_(interval.count()),
+    : log_(std::move(log)),
+      interval_ns_(interval.count()),
       last_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::steady_clock::now().time_since_epoch())
                    .count() -
                interval.count()) {}
 
 void RateLimitedLog::warn(std::string_view msg, LogFields fields) {
-  const std::int64_t now =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count();
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
   std::int64_t last = last_ns_.load(std::memory_order_relaxed);
   if (now - last < interval_ns_ || !last_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
     suppressed_.fetch_add(1, std::memory_order_relaxed);

@@ -60,7 +60,8 @@ void Listener::close() {
 void Listener::accept() {
   if (!acceptor_.is_open()) return;
   // Each connection gets its own strand, so sessions run on any worker thread without locks.
-  acceptor_.async_accept(net::make_strand(ioc_), beast::bind_front_handler(&Listener::on_accept, shared_from_this()));
+  acceptor_.async_accept(net::make_strand(ioc_),
+                         beast::bind_front_handler(&Listener::on_accept, shared_from_this()));
 }
 
 void Listener::on_accept(boost::system::error_code ec, net::ip::tcp::socket socket) {

@@ -17,7 +17,8 @@ class Listener : public std::enable_shared_from_this<Listener> {
  public:
   // Opens, binds and listens; port 0 picks a free port (see local_port()).
   static Result<std::shared_ptr<Listener>> open(boost::asio::io_context& ioc,
-                                                const boost::asio::ip::tcp::endpoint& endpoint, ServerState& state);
+                                                const boost::asio::ip::tcp::endpoint& endpoint,
+                                                ServerState& state);
   Listener(boost::asio::io_context& ioc, ServerState& state);
 
   [[nodiscard]] std::uint16_t local_port() const;

@@ -12,7 +12,8 @@ namespace {
 std::string format_double(double value) {
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
   std::array<char, 32> buffer{};
-  const auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, std::chars_format::general);
+  const auto [end, ec] =
+      std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, std::chars_format::general);
   return ec == std::errc{} ? std::string(buffer.data(), end) : std::string("NaN");
 }
 
@@ -20,10 +21,17 @@ std::string format_double(double value) {
 void append_escaped(std::string& out, std::string_view value) {
   for (const char c : value) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
     }
   }
 }
@@ -41,7 +49,7 @@ void append_help_escaped(std::string& out, std::string_view text) {
 }
 
 constexpr std::array<admission::Endpoint, 2> kAllEndpoints{admission::Endpoint::kMutate,
-                                                          admission::Endpoint::kValidate};
+                                                           admission::Endpoint::kValidate};
 constexpr std::array<admission::Verdict, 5> kAllVerdicts{
     admission::Verdict::kAllowed, admission::Verdict::kPatched, admission::Verdict::kDenied,
     admission::Verdict::kError, admission::Verdict::kMalformed};
@@ -185,7 +193,8 @@ Metrics::Metrics(std::string_view version)
   for (std::size_t r = 0; r < policy::kRuleIds.size(); ++r) {
     for (std::size_t a = 0; a < kActions; ++a) {
       const auto action = static_cast<policy::Action>(a);
-      const bool fires = std::find(kFiringActions.begin(), kFiringActions.end(), action) != kFiringActions.end();
+      const bool fires =
+          std::find(kFiringActions.begin(), kFiringActions.end(), action) != kFiringActions.end();
       // "off" never fires; its slot goes through the family so it does not show up as a zero series.
       finding_counters_[r][a] = fires ? &rule_findings.with({std::string(policy::kRuleIds[r]),
                                                              std::string(policy::to_string(action))})
@@ -196,12 +205,23 @@ Metrics::Metrics(std::string_view version)
     response_counters_[i] = &http_responses.with({std::to_string(kKnownStatuses[i])});
   }
   build_info.with({std::string(version)}).set(1);
-  families_ = {&reviews,         &rule_findings,    &review_duration,      &review_errors,
-               &requests_in_flight, &http_responses, &connections_open,     &connections_accepted,
-               &connections_rejected, &tls_handshake_failures, &tls_reloads, &policy_reloads, &build_info};
+  families_ = {&reviews,
+               &rule_findings,
+               &review_duration,
+               &review_errors,
+               &requests_in_flight,
+               &http_responses,
+               &connections_open,
+               &connections_accepted,
+               &connections_rejected,
+               &tls_handshake_failures,
+               &tls_reloads,
+               &policy_reloads,
+               &build_info};
 }
 
-void Metrics::record_review(admission::Endpoint endpoint, admission::Verdict verdict, double seconds) noexcept {
+void Metrics::record_review(admission::Endpoint endpoint, admission::Verdict verdict,
+                            double seconds) noexcept {
   const auto e = static_cast<std::size_t>(endpoint);
   const auto v = static_cast<std::size_t>(verdict);
   if (e >= kEndpoints) return;

@@ -30,7 +30,9 @@ using X509NamePtr = std::unique_ptr<X509_NAME, OpenSslDeleter<&X509_NAME_free>>;
 using GeneralNamesPtr = std::unique_ptr<GENERAL_NAMES, OpenSslDeleter<&GENERAL_NAMES_free>>;
 
 // OPENSSL_free is a macro; this is the function it names.
-inline void free_openssl_string(char* p) noexcept { OPENSSL_free(p); }
+inline void free_openssl_string(char* p) noexcept {
+  OPENSSL_free(p);
+}
 using OpenSslString = std::unique_ptr<char, OpenSslDeleter<&free_openssl_string>>;
 
 // Upper-case hex of the certificate's serial number ("" if it has none).

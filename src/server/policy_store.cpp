@@ -22,9 +22,13 @@ PolicyStore::PolicyStore(std::optional<std::filesystem::path> file, std::string 
                          std::shared_ptr<const policy::RuleSet> rules)
     : file_(std::move(file)), last_content_(std::move(content)), current_(std::move(rules)) {}
 
-std::shared_ptr<const policy::RuleSet> PolicyStore::current() const noexcept { return current_.load(); }
+std::shared_ptr<const policy::RuleSet> PolicyStore::current() const noexcept {
+  return current_.load();
+}
 
-std::string PolicyStore::source() const { return file_ ? file_->string() : std::string("<embedded>"); }
+std::string PolicyStore::source() const {
+  return file_ ? file_->string() : std::string("<embedded>");
+}
 
 ReloadReport PolicyStore::reload_if_changed() {
   if (!file_) return {};

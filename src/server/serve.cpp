@@ -62,12 +62,13 @@ struct DevCertificates {
 };
 
 // Dev mode: a fresh CA and serving certificate for the names a local client uses.
-Result<DevCertificates> generate_dev_certificates(const TemporaryDirectory& directory, const ListenAddress& listen,
-                                                  const JsonLog& log) {
+Result<DevCertificates> generate_dev_certificates(const TemporaryDirectory& directory,
+                                                  const ListenAddress& listen, const JsonLog& log) {
   ServingSpec spec{{"localhost"}, {"127.0.0.1", "::1"}, 30, {}};
   if (!listen.host.empty() && listen.host != "0.0.0.0" && listen.host != "::") {
-    auto& names = listen.host.find_first_not_of("0123456789.:abcdefABCDEF") == std::string::npos ? spec.ip_addresses
-                                                                                               : spec.dns_names;
+    auto& names = listen.host.find_first_not_of("0123456789.:abcdefABCDEF") == std::string::npos
+                      ? spec.ip_addresses
+                      : spec.dns_names;
     if (std::find(names.begin(), names.end(), listen.host) == names.end()) names.push_back(listen.host);
   }
   auto ca = generate_ca(CaSpec{"gpuadmit-dev-ca", 30});
@@ -76,15 +77,15 @@ Result<DevCertificates> generate_dev_certificates(const TemporaryDirectory& dire
   if (!serving) return serving.error();
   auto files = write_certificate_files(directory.path(), ca->certificate, *serving);
   if (!files) return files.error();
-  log.info("dev certificates generated", {{"dir", directory.path().string()}, {"dns", spec.dns_names},
-                                          {"ip", spec.ip_addresses}});
+  log.info("dev certificates generated",
+           {{"dir", directory.path().string()}, {"dns", spec.dns_names}, {"ip", spec.ip_addresses}});
   return DevCertificates{{files->certificate, files->private_key}, files->ca, ca->certificate};
 }
 
 // What a person needs to try the dev server: the caBundle for a webhook configuration and a curl line that
 // posts a sample review. On stderr: stdout carries JSON log lines only.
-void print_dev_banner(const DevCertificates& dev, const std::filesystem::path& directory, const ListenAddress& listen,
-                      std::uint16_t port) {
+void print_dev_banner(const DevCertificates& dev, const std::filesystem::path& directory,
+                      const ListenAddress& listen, std::uint16_t port) {
   const std::string sample = std::filesystem::exists(kSampleReview)
                                  ? std::filesystem::absolute(kSampleReview).string()
                                  : std::string(kSampleReview);
@@ -94,8 +95,8 @@ void print_dev_banner(const DevCertificates& dev, const std::filesystem::path& d
                "caBundle (base64 of ca.crt, for a webhook clientConfig):\n%s\n\n"
                "Try it:\n  curl --cacert %s -H 'Content-Type: application/json' --data-binary @%s %s/mutate\n"
                "  curl --cacert %s %s/metrics\n\n",
-               directory.c_str(), ca_bundle(dev.ca_pem).c_str(), dev.ca_file.c_str(), sample.c_str(), base.c_str(),
-               dev.ca_file.c_str(), base.c_str());
+               directory.c_str(), ca_bundle(dev.ca_pem).c_str(), dev.ca_file.c_str(), sample.c_str(),
+               base.c_str(), dev.ca_file.c_str(), base.c_str());
 }
 
 Result<TlsFiles> tls_files(const ServeOptions& options) {
@@ -104,8 +105,9 @@ Result<TlsFiles> tls_files(const ServeOptions& options) {
                     std::filesystem::path(options.cert_dir) / "tls.key"};
   }
   if (options.tls_cert_file.empty() || options.tls_private_key_file.empty()) {
-    return make_error("no serving certificate: give --cert-dir, or --tls-cert-file and --tls-private-key-file, "
-                      "or --dev-self-signed");
+    return make_error(
+        "no serving certificate: give --cert-dir, or --tls-cert-file and --tls-private-key-file, "
+        "or --dev-self-signed");
   }
   return TlsFiles{options.tls_cert_file, options.tls_private_key_file};
 }
@@ -135,7 +137,8 @@ LogFields startup_line(const ServeOptions& options, const WebhookConfig& config,
 
 Result<ListenAddress> parse_listen_address(std::string_view text) {
   const auto colon = text.rfind(':');
-  if (colon == std::string_view::npos) return make_error("--listen wants HOST:PORT, got \"" + std::string(text) + "\"");
+  if (colon == std::string_view::npos)
+    return make_error("--listen wants HOST:PORT, got \"" + std::string(text) + "\"");
   std::string host(text.substr(0, colon));
   const std::string_view port_text = text.substr(colon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -189,7 +192,8 @@ int run_serve(const ServeOptions& options) {
 
   auto webhook = Webhook::create(config, log);
   if (!webhook) return fail(webhook.error().message);
-  const unsigned threads = options.threads > 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+  const unsigned threads =
+      options.threads > 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
   log.info("serving", startup_line(options, config, **webhook, threads));
   if (dev) print_dev_banner(*dev, dev_directory->path(), *listen, (*webhook)->port());
 

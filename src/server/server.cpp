@@ -22,16 +22,16 @@ namespace net = boost::asio;
 
 Result<net::ip::tcp::endpoint> resolve_endpoint(const std::string& host, std::uint16_t port) {
   boost::system::error_code ec;
-  const std::string bare = host.size() > 1 && host.front() == '[' && host.back() == ']'
-                               ? host.substr(1, host.size() - 2)
-                               : host;
+  const std::string bare =
+      host.size() > 1 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
   const net::ip::address address = net::ip::make_address(bare.empty() ? "0.0.0.0" : bare, ec);
   if (!ec) return net::ip::tcp::endpoint(address, port);
   // A name such as "localhost": the first address it resolves to.
   net::io_context ioc;
   net::ip::tcp::resolver resolver(ioc);
   const auto results = resolver.resolve(bare, std::to_string(port), ec);
-  if (ec || results.empty()) return make_error("cannot resolve listen host \"" + host + "\": " + ec.message());
+  if (ec || results.empty())
+    return make_error("cannot resolve listen host \"" + host + "\": " + ec.message());
   return results.begin()->endpoint();
 }
 
@@ -66,8 +66,8 @@ std::vector<std::shared_ptr<Session>> SessionRegistry::snapshot() const {
 }
 
 struct Server::Impl {
-  Impl(ServerConfig config_in, const Router& router, TlsContextStore& tls, Metrics& metrics, Readiness& readiness_in,
-       JsonLog log_in)
+  Impl(ServerConfig config_in, const Router& router, TlsContextStore& tls, Metrics& metrics,
+       Readiness& readiness_in, JsonLog log_in)
       : config(std::move(config_in)),
         readiness(readiness_in),
         log(log_in),
@@ -108,7 +108,8 @@ void Server::Impl::enter_stopping() {
   grace_timer.expires_after(config.shutdown_grace);
   grace_timer.async_wait([this](boost::system::error_code ec) {
     if (ec) return;
-    log.warn("shutdown grace over; stopping with connections open", {{"open_connections", state.sessions.size()}});
+    log.warn("shutdown grace over; stopping with connections open",
+             {{"open_connections", state.sessions.size()}});
     finish(true);
   });
 }
@@ -145,9 +146,13 @@ Server::~Server() {
   impl_->state.on_drained = nullptr;
 }
 
-std::uint16_t Server::port() const noexcept { return impl_->listener->local_port(); }
+std::uint16_t Server::port() const noexcept {
+  return impl_->listener->local_port();
+}
 
-unsigned Server::threads() const noexcept { return impl_->thread_count; }
+unsigned Server::threads() const noexcept {
+  return impl_->thread_count;
+}
 
 void Server::start() {
   impl_->listener->start();

@@ -37,8 +37,13 @@ class SessionRegistry {
 struct ServerState {
   ServerState(const Router& router_in, TlsContextStore& tls_in, Metrics& metrics_in, JsonLog log_in,
               ConnectionLimits limits_in)
-      : router(router_in), tls(tls_in), metrics(metrics_in), log(std::move(log_in)), limits(limits_in),
-        tls_errors(log, std::chrono::seconds(1)), connection_errors(log, std::chrono::seconds(1)) {}
+      : router(router_in),
+        tls(tls_in),
+        metrics(metrics_in),
+        log(std::move(log_in)),
+        limits(limits_in),
+        tls_errors(log, std::chrono::seconds(1)),
+        connection_errors(log, std::chrono::seconds(1)) {}
 
   const Router& router;
   TlsContextStore& tls;

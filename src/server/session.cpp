@@ -26,8 +26,9 @@ constexpr Milliseconds kLingerTimeout{2'000};
 // The peer went away between requests or mid-handshake: normal life of a keep-alive connection, not an error.
 // stream_truncated is a TLS peer closing TCP without close_notify (Beast's http_server_async_ssl explains).
 bool is_disconnect(const boost::system::error_code& ec) {
-  return ec == net::error::eof || ec == net::error::connection_reset || ec == net::ssl::error::stream_truncated ||
-         ec == http::error::end_of_stream || ec == net::error::broken_pipe;
+  return ec == net::error::eof || ec == net::error::connection_reset ||
+         ec == net::ssl::error::stream_truncated || ec == http::error::end_of_stream ||
+         ec == net::error::broken_pipe;
 }
 
 }  // namespace
@@ -120,7 +121,8 @@ void Session::on_header(ErrorCode ec, std::size_t /*bytes*/) {
   state_.metrics.in_flight.add(1);
   if (parser_->is_done()) return handle_request();
   beast::get_lowest_layer(stream_).expires_after(state_.limits.body_timeout);
-  http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::on_body, shared_from_this()));
+  http::async_read(stream_, buffer_, *parser_,
+                   beast::bind_front_handler(&Session::on_body, shared_from_this()));
 }
 
 void Session::on_body(ErrorCode ec, std::size_t /*bytes*/) {

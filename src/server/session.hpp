@@ -22,7 +22,8 @@ namespace gpuadmit::server {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<boost::asio::ssl::context> tls, ServerState& state);
+  Session(boost::asio::ip::tcp::socket&& socket, std::shared_ptr<boost::asio::ssl::context> tls,
+          ServerState& state);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   ~Session();

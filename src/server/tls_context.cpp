@@ -20,7 +20,8 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
-constexpr const char* kTls13Suites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+constexpr const char* kTls13Suites =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
 constexpr const char* kGroups = "X25519:P-256:P-384";
 
 std::string ssl_error_text(std::string_view what) {
@@ -50,17 +51,18 @@ Result<std::shared_ptr<ssl::context>> make_server_context(std::string_view certi
     return make_error(ssl_error_text("cannot set the minimum TLS version"));
   }
   // No compression (CRIME); no renegotiation (a cheap CPU exhaustion lever); our cipher order, not theirs.
-  SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-  if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1 || SSL_CTX_set_ciphersuites(native, kTls13Suites) != 1 ||
-      SSL_CTX_set1_groups_list(native, kGroups) != 1) {
+  SSL_CTX_set_options(native,
+                      SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1 ||
+      SSL_CTX_set_ciphersuites(native, kTls13Suites) != 1 || SSL_CTX_set1_groups_list(native, kGroups) != 1) {
     return make_error(ssl_error_text("cannot configure ciphers"));
   }
   boost::system::error_code ec;
-  context->use_certificate_chain(boost::asio::buffer(certificate_chain_pem.data(), certificate_chain_pem.size()),
-                                 ec);
+  context->use_certificate_chain(
+      boost::asio::buffer(certificate_chain_pem.data(), certificate_chain_pem.size()), ec);
   if (ec) return make_error(ssl_error_text("cannot use the certificate: " + ec.message()));
-  context->use_private_key(boost::asio::buffer(private_key_pem.data(), private_key_pem.size()), ssl::context::pem,
-                           ec);
+  context->use_private_key(boost::asio::buffer(private_key_pem.data(), private_key_pem.size()),
+                           ssl::context::pem, ec);
   if (ec) return make_error(ssl_error_text("cannot use the private key: " + ec.message()));
   if (SSL_CTX_check_private_key(native) != 1) {
     return make_error(ssl_error_text("the private key does not match the certificate"));
@@ -98,7 +100,9 @@ Result<std::unique_ptr<TlsContextStore>> TlsContextStore::open(TlsFiles files) {
 TlsContextStore::TlsContextStore(TlsFiles files, std::string seen, std::shared_ptr<ssl::context> context)
     : files_(std::move(files)), last_seen_(std::move(seen)), current_(std::move(context)) {}
 
-std::shared_ptr<ssl::context> TlsContextStore::current() const noexcept { return current_.load(); }
+std::shared_ptr<ssl::context> TlsContextStore::current() const noexcept {
+  return current_.load();
+}
 
 ReloadReport TlsContextStore::reload_if_changed() {
   const std::lock_guard lock(reload_mutex_);

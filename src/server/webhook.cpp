@@ -8,7 +8,8 @@ namespace {
 
 void record(const JsonLog& log, Family<Counter>& counter, std::string_view what, const ReloadReport& report) {
   switch (report.status) {
-    case ReloadStatus::kUnchanged: return;
+    case ReloadStatus::kUnchanged:
+      return;
     case ReloadStatus::kReloaded:
       counter.with({std::string(kReloadSuccess)}).inc();
       log.info(std::string(what) + " reloaded", {{"in_use", report.detail}});
@@ -27,8 +28,8 @@ Result<std::unique_ptr<Webhook>> Webhook::create(WebhookConfig config, JsonLog l
   if (!tls) return tls.error();
   auto policy = PolicyStore::open(config.policy_file);
   if (!policy) return policy.error();
-  auto webhook = std::unique_ptr<Webhook>(new Webhook(std::move(config), std::move(log), std::move(*tls),
-                                                      std::move(*policy)));
+  auto webhook = std::unique_ptr<Webhook>(
+      new Webhook(std::move(config), std::move(log), std::move(*tls), std::move(*policy)));
   auto server = Server::bind(webhook->config_.server, webhook->router_, *webhook->tls_, webhook->metrics_,
                              webhook->readiness_, webhook->log_);
   if (!server) return server.error();
@@ -38,11 +39,16 @@ Result<std::unique_ptr<Webhook>> Webhook::create(WebhookConfig config, JsonLog l
 
 Webhook::Webhook(WebhookConfig config, JsonLog log, std::unique_ptr<TlsContextStore> tls,
                  std::unique_ptr<PolicyStore> policy)
-    : config_(std::move(config)), log_(std::move(log)), metrics_(kVersion), tls_(std::move(tls)),
+    : config_(std::move(config)),
+      log_(std::move(log)),
+      metrics_(kVersion),
+      tls_(std::move(tls)),
       policy_(std::move(policy)) {
   if (!config_.review) {
     config_.review = [](std::string_view body, admission::Endpoint endpoint, const policy::RuleSet& rules,
-                        const policy::ClusterView* cluster) { return admission::review(body, endpoint, rules, cluster); };
+                        const policy::ClusterView* cluster) {
+      return admission::review(body, endpoint, rules, cluster);
+    };
   }
   readiness_.add_condition("policy loaded", [store = policy_.get()] { return store->current() != nullptr; });
   for (auto& [name, is_met] : config_.readiness_conditions) readiness_.add_condition(name, is_met);

@@ -30,8 +30,8 @@ X509Handle parse(const std::string& pem) {
 TEST_CASE("the serving certificate has the SANs, serverAuth, no CA rights, and chains to the CA") {
   auto ca = generate_ca({"test-ca", 10});
   REQUIRE(ca);
-  auto serving = generate_serving_certificate(*ca, {{"gpuadmit.gpuadmit-system.svc", "localhost"},
-                                                     {"127.0.0.1", "::1"}, 5, {}});
+  auto serving = generate_serving_certificate(
+      *ca, {{"gpuadmit.gpuadmit-system.svc", "localhost"}, {"127.0.0.1", "::1"}, 5, {}});
   REQUIRE(serving);
   const X509Handle leaf = parse(serving->certificate);
   const X509Handle root = parse(ca->certificate);
@@ -74,7 +74,8 @@ TEST_CASE("the files are written with the private key readable by the owner only
   struct stat key_stat {};
   REQUIRE(::stat(files->private_key.c_str(), &key_stat) == 0);
   CHECK((key_stat.st_mode & 0777U) == 0600U);
-  CHECK(certificate_serial(serving->certificate) == certificate_serial(test::read_text(files->certificate.string())));
+  CHECK(certificate_serial(serving->certificate) ==
+        certificate_serial(test::read_text(files->certificate.string())));
   CHECK(ca_bundle("abc") == "YWJj");
 }
 

@@ -17,7 +17,8 @@ TEST_CASE("a drain answers every request, says Connection: close, then closes id
   TestWebhook webhook({.configure = [](server::WebhookConfig& c) { c.server.drain_period = 3s; }});
   constexpr int kConnections = 4;
   Load load([&] { return webhook.client(); },
-            {.connections = kConnections, .requests_per_connection = 1000,
+            {.connections = kConnections,
+             .requests_per_connection = 1000,
              .body = admission_review(fixture_pod("good-gpu-pod"), "uid-drain")});
   REQUIRE(eventually([&] { return load.completed() >= 100; }, 20s));
 
@@ -57,8 +58,10 @@ TEST_CASE("a request in flight when the drain ends is still answered") {
   HttpsClient client = webhook.client();
   const std::string body = admission_review(fixture_pod("good-gpu-pod"), "uid-inflight");
   REQUIRE(client.connect());
-  REQUIRE(client.write_raw("POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 10)));
+  REQUIRE(
+      client.write_raw("POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                       "Content-Length: " +
+                       std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 10)));
   REQUIRE(eventually([&] { return webhook.metric("gpuadmit_http_requests_in_flight") == 1; }));
   webhook.webhook().begin_shutdown();
   auto stopped = std::async(std::launch::async, [&] { return webhook.webhook().wait(); });

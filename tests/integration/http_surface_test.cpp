@@ -4,12 +4,12 @@
 #include <chrono>
 #include <thread>
 
+#include <openssl/ssl.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
-#include <openssl/ssl.h>
 
 #include "test_webhook.hpp"
 
@@ -18,7 +18,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string valid_review() { return admission_review(fixture_pod("good-gpu-pod"), "uid-ok"); }
+std::string valid_review() {
+  return admission_review(fixture_pod("good-gpu-pod"), "uid-ok");
+}
 
 TEST_CASE("each route answers with its status code") {
   TestWebhook webhook;
@@ -27,14 +29,15 @@ TEST_CASE("each route answers with its status code") {
       GENERATE(table<std::string, std::string, std::string, std::string, std::string, int, std::string>({
           {"a review on /validate is 200", "POST", "/validate", "application/json", valid_review(), 200, ""},
           {"a review on /mutate is 200", "POST", "/mutate", "application/json", valid_review(), 200, ""},
-          {"the query string is ignored", "POST", "/validate?timeout=10s", "application/json", valid_review(), 200,
-           ""},
-          {"a JSON content type with parameters is accepted", "POST", "/mutate", "application/json; charset=utf-8",
-           valid_review(), 200, ""},
+          {"the query string is ignored", "POST", "/validate?timeout=10s", "application/json", valid_review(),
+           200, ""},
+          {"a JSON content type with parameters is accepted", "POST", "/mutate",
+           "application/json; charset=utf-8", valid_review(), 200, ""},
           {"an unknown path is 404", "POST", "/admit", "application/json", valid_review(), 404, ""},
           {"the root path is 404", "GET", "/", "", "", 404, ""},
           {"GET on /mutate is 405 and says POST", "GET", "/mutate", "", "", 405, "allow: POST"},
-          {"POST on /healthz is 405 and says GET", "POST", "/healthz", "application/json", "{}", 405, "allow: GET"},
+          {"POST on /healthz is 405 and says GET", "POST", "/healthz", "application/json", "{}", 405,
+           "allow: GET"},
           {"a review sent as text/plain is 415", "POST", "/validate", "text/plain", valid_review(), 415, ""},
           {"a review with no content type is 415", "POST", "/validate", "", valid_review(), 415, ""},
           {"a body that is not JSON is 400", "POST", "/validate", "application/json", "{not json", 400, ""},
@@ -84,8 +87,8 @@ TEST_CASE("a header above 16 KiB is refused with 431") {
   TestWebhook webhook;
   HttpsClient client = webhook.client();
   REQUIRE(client.connect());
-  REQUIRE(client.write_raw("GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: " + std::string(20 * 1024, 'a') +
-                           "\r\n\r\n"));
+  REQUIRE(client.write_raw(
+      "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: " + std::string(20 * 1024, 'a') + "\r\n\r\n"));
   auto reply = client.read_reply();
   REQUIRE(reply);
   CHECK(reply->status == 431);
@@ -156,8 +159,9 @@ server::ConnectionLimits short_deadlines() {
 TEST_CASE("a client that stalls is cut off by the deadline of the step it stalls in") {
   TestWebhook webhook({.configure = [](server::WebhookConfig& c) { c.server.limits = short_deadlines(); }});
   auto [description, bytes] = GENERATE(table<std::string, std::string>({
-      {"mid-body", "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                   "Content-Length: 1000\r\n\r\n{\"apiVersion\":"},
+      {"mid-body",
+       "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+       "Content-Length: 1000\r\n\r\n{\"apiVersion\":"},
       {"mid-header", "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: appl"},
   }));
   INFO(description);

@@ -52,8 +52,9 @@ TEST_CASE("a line has the timestamp, level and message first, then the fields in
   Captured captured;
   captured.log.warn("tls handshake failed", {{"peer", "127.0.0.1:5555"}, {"suppressed", 3}});
   const std::string text = captured.stream.str();
-  CHECK_THAT(text, Catch::Matches(R"(\{"ts":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z","level":"warning",)"
-                                  R"("msg":"tls handshake failed","peer":"127.0.0.1:5555","suppressed":3\}\n)"));
+  CHECK_THAT(text,
+             Catch::Matches(R"(\{"ts":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z","level":"warning",)"
+                            R"("msg":"tls handshake failed","peer":"127.0.0.1:5555","suppressed":3\}\n)"));
 }
 
 TEST_CASE("lines below the level are not written") {

@@ -41,7 +41,9 @@ Load::Load(std::function<HttpsClient()> make_client, LoadOptions options)
   }
 }
 
-Load::~Load() { stop(); }
+Load::~Load() {
+  stop();
+}
 
 void Load::stop() {
   stop_.store(true);

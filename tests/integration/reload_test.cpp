@@ -31,7 +31,8 @@ TEST_CASE("a rotated certificate is served to new handshakes while load continue
   REQUIRE(fresh_handshake_serial(webhook) == first_serial);
 
   Load load([&] { return webhook.client(); },
-            {.connections = 3, .requests_per_connection = 5,
+            {.connections = 3,
+             .requests_per_connection = 5,
              .body = admission_review(fixture_pod("good-gpu-pod"), "uid-load")});
   let_load_run(load, 50);
 
@@ -61,9 +62,8 @@ TEST_CASE("a rotated certificate is served to new handshakes while load continue
 TEST_CASE("the watcher picks up a changed certificate without a signal") {
   TestWebhook webhook({.configure = [](server::WebhookConfig& c) { c.reload_interval = 50ms; }});
   const server::PemPair next = webhook.rotate_certificate();
-  CHECK(eventually([&] {
-    return webhook.metric(R"(gpuadmit_tls_certificate_reloads_total{result="success"})") == 1;
-  }));
+  CHECK(eventually(
+      [&] { return webhook.metric(R"(gpuadmit_tls_certificate_reloads_total{result="success"})") == 1; }));
   CHECK(fresh_handshake_serial(webhook) == server::certificate_serial(next.certificate));
 }
 
@@ -100,7 +100,8 @@ TEST_CASE("a policy reload under load swaps valid policies in and keeps the old 
   };
   CHECK_FALSE(allowed());  // the default policy enforces guaranteed-qos and gpu-tolerations
 
-  Load load([&] { return webhook.client(); }, {.connections = 3, .requests_per_connection = 20, .body = burstable});
+  Load load([&] { return webhook.client(); },
+            {.connections = 3, .requests_per_connection = 20, .body = burstable});
   let_load_run(load, 50);
 
   webhook.write_policy(std::string(kPolicyQosOff));

@@ -11,7 +11,8 @@ namespace {
 
 using nlohmann::json;
 
-json post_review(TestWebhook& webhook, const std::string& target, const json& object, const std::string& uid) {
+json post_review(TestWebhook& webhook, const std::string& target, const json& object,
+                 const std::string& uid) {
   HttpsClient client = webhook.client();
   auto reply = client.request("POST", target, admission_review(object, uid));
   REQUIRE(reply);
@@ -45,8 +46,8 @@ TEST_CASE("a mutate review echoes the uid and returns a base64 JSON Patch that a
 TEST_CASE("a compliant pod on mutate is allowed with no patch field") {
   TestWebhook webhook;
   const json first = post_review(webhook, "/mutate", fixture_pod("vit-b-burstable"), "uid-1");
-  const json fixed = fixture_pod("vit-b-burstable").patch(
-      json::parse(base64_decode(first["response"]["patch"].get<std::string>())));
+  const json fixed = fixture_pod("vit-b-burstable")
+                         .patch(json::parse(base64_decode(first["response"]["patch"].get<std::string>())));
   const json review = post_review(webhook, "/mutate", fixed, "uid-2");
   CHECK(review["response"]["allowed"] == true);
   CHECK_FALSE(review["response"].contains("patch"));
@@ -64,7 +65,8 @@ TEST_CASE("a validate review of a violation is a 403 Forbidden denial with the m
   CHECK_THAT(response["status"]["message"].get<std::string>(), Catch::Contains("guaranteed-qos"));
   CHECK_FALSE(response.contains("patch"));
   CHECK(webhook.metric(R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="denied"})") == 1);
-  CHECK(webhook.metric(R"(gpuadmit_admission_rule_findings_total{rule="guaranteed-qos",action="enforce"})") == 1);
+  CHECK(webhook.metric(R"(gpuadmit_admission_rule_findings_total{rule="guaranteed-qos",action="enforce"})") ==
+        1);
 }
 
 TEST_CASE("warn rules reach the response as warnings") {

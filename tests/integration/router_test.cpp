@@ -13,16 +13,17 @@ TEST_CASE("the router matches method and path, ignoring the query string") {
   router.add("GET", "/healthz", [](const Request&) { return text_response(200, "health"); });
   router.add("HEAD", "/healthz", [](const Request&) { return text_response(200, "head"); });
 
-  auto [method, target, status, body, allow] = GENERATE(table<std::string, std::string, int, std::string, std::string>({
-      {"POST", "/validate", 200, "validate\n", ""},
-      {"POST", "/validate?timeout=10s", 200, "validate\n", ""},
-      {"POST", "/validate#frag", 200, "validate\n", ""},
-      {"GET", "/validate", 405, "method not allowed; use POST\n", "POST"},
-      {"PUT", "/healthz", 405, "method not allowed; use GET, HEAD\n", "GET, HEAD"},
-      {"POST", "/validate/", 404, "not found\n", ""},
-      {"POST", "/VALIDATE", 404, "not found\n", ""},
-      {"GET", "", 404, "not found\n", ""},
-  }));
+  auto [method, target, status, body, allow] =
+      GENERATE(table<std::string, std::string, int, std::string, std::string>({
+          {"POST", "/validate", 200, "validate\n", ""},
+          {"POST", "/validate?timeout=10s", 200, "validate\n", ""},
+          {"POST", "/validate#frag", 200, "validate\n", ""},
+          {"GET", "/validate", 405, "method not allowed; use POST\n", "POST"},
+          {"PUT", "/healthz", 405, "method not allowed; use GET, HEAD\n", "GET, HEAD"},
+          {"POST", "/validate/", 404, "not found\n", ""},
+          {"POST", "/VALIDATE", 404, "not found\n", ""},
+          {"GET", "", 404, "not found\n", ""},
+      }));
   INFO(method << " " << target);
   const Response response = router.route({method, target, "", ""});
   CHECK(response.status == status);
@@ -81,10 +82,13 @@ TEST_CASE("the review handler hands the body and the policy snapshot to the revi
     CHECK(fake->last_body == "{\"x\":1}");
     CHECK(fake->last_rules == (*store)->current().get());
     const std::string text = metrics.render();
-    CHECK_THAT(text, Catch::Contains(R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="denied"} 1)"));
-    CHECK_THAT(text, Catch::Contains(
-                         R"(gpuadmit_admission_rule_findings_total{rule="guaranteed-qos",action="enforce"} 1)"));
-    CHECK_THAT(text, Catch::Contains(R"(gpuadmit_admission_review_duration_seconds_count{endpoint="validate"} 1)"));
+    CHECK_THAT(
+        text, Catch::Contains(R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="denied"} 1)"));
+    CHECK_THAT(text,
+               Catch::Contains(
+                   R"(gpuadmit_admission_rule_findings_total{rule="guaranteed-qos",action="enforce"} 1)"));
+    CHECK_THAT(text,
+               Catch::Contains(R"(gpuadmit_admission_review_duration_seconds_count{endpoint="validate"} 1)"));
   }
   SECTION("another media type is 415 and never reaches the review") {
     const Response response = handler({"POST", "/validate", "application/yaml", "a: 1"});
@@ -97,12 +101,12 @@ TEST_CASE("a review that throws is answered 500 and counted as could not decide"
   auto store = PolicyStore::open(std::nullopt);
   REQUIRE(store);
   Metrics metrics("test");
-  ReviewDependencies deps{**store, metrics, JsonLog::discard(),
-                          [](std::string_view, admission::Endpoint, const policy::RuleSet&,
-                             const policy::ClusterView*) -> admission::Outcome {
-                            throw std::runtime_error("boom");
-                          }};
-  const Response response = review_handler(admission::Endpoint::kMutate, deps)({"POST", "/mutate", "application/json", "{}"});
+  ReviewDependencies deps{
+      **store, metrics, JsonLog::discard(),
+      [](std::string_view, admission::Endpoint, const policy::RuleSet&,
+         const policy::ClusterView*) -> admission::Outcome { throw std::runtime_error("boom"); }};
+  const Response response =
+      review_handler(admission::Endpoint::kMutate, deps)({"POST", "/mutate", "application/json", "{}"});
   CHECK(response.status == 500);
   CHECK_THAT(metrics.render(), Catch::Contains(R"(gpuadmit_admission_errors_total{endpoint="mutate"} 1)"));
 }

@@ -54,7 +54,9 @@ TestCertificates make_certificates() {
 }
 
 TestWebhook::TestWebhook(TestWebhookOptions options)
-    : cert_dir_(temp_.path() / "certs"), policy_dir_(temp_.path() / "policy"), certificates_(make_certificates()) {
+    : cert_dir_(temp_.path() / "certs"),
+      policy_dir_(temp_.path() / "policy"),
+      certificates_(make_certificates()) {
   write_certificate(certificates_.serving);
   server::WebhookConfig config;
   config.server.host = "127.0.0.1";
@@ -96,7 +98,9 @@ void TestWebhook::write_certificate(const server::PemPair& pair) {
   cert_dir_.write({{"tls.crt", pair.certificate}, {"tls.key", pair.private_key}});
 }
 
-void TestWebhook::write_policy(const std::string& yaml) { policy_dir_.write({{"policy.yaml", yaml}}); }
+void TestWebhook::write_policy(const std::string& yaml) {
+  policy_dir_.write({{"policy.yaml", yaml}});
+}
 
 double TestWebhook::metric(const std::string& series) const {
   const std::string text = webhook_->metrics().render();
@@ -110,7 +114,8 @@ double TestWebhook::metric(const std::string& series) const {
   return 0;
 }
 
-std::string admission_review(const nlohmann::json& object, const std::string& uid, const std::string& namespace_) {
+std::string admission_review(const nlohmann::json& object, const std::string& uid,
+                             const std::string& namespace_) {
   const std::string kind = object.value("kind", "Pod");
   nlohmann::json review = {
       {"apiVersion", "admission.k8s.io/v1"},
@@ -129,7 +134,9 @@ std::string admission_review(const nlohmann::json& object, const std::string& ui
   return review.dump();
 }
 
-nlohmann::json fixture_pod(const std::string& name) { return fixture("pods/" + name + ".yaml"); }
+nlohmann::json fixture_pod(const std::string& name) {
+  return fixture("pods/" + name + ".yaml");
+}
 
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds deadline) {
   const auto until = std::chrono::steady_clock::now() + deadline;

@@ -54,7 +54,7 @@ server::PemPair make_serving(const server::PemPair& ca);
 
 struct TestWebhookOptions {
   std::function<void(server::WebhookConfig&)> configure{};  // adjust limits, drain, review function...
-  std::string policy_yaml{};                              // non-empty: served from a projected policy file
+  std::string policy_yaml{};                                // non-empty: served from a projected policy file
 };
 
 class TestWebhook {

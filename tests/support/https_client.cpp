@@ -2,6 +2,9 @@
 
 #include <optional>
 
+#include <openssl/bn.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -9,9 +12,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <openssl/bn.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
 
 namespace gpuadmit::test {
 namespace {
@@ -30,10 +30,16 @@ Error failure(std::string_view what, const boost::system::error_code& ec) {
 
 struct HttpsClient::Impl {
   Impl(std::string host_in, std::uint16_t port_in, ClientOptions options_in)
-      : host(std::move(host_in)), port(port_in), options(std::move(options_in)), context(ssl::context::tls_client) {
-    if (options.min_tls_version != 0) SSL_CTX_set_min_proto_version(context.native_handle(), options.min_tls_version);
-    if (options.max_tls_version != 0) SSL_CTX_set_max_proto_version(context.native_handle(), options.max_tls_version);
-    if (!options.cipher_list.empty()) SSL_CTX_set_cipher_list(context.native_handle(), options.cipher_list.c_str());
+      : host(std::move(host_in)),
+        port(port_in),
+        options(std::move(options_in)),
+        context(ssl::context::tls_client) {
+    if (options.min_tls_version != 0)
+      SSL_CTX_set_min_proto_version(context.native_handle(), options.min_tls_version);
+    if (options.max_tls_version != 0)
+      SSL_CTX_set_max_proto_version(context.native_handle(), options.max_tls_version);
+    if (!options.cipher_list.empty())
+      SSL_CTX_set_cipher_list(context.native_handle(), options.cipher_list.c_str());
     if (!options.ca_pem.empty()) {
       context.add_certificate_authority(net::buffer(options.ca_pem));
       context.set_verify_mode(ssl::verify_peer);
@@ -95,7 +101,9 @@ Done HttpsClient::connect() {
   return std::monostate{};
 }
 
-bool HttpsClient::connected() const { return impl_->stream.has_value(); }
+bool HttpsClient::connected() const {
+  return impl_->stream.has_value();
+}
 
 void HttpsClient::close() {
   if (!impl_->stream) return;
@@ -108,8 +116,8 @@ void HttpsClient::close() {
 Done HttpsClient::write_raw(std::string_view bytes) {
   if (!impl_->stream) return make_error("not connected");
   Impl& s = *impl_;
-  const auto ec =
-      s.run_op([&](auto handler) { net::async_write(*s.stream, net::buffer(bytes.data(), bytes.size()), handler); });
+  const auto ec = s.run_op(
+      [&](auto handler) { net::async_write(*s.stream, net::buffer(bytes.data(), bytes.size()), handler); });
   if (ec) return failure("write", ec);
   return std::monostate{};
 }
@@ -138,8 +146,8 @@ Result<HttpReply> HttpsClient::read_reply() {
   return reply;
 }
 
-Result<HttpReply> HttpsClient::request(std::string_view method, std::string_view target, std::string_view body,
-                                       std::string_view content_type) {
+Result<HttpReply> HttpsClient::request(std::string_view method, std::string_view target,
+                                       std::string_view body, std::string_view content_type) {
   if (!impl_->stream) {
     if (auto connected = connect(); !connected) return connected.error();
   }
@@ -195,6 +203,8 @@ std::string HttpsClient::tls_version() const {
   return impl_->stream ? SSL_get_version(impl_->stream->native_handle()) : std::string();
 }
 
-std::size_t HttpsClient::connections_made() const { return impl_->connections; }
+std::size_t HttpsClient::connections_made() const {
+  return impl_->connections;
+}
 
 }  // namespace gpuadmit::test

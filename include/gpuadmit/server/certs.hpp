@@ -41,8 +41,8 @@ struct CertificateFiles {
 
 // Writes ca.crt, tls.crt and tls.key into `directory` (created if missing), the names a Kubernetes TLS
 // Secret mounts. Each file is written to a temporary name and renamed, so a reader never sees half a file.
-Result<CertificateFiles> write_certificate_files(const std::filesystem::path& directory, std::string_view ca_pem,
-                                                 const PemPair& serving);
+Result<CertificateFiles> write_certificate_files(const std::filesystem::path& directory,
+                                                 std::string_view ca_pem, const PemPair& serving);
 
 // Standard base64 of the CA certificate PEM: the value of a webhook's clientConfig.caBundle.
 std::string ca_bundle(std::string_view ca_pem);

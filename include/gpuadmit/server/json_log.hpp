@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/common.h>
+#include <nlohmann/json.hpp>
 
 namespace spdlog {
 class logger;
@@ -62,10 +62,18 @@ class JsonLog {
   [[nodiscard]] bool enabled(spdlog::level::level_enum level) const noexcept;
   void write(LogLine line) const;
   void log(spdlog::level::level_enum level, std::string_view msg, const LogFields& fields = {}) const;
-  void debug(std::string_view msg, const LogFields& fields = {}) const { log(spdlog::level::debug, msg, fields); }
-  void info(std::string_view msg, const LogFields& fields = {}) const { log(spdlog::level::info, msg, fields); }
-  void warn(std::string_view msg, const LogFields& fields = {}) const { log(spdlog::level::warn, msg, fields); }
-  void error(std::string_view msg, const LogFields& fields = {}) const { log(spdlog::level::err, msg, fields); }
+  void debug(std::string_view msg, const LogFields& fields = {}) const {
+    log(spdlog::level::debug, msg, fields);
+  }
+  void info(std::string_view msg, const LogFields& fields = {}) const {
+    log(spdlog::level::info, msg, fields);
+  }
+  void warn(std::string_view msg, const LogFields& fields = {}) const {
+    log(spdlog::level::warn, msg, fields);
+  }
+  void error(std::string_view msg, const LogFields& fields = {}) const {
+    log(spdlog::level::err, msg, fields);
+  }
 
  private:
   std::shared_ptr<spdlog::logger> logger_;

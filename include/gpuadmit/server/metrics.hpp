@@ -107,31 +107,37 @@ class Metrics {
   void record_response(int status);
 
   Family<Counter> reviews{"gpuadmit_admission_reviews_total",
-                          "AdmissionReviews answered, by endpoint and verdict.", {"endpoint", "verdict"}};
-  Family<Counter> rule_findings{"gpuadmit_admission_rule_findings_total",
-                                "Rules that reported or fixed something in a review, by rule and configured action.",
-                                {"rule", "action"}};
-  Family<Histogram> review_duration{"gpuadmit_admission_review_duration_seconds",
-                                    "Time to decide one AdmissionReview, from body received to response built.",
-                                    {"endpoint"}, kReviewDurationBuckets};
+                          "AdmissionReviews answered, by endpoint and verdict.",
+                          {"endpoint", "verdict"}};
+  Family<Counter> rule_findings{
+      "gpuadmit_admission_rule_findings_total",
+      "Rules that reported or fixed something in a review, by rule and configured action.",
+      {"rule", "action"}};
+  Family<Histogram> review_duration{
+      "gpuadmit_admission_review_duration_seconds",
+      "Time to decide one AdmissionReview, from body received to response built.",
+      {"endpoint"},
+      kReviewDurationBuckets};
   Family<Counter> review_errors{"gpuadmit_admission_errors_total",
                                 "Reviews gpuadmit could not decide (denied with code 500), by endpoint.",
                                 {"endpoint"}};
-  Family<Gauge> requests_in_flight{"gpuadmit_http_requests_in_flight",
-                                   "HTTP requests read and not yet answered.", {}};
-  Family<Counter> http_responses{"gpuadmit_http_responses_total", "HTTP responses sent, by status code.",
-                                 {"code"}};
+  Family<Gauge> requests_in_flight{
+      "gpuadmit_http_requests_in_flight", "HTTP requests read and not yet answered.", {}};
+  Family<Counter> http_responses{
+      "gpuadmit_http_responses_total", "HTTP responses sent, by status code.", {"code"}};
   Family<Gauge> connections_open{"gpuadmit_http_connections_open", "Client connections currently open.", {}};
-  Family<Counter> connections_accepted{"gpuadmit_http_connections_accepted_total",
-                                       "Connections accepted and served.", {}};
+  Family<Counter> connections_accepted{
+      "gpuadmit_http_connections_accepted_total", "Connections accepted and served.", {}};
   Family<Counter> connections_rejected{"gpuadmit_http_connections_rejected_total",
-                                       "Connections closed at once because the connection cap was reached.", {}};
-  Family<Counter> tls_handshake_failures{"gpuadmit_tls_handshake_failures_total",
-                                         "TLS handshakes that failed or timed out.", {}};
+                                       "Connections closed at once because the connection cap was reached.",
+                                       {}};
+  Family<Counter> tls_handshake_failures{
+      "gpuadmit_tls_handshake_failures_total", "TLS handshakes that failed or timed out.", {}};
   Family<Counter> tls_reloads{"gpuadmit_tls_certificate_reloads_total",
-                              "Serving certificate reloads after the files changed, by result.", {"result"}};
-  Family<Counter> policy_reloads{"gpuadmit_policy_reloads_total",
-                                 "Policy file reloads after the file changed, by result.", {"result"}};
+                              "Serving certificate reloads after the files changed, by result.",
+                              {"result"}};
+  Family<Counter> policy_reloads{
+      "gpuadmit_policy_reloads_total", "Policy file reloads after the file changed, by result.", {"result"}};
   Family<Gauge> build_info{"gpuadmit_build_info", "Always 1; the version is in the label.", {"version"}};
 
   // Unlabelled series, resolved once.

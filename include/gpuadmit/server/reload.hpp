@@ -7,7 +7,8 @@
 namespace gpuadmit::server {
 
 enum class ReloadStatus : std::uint8_t {
-  kUnchanged,  // same content as the last attempt (including a failed one: it is not retried until it changes)
+  kUnchanged,  // same content as the last attempt (including a failed one: it is not retried until it
+               // changes)
   kReloaded,   // new content, valid, swapped in
   kFailed,     // new content, invalid or unreadable: the previous version stays in use
 };

@@ -20,7 +20,7 @@ struct ServeOptions {
   std::string listen = "0.0.0.0:8443";
   std::string tls_cert_file;
   std::string tls_private_key_file;
-  std::string cert_dir;  // tls.crt and tls.key inside, as a kubernetes.io/tls Secret mounts them
+  std::string cert_dir;     // tls.crt and tls.key inside, as a kubernetes.io/tls Secret mounts them
   std::string policy_file;  // empty: the embedded default policy
   unsigned threads = 0;     // 0: one per core
   std::chrono::seconds drain{5};

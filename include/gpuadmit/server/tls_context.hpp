@@ -24,7 +24,7 @@ struct TlsFiles {
 
 // Builds a server context from PEM text and checks that the key belongs to the certificate.
 Result<std::shared_ptr<boost::asio::ssl::context>> make_server_context(std::string_view certificate_chain_pem,
-                                                                      std::string_view private_key_pem);
+                                                                       std::string_view private_key_pem);
 
 // "serial=… notAfter=…" of the context's leaf certificate, for logs.
 std::string describe_certificate(boost::asio::ssl::context& context);

@@ -16,23 +16,6 @@ const std::string* find(const k8s::StringMap& map, std::string_view key) {
   return it == map.end() ? nullptr : &it->second;
 }
 
-std::optional<double> parameter_count(std::string_view text) {
-  if (text.empty() || text.size() > 32) return std::nullopt;
-  double scale = 1;
-  switch (text.back()) {
-    case 'k': case 'K': scale = 1e3; break;
-    case 'm': case 'M': scale = 1e6; break;
-    case 'b': case 'B': case 'g': case 'G': scale = 1e9; break;
-    case 't': case 'T': scale = 1e12; break;
-    default: break;
-  }
-  if (scale != 1) text.remove_suffix(1);
-  const std::string number(text);
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size() || !std::isfinite(value) || value <= 0 || value * scale > 1e15) return std::nullopt;
-  return value * scale;
-}
 
 double bytes_per_parameter(const k8s::StringMap& annotations) {
   if (const std::string* b = find(annotations, "gpuadmit.io/checkpoint-bytes-per-parameter")) {
@@ -57,7 +40,7 @@ struct Need {
 Need checkpoint_need(const k8s::StringMap& annotations, const CheckpointPvc& cfg) {
   Need need{cfg.minimum, "the policy minimum " + human(cfg.minimum)};
   const std::string* params_text = find(annotations, "gpuadmit.io/model-parameters");
-  const auto params = params_text != nullptr ? parameter_count(*params_text) : std::nullopt;
+  const auto params = params_text != nullptr ? parse_parameter_count(*params_text) : std::nullopt;
   if (!params) return need;
   std::int64_t kept = cfg.checkpoints_kept;
   if (const std::string* k = find(annotations, "gpuadmit.io/checkpoints-kept")) {

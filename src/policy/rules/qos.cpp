@@ -124,26 +124,6 @@ void rule_guaranteed_qos(RuleContext& ctx) {
 
 namespace {
 
-// "7e9", "7B", "1.3b", "350M", "70000000000" → parameter count.
-std::optional<double> parse_parameter_count(std::string_view text) {
-  if (text.empty() || text.size() > 32) return std::nullopt;
-  double scale = 1;
-  switch (text.back()) {
-    case 'k': case 'K': scale = 1e3; break;
-    case 'm': case 'M': scale = 1e6; break;
-    case 'b': case 'B': case 'g': case 'G': scale = 1e9; break;
-    case 't': case 'T': scale = 1e12; break;
-    default: break;
-  }
-  if (scale != 1) text.remove_suffix(1);
-  const std::string number(text);
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size() || !std::isfinite(value) || value <= 0 || value * scale > 1e15) {
-    return std::nullopt;
-  }
-  return value * scale;
-}
 
 std::optional<double> bytes_per_parameter(std::string_view precision) {
   if (precision == "fp32" || precision == "float32" || precision == "tf32") return 4.0;
