@@ -105,7 +105,7 @@ Result<X509Ptr> new_certificate(const std::string& common_name, int days, EVP_PK
     return openssl_error("cannot build a certificate");
   }
   X509_NAME* subject = X509_get_subject_name(certificate.get());
-  const auto* cn = reinterpret_cast<const unsigned char*>(common_name.c_str());
+  const auto* cn = reinterpret_cast<const unsigned char*>(common_name.c_str());  // NOLINT: OpenSSL's byte API
   if (X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_UTF8, cn, -1, -1, 0) != 1) {
     return openssl_error("cannot set the subject");
   }
@@ -245,6 +245,7 @@ Result<CertificateFiles> write_certificate_files(const std::filesystem::path& di
 
 std::string ca_bundle(std::string_view ca_pem) {
   std::string out(4 * ((ca_pem.size() + 2) / 3) + 1, '\0');
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): OpenSSL's byte API
   const int n =
       EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
                       reinterpret_cast<const unsigned char*>(ca_pem.data()), static_cast<int>(ca_pem.size()));

@@ -21,7 +21,7 @@ void append_timestamp(std::string& out) {
   thread_local Cache cache;
   const auto now = std::chrono::system_clock::now();
   const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-  const std::time_t second = static_cast<std::time_t>(micros / 1'000'000);
+  const auto second = static_cast<std::time_t>(micros / 1'000'000);
   if (second != cache.second) {
     std::tm tm{};
     gmtime_r(&second, &tm);
@@ -126,42 +126,42 @@ LogLine::LogLine(spdlog::level::level_enum level, std::string_view msg) : level_
   append_json_string(text_, msg);
 }
 
-void LogLine::key(std::string_view name) {
+void LogLine::begin_field(std::string_view key) {
   text_ += ',';
-  append_json_string(text_, name);
+  append_json_string(text_, key);
   text_ += ':';
 }
 
-LogLine& LogLine::add(std::string_view name, std::string_view value) {
-  key(name);
+LogLine& LogLine::add(std::string_view key, std::string_view value) {
+  begin_field(key);
   append_json_string(text_, value);
   return *this;
 }
 
-LogLine& LogLine::add(std::string_view name, std::int64_t value) {
-  key(name);
+LogLine& LogLine::add(std::string_view key, std::int64_t value) {
+  begin_field(key);
   std::array<char, 24> buffer{};
   const auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
   text_.append(buffer.data(), end);
   return *this;
 }
 
-LogLine& LogLine::add(std::string_view name, std::uint64_t value) {
-  key(name);
+LogLine& LogLine::add(std::string_view key, std::uint64_t value) {
+  begin_field(key);
   std::array<char, 24> buffer{};
   const auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
   text_.append(buffer.data(), end);
   return *this;
 }
 
-LogLine& LogLine::add(std::string_view name, bool value) {
-  key(name);
+LogLine& LogLine::add(std::string_view key, bool value) {
+  begin_field(key);
   text_ += value ? "true" : "false";
   return *this;
 }
 
-LogLine& LogLine::add(std::string_view name, const std::vector<std::string>& values) {
-  key(name);
+LogLine& LogLine::add(std::string_view key, const std::vector<std::string>& values) {
+  begin_field(key);
   text_ += '[';
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (i > 0) text_ += ',';
@@ -171,8 +171,8 @@ LogLine& LogLine::add(std::string_view name, const std::vector<std::string>& val
   return *this;
 }
 
-LogLine& LogLine::add_json(std::string_view name, const LogFields& value) {
-  key(name);
+LogLine& LogLine::add_json(std::string_view key, const LogFields& value) {
+  begin_field(key);
   // replace: invalid UTF-8 in a nested value must not throw either.
   text_ += value.dump(-1, ' ', false, LogFields::error_handler_t::replace);
   return *this;

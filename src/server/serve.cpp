@@ -94,7 +94,8 @@ void print_dev_banner(const DevCertificates& dev, const std::filesystem::path& d
                "\ngpuadmit dev mode: self-signed certificates in %s (removed on exit)\n\n"
                "caBundle (base64 of ca.crt, for a webhook clientConfig):\n%s\n\n"
                "Try it:\n  curl --cacert %s -H 'Content-Type: application/json' --data-binary @%s %s/mutate\n"
-               "  curl --cacert %s %s/metrics\n\n",
+               "  curl --cacert %s %s/metrics\n\n"
+               "Ctrl-C drains for the drain period (--drain-seconds), a second Ctrl-C stops at once.\n\n",
                directory.c_str(), ca_bundle(dev.ca_pem).c_str(), dev.ca_file.c_str(), sample.c_str(),
                base.c_str(), dev.ca_file.c_str(), base.c_str());
 }

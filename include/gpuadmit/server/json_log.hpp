@@ -45,7 +45,7 @@ class LogLine {
   [[nodiscard]] std::string finish() &&;
 
  private:
-  void key(std::string_view name);
+  void begin_field(std::string_view key);
   spdlog::level::level_enum level_;
   std::string text_;
 };

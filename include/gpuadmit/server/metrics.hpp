@@ -64,6 +64,8 @@ class FamilyBase {
   FamilyBase(std::string name, std::string help, std::vector<std::string> label_names);
   FamilyBase(const FamilyBase&) = delete;
   FamilyBase& operator=(const FamilyBase&) = delete;
+  FamilyBase(FamilyBase&&) = delete;
+  FamilyBase& operator=(FamilyBase&&) = delete;
   virtual ~FamilyBase() = default;
 
   virtual void render(std::string& out) const = 0;

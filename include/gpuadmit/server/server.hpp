@@ -25,13 +25,13 @@ struct ConnectionLimits {
   // Above the 90 s IdleConnTimeout of the apiserver's Go transport, so the client always closes an idle
   // connection first: Go does not retry a POST written to a reused connection the server has just closed.
   Milliseconds idle_timeout{120'000};
-  Milliseconds header_timeout{10'000};   // from the request's first byte to the end of its header
-  Milliseconds body_timeout{10'000};     // from the end of the header to the end of the body
-  Milliseconds write_timeout{10'000};    // each response, and the TLS close_notify exchange
-  std::size_t header_limit = 16 * 1024;  // 431 beyond
-  std::size_t body_limit =
-      7 * 1024 * 1024;                 // 413 beyond: two 3 MB objects plus envelope (controller-runtime)
-  std::size_t max_connections = 1024;  // beyond: accepted and closed at once (see Server)
+  Milliseconds header_timeout{10'000};  // from the request's first byte to the end of its header
+  Milliseconds body_timeout{10'000};    // from the end of the header to the end of the body
+  Milliseconds write_timeout{10'000};   // each response, and the TLS close_notify exchange
+  std::size_t header_limit = std::size_t{16} * 1024;  // 431 beyond
+  // 413 beyond: two 3 MB objects (object and oldObject) plus the envelope, as controller-runtime reasons.
+  std::size_t body_limit = std::size_t{7} * 1024 * 1024;
+  std::size_t max_connections = 1024;  // beyond: accepted and closed at once (see Listener::on_accept)
 };
 
 struct ServerConfig {
@@ -53,6 +53,8 @@ class Server {
                                               Metrics& metrics, Readiness& readiness, JsonLog log);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
+  Server(Server&&) = delete;
+  Server& operator=(Server&&) = delete;
   ~Server();
 
   [[nodiscard]] std::uint16_t port() const noexcept;

@@ -49,6 +49,8 @@ class Webhook {
   static Result<std::unique_ptr<Webhook>> create(WebhookConfig config, JsonLog log);
   Webhook(const Webhook&) = delete;
   Webhook& operator=(const Webhook&) = delete;
+  Webhook(Webhook&&) = delete;
+  Webhook& operator=(Webhook&&) = delete;
   ~Webhook();
 
   [[nodiscard]] std::uint16_t port() const noexcept { return server_->port(); }
