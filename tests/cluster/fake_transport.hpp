@@ -96,6 +96,16 @@ class FakeTransport final : public cluster::ApiTransport {
     return changed_.wait_for(lock, timeout, [&] { return waiting_[path] > 0 || held_ > 0; });
   }
 
+  // Waits until at least `count` calls for `path` have been made and the last of them is blocked on an
+  // empty queue: "the reflector asked for exactly this much, and is waiting". Counting calls, not just
+  // idleness, means a wake-up that has not happened yet cannot be mistaken for the end state.
+  bool wait_for_calls(const std::string& path, std::size_t count,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout,
+                             [&] { return calls_locked(path) >= count && waiting_[path] > 0; });
+  }
+
   // Ends held-open streams.
   void release() {
     const std::lock_guard lock(mutex_);
@@ -105,12 +115,7 @@ class FakeTransport final : public cluster::ApiTransport {
 
   [[nodiscard]] std::vector<std::string> targets(const std::string& path) const {
     const std::lock_guard lock(mutex_);
-    std::vector<std::string> out;
-    for (const std::string& t : targets_) {
-      if (t.compare(0, path.size(), path) == 0 && (t.size() == path.size() || t[path.size()] == '?'))
-        out.push_back(t);
-    }
-    return out;
+    return targets_locked(path);
   }
 
   [[nodiscard]] std::vector<std::chrono::seconds> watch_deadlines() const {
@@ -119,6 +124,18 @@ class FakeTransport final : public cluster::ApiTransport {
   }
 
  private:
+  [[nodiscard]] std::vector<std::string> targets_locked(const std::string& path) const {
+    std::vector<std::string> out;
+    for (const std::string& t : targets_) {
+      if (t.compare(0, path.size(), path) == 0 && (t.size() == path.size() || t[path.size()] == '?'))
+        out.push_back(t);
+    }
+    return out;
+  }
+  [[nodiscard]] std::size_t calls_locked(const std::string& path) const {
+    return targets_locked(path).size();
+  }
+
   std::optional<Exchange> next(std::string_view target, const std::stop_token& stop) {
     const std::string path(target.substr(0, target.find('?')));
     std::unique_lock lock(mutex_);

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "fake_transport.hpp"
@@ -61,9 +64,31 @@ bool is_list(const std::string& target) {
   return target.find("watch=1") == std::string::npos;
 }
 
+// Records the messages a reflector logs, so a test can wait for "this has been handled".
+class LogRecorder {
+ public:
+  cluster::LogSink sink() {
+    return [this](spdlog::level::level_enum, std::string_view msg, const cluster::LogFields&) {
+      const std::lock_guard lock(mutex_);
+      messages_.emplace_back(msg);
+      changed_.notify_all();
+    };
+  }
+  bool wait_for(const std::string& msg, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(
+        lock, timeout, [&] { return std::find(messages_.begin(), messages_.end(), msg) != messages_.end(); });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::string> messages_;
+};
+
 cluster::ReflectorOptions fast_options_for_gone() {
   cluster::ReflectorOptions options = fast_options();
-  options.backoff = {5s, 5s};
+  options.backoff = {1h, 1h};
   return options;
 }
 
@@ -292,29 +317,39 @@ namespace gpuadmit::test {
 
 TEST_CASE("410 Gone relists at once after a working watch, but backs off when it follows the LIST directly",
           "[reflector]") {
+  // The backoff is an hour, so "at once" needs no timing assert: with it, the only way to reach the next
+  // LIST within the (generous) wait is not to back off at all, however loaded the machine is.
   cluster::ReflectorOptions slow = fast_options_for_gone();
-  SECTION("a watch delivered events, then the next one is gone: LIST at once despite a 5 s backoff") {
+  SECTION("a watch delivered events, then the next one is gone: LIST at once despite an hour's backoff") {
     FakeTransport transport;
     cluster::SnapshotStore store;
     cluster::Reflector reflector(cluster::Kind::kNode, transport, store, slow, cluster::null_sink(), 1);
     transport.push(kNodes, list_response("[]", "10"));
     transport.push(kNodes, watch_stream({event("ADDED", node_json("a", "11"))}));
     transport.push(kNodes, watch_stream({error_event(410, "too old resource version")}));
-    std::jthread thread([&](const std::stop_token& stop) { reflector.run(stop); });
     transport.push(kNodes, list_response("[]", "20"));
-    REQUIRE(transport.wait_idle(kNodes, 2s));
+    std::jthread thread([&](const std::stop_token& stop) { reflector.run(stop); });
+    // LIST, watch (event), watch (410), LIST, then a watch from 20 that waits for a script: 5 calls.
+    REQUIRE(transport.wait_for_calls(kNodes, 5));
     const auto targets = transport.targets(kNodes);
     REQUIRE(targets.size() == 5);
     CHECK(is_list(targets[3]));
+    CHECK_FALSE(is_list(targets[4]));
+    CHECK(targets[4].find("resourceVersion=20") != std::string::npos);
   }
   SECTION("gone on the first watch after the LIST: wait for the backoff before listing again") {
     FakeTransport transport;
     cluster::SnapshotStore store;
-    cluster::Reflector reflector(cluster::Kind::kNode, transport, store, slow, cluster::null_sink(), 1);
+    LogRecorder log;
+    cluster::Reflector reflector(cluster::Kind::kNode, transport, store, slow, log.sink(), 1);
     transport.push(kNodes, list_response("[]", "10"));
     transport.push(kNodes, watch_stream({error_event(410, "too old resource version")}));
     std::jthread thread([&](const std::stop_token& stop) { reflector.run(stop); });
-    CHECK_FALSE(transport.wait_idle(kNodes, 300ms));  // asleep in the backoff, not asking for the LIST
+    // The 410 has been handled (it is logged before the backoff) ...
+    REQUIRE(log.wait_for("cluster watch expired (410 Gone); relisting", 30s));
+    // ... and then it sleeps in the backoff: no third call. A loaded machine can only delay a wrong early
+    // LIST, never make this check fail spuriously.
+    CHECK_FALSE(transport.wait_for_calls(kNodes, 3, 300ms));
     CHECK(transport.targets(kNodes).size() == 2);
   }
 }
