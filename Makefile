@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8443
 RELEASE_BIN := build/release/src/cli/gpuadmit
 
-.PHONY: all deps build build-asan run test unit e2e bench format tidy clean
+.PHONY: all deps build build-asan run test unit e2e chart bench format tidy clean
 
 all: build
 
@@ -28,12 +28,18 @@ run: build
 test: build-asan build
 	@ctest --preset asan -j $(JOBS)
 	@$(MAKE) --no-print-directory e2e
+	@$(MAKE) --no-print-directory chart
 
 unit: build-asan
 	@ctest --preset asan -j $(JOBS) -L unit
 
 e2e: build
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(RELEASE_BIN); else echo "e2e: suite not present yet"; fi
+
+# The install artifacts on the release build: Helm chart (lint, schema, dry-run and install into the e2e
+# API server, RBAC, the e2e scenarios through the chart's webhooks), deploy/, Dockerfile.
+chart: build
+	@tests/chart/run.sh $(RELEASE_BIN)
 
 bench: build
 	@cmake --build --preset release -j $(JOBS) --target gpuadmit_policy_bench gpuadmit_load_bench

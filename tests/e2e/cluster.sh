@@ -32,6 +32,10 @@
 #   GPUADMIT_BIN          the gpuadmit binary; unset: control plane only, no webhook
 #   GPUADMIT_E2E_POLICY   policy file for `gpuadmit serve` (default: its embedded policy)
 #   GPUADMIT_E2E_FAILURE_POLICY  Fail (default) or Ignore, for both webhooks at `up`
+#   GPUADMIT_E2E_WEBHOOKS_TEMPLATE  another template for the two configurations, with the same @URL@,
+#                         @CA_BUNDLE@ and @FAILURE_POLICY@ placeholders and object names as
+#                         manifests/webhooks.yaml.in (tests/chart renders the chart's own into one);
+#                         recorded at `up`, used by every later `webhooks`/`failure-policy` call
 #   GPUADMIT_E2E_SETTLE_TIMEOUT  seconds to wait for a webhook change to take effect (default 30)
 #
 # Without kube-controller-manager: no ServiceAccount tokens/default SA (ServiceAccount admission is
@@ -260,10 +264,11 @@ gpuadmit_start() {
 }
 
 render_webhooks() {
-  local ca
+  local ca tpl=$HERE/manifests/webhooks.yaml.in
+  [[ -s $GA_DIR/webhooks-template ]] && tpl=$(ga_get webhooks-template)
   ca=$(base64 -w0 "$WEBHOOK_CERTS/ca.crt")
   sed -e "s|@URL@|https://127.0.0.1:$(ga_get port)|g" -e "s|@CA_BUNDLE@|$ca|g" \
-    -e "s|@FAILURE_POLICY@|$(ga_get failure-policy)|g" "$HERE/manifests/webhooks.yaml.in" >"$GA_DIR/webhooks.yaml"
+    -e "s|@FAILURE_POLICY@|$(ga_get failure-policy)|g" "$tpl" >"$GA_DIR/webhooks.yaml"
 }
 webhooks_apply() { render_webhooks && kc apply -f "$GA_DIR/webhooks.yaml" >/dev/null; }
 webhooks_delete() { kc delete "${WEBHOOK_OBJECTS[@]}" --ignore-not-found >/dev/null; }
@@ -337,6 +342,11 @@ start_gpuadmit_and_register_webhooks() {
   ga_set port "$WEBHOOK_PORT"
   ga_set failure-policy "$fp"
   ga_set webhooks on
+  if [[ -n ${GPUADMIT_E2E_WEBHOOKS_TEMPLATE:-} ]]; then
+    [[ -f $GPUADMIT_E2E_WEBHOOKS_TEMPLATE ]] || die "GPUADMIT_E2E_WEBHOOKS_TEMPLATE=$GPUADMIT_E2E_WEBHOOKS_TEMPLATE not found"
+    ga_set webhooks-template "$(readlink -f "$GPUADMIT_E2E_WEBHOOKS_TEMPLATE")"
+    log "webhook configurations from $GPUADMIT_E2E_WEBHOOKS_TEMPLATE"
+  fi
   log "gpuadmit: https://127.0.0.1:$WEBHOOK_PORT ($bin)"
   gpuadmit_start "${GPUADMIT_E2E_POLICY:-}" || exit 1
   webhooks_apply || die "registering the webhook configurations failed"

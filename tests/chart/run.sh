@@ -1,0 +1,329 @@
+#!/usr/bin/env bash
+# gpuadmit's install artifacts, tested: the Helm chart, deploy/, the Dockerfile.
+#
+#   tests/chart/run.sh GPUADMIT_BIN [static] [cluster] [e2e]     (default: all three)
+#
+# static   helm lint + template for every charts/gpuadmit/ci/*.yaml with the safety invariants
+#          (check_manifests.py); misspelled and contradictory values fail with a clear message; every
+#          value documented; default policy, deploy/gpuadmit.yaml and example policies in sync and valid;
+#          the Dockerfile's runtime packages = ldd of GPUADMIT_BIN (check-dockerfile.sh)
+# cluster  on the e2e control plane (tests/e2e/cluster.sh, no gpuadmit): every ci/ rendering applied with
+#          --dry-run=server; NOTES warnings; a real `helm install`, RBAC checked with `kubectl auth can-i
+#          --as=system:serviceaccount:...`, certificate reused on upgrade, fail-open default, uninstall
+# e2e      tests/e2e/run.sh with the chart's own webhook configurations (clientConfig.url pointed at the
+#          local gpuadmit): all scenarios with the default values, then the GPU scenarios again with
+#          webhooks.matchConditions.enabled
+#
+# Helm is built from its Go module (build-helm.sh, cached in ~/.cache/gpuadmit). stdout: one PASS/FAIL
+# line per check, details under failures, and last `chart: N passed, M failed`; exit 0 iff M is 0.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CHART=$ROOT/charts/gpuadmit
+BIN=${1:?usage: tests/chart/run.sh GPUADMIT_BIN [static] [cluster] [e2e]}
+shift
+BIN=$(readlink -f "$BIN")
+PHASES=("$@")
+((${#PHASES[@]})) || PHASES=(static cluster e2e)
+NS=gpuadmit
+
+log() { printf '%s chart: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+[[ -x $BIN ]] || { echo "FAIL  setup: $BIN is not an executable"; echo "chart: 0 passed, 1 failed"; exit 1; }
+
+WORK=$(mktemp -d /tmp/gpuadmit-chart-test.XXXXXX)
+PASSED=0 FAILED=0
+CLUSTER_UP=0
+cleanup() {
+  if ((CLUSTER_UP)); then GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" down >/dev/null 2>&1 || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# check NAME CMD...: run CMD (output to a log), print PASS/FAIL with the time; on failure the log's tail.
+check() {
+  local name=$1 t0=$SECONDS rc=0; shift
+  "$@" >"$WORK/check.log" 2>&1 || rc=$?
+  if ((rc == 0)); then
+    PASSED=$((PASSED + 1)); printf 'PASS  %-60s %3ss\n' "$name" $((SECONDS - t0))
+  else
+    FAILED=$((FAILED + 1)); printf 'FAIL  %-60s %3ss\n' "$name" $((SECONDS - t0))
+    tail -n 40 "$WORK/check.log" | sed 's/^/      /'
+  fi
+}
+
+# expect_fail NAME MESSAGE-REGEX HELM-ARGS...: `helm template` must fail and say MESSAGE.
+expect_fail() {
+  local out rc=0
+  out=$("$HELM" template "$NS" "$CHART" -n "$NS" "${@:2}" 2>&1) && rc=0 || rc=$?
+  if ((rc == 0)); then echo "helm template $* succeeded; it must fail"; return 1; fi
+  grep -Eq -- "$1" <<<"$out" || { echo "helm template failed, but without /$1/:"; echo "$out"; return 1; }
+  echo "$out"
+}
+
+render() { "$HELM" template "$NS" "$CHART" -n "$NS" "$@"; }
+
+lint_and_invariants() {
+  local f=$1
+  "$HELM" lint --strict "$CHART" -n "$NS" -f "$f" || return 1
+  render -f "$f" >"$WORK/rendered.yaml" || return 1
+  python3 "$HERE/check_manifests.py" "$WORK/rendered.yaml" "$NS"
+}
+
+policies_valid() {
+  "$BIN" policy validate "$ROOT"/deploy/policies/*.yaml || return 1
+  # What the chart puts in its ConfigMap (default and from values) is a valid policy too.
+  local f
+  for f in "$CHART/ci/default-values.yaml" "$CHART/ci/single-replica-values.yaml"; do
+    render -f "$f" --show-only templates/configmap-policy.yaml |
+      python3 -c 'import sys,yaml; print(yaml.safe_load(sys.stdin)["data"]["policy.yaml"], end="")' >"$WORK/policy.yaml" || return 1
+    "$BIN" policy validate "$WORK/policy.yaml" || return 1
+  done
+}
+
+phase_static() {
+  local f
+  for f in "$CHART"/ci/*.yaml; do
+    check "lint+template+invariants $(basename "$f" .yaml)" lint_and_invariants "$f"
+  done
+  check "misspelled top-level value fails (replica)" \
+    expect_fail "additional properties 'replica' not allowed" --set replica=3
+  check "misspelled nested value fails (webhooks.mutate.failurPolicy)" \
+    expect_fail "at '/webhooks/mutate': additional properties 'failurPolicy' not allowed" --set webhooks.mutate.failurPolicy=Fail
+  check "wrong enum value fails (failurePolicy=fail)" \
+    expect_fail "/webhooks/validate/failurePolicy" --set webhooks.validate.failurePolicy=fail
+  check "timeout above 30 s fails" expect_fail "timeoutSeconds" --set webhooks.validate.timeoutSeconds=31
+  check "two certificate sources fail" \
+    expect_fail "contradictory values: certificates.helm.enabled and certificates.certManager.enabled" --set certificates.certManager.enabled=true
+  check "existing Secret plus helm certificates fail" \
+    expect_fail "contradictory values: certificates.helm.enabled and certificates.existingSecret.name" --set certificates.existingSecret.name=s --set certificates.existingSecret.caBundle=Cg==
+  check "no certificate source fails" expect_fail "no certificate source" --set certificates.helm.enabled=false
+  check "existing Secret without caBundle fails" \
+    expect_fail "certificates.existingSecret.caBundle .* is required" --set certificates.helm.enabled=false --set certificates.existingSecret.name=s
+  check "policy from values and existingConfigMap fails" \
+    expect_fail "policy.existingConfigMap and policy.content are both set" --set policy.existingConfigMap=p --set policy.content=x
+  check "install into kube-system fails" \
+    bash -c '"$0" template g "$1" -n kube-system 2>&1 | grep -q "cannot be installed in kube-system"' "$HELM" "$CHART"
+  check "PDB that blocks every drain fails" expect_fail "podDisruptionBudget.minAvailable \(2\) must be below replicas \(2\)" --set podDisruptionBudget.minAvailable=2
+  check "every value documented (values.yaml comments, schema descriptions)" python3 "$HERE/check_values_documented.py" "$CHART"
+  check "chart default policy = src/config/default_policy.yaml" cmp "$CHART/files/default-policy.yaml" "$ROOT/src/config/default_policy.yaml"
+  check "deploy/gpuadmit.yaml in sync with the chart" "$ROOT/deploy/render.sh" "$HELM" --check
+  check "deploy/gpuadmit.yaml invariants" python3 "$HERE/check_manifests.py" "$ROOT/deploy/gpuadmit.yaml" "$NS"
+  check "example policies and chart policies valid (gpuadmit policy validate)" policies_valid
+  check "Dockerfile runtime packages = ldd of the binary" "$HERE/check-dockerfile.sh" "$BIN"
+}
+
+# --- cluster -------------------------------------------------------------------------------------
+kc() { "$KUBECTL" "$@"; }
+
+cluster_up() {
+  local envs
+  envs=$(GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" up) || return 1
+  eval "$envs"
+  CLUSTER_UP=1
+  KUBECTL=$GPUADMIT_E2E_KUBECTL
+  export KUBECONFIG
+  kc apply -f "$HERE/crds.yaml" &&
+    kc wait --for=condition=Established --timeout=60s crd --all &&
+    kc create namespace "$NS"
+}
+
+dry_run_server() {
+  render -f "$1" >"$WORK/rendered.yaml" || return 1
+  # Every object, the helm test hooks included, accepted by the real API server (CEL of matchConditions
+  # compiled, RBAC, PDB, webhooks validated); nothing stored.
+  kc apply --dry-run=server -f "$WORK/rendered.yaml"
+}
+
+notes_say() {   # notes_say VALUES-FILE WANT-REGEX DONT-WANT-REGEX
+  local out
+  out=$("$HELM" install "$NS" "$CHART" -n "$NS" --dry-run=server -f "$1" 2>&1) || { echo "$out"; return 1; }
+  out=$(sed -n '/^NOTES:/,$p' <<<"$out")
+  echo "$out"
+  [[ -z $2 ]] || grep -Eq "$2" <<<"$out" || { echo "NOTES lack /$2/"; return 1; }
+  [[ -z $3 ]] || ! grep -Eq "$3" <<<"$out" || { echo "NOTES must not say /$3/"; return 1; }
+}
+
+helm_install() {
+  "$HELM" install "$NS" "$CHART" -n "$NS" &&
+    "$HELM" status "$NS" -n "$NS" | grep -q 'STATUS: deployed' &&
+    kc -n "$NS" get deployment/gpuadmit service/gpuadmit serviceaccount/gpuadmit secret/gpuadmit-tls \
+      configmap/gpuadmit-policy poddisruptionbudget/gpuadmit &&
+    kc get clusterrole/gpuadmit clusterrolebinding/gpuadmit \
+      mutatingwebhookconfiguration/mutate.gpuadmit.io validatingwebhookconfiguration/validate.gpuadmit.io
+}
+
+ca_bundle_matches_secret() {
+  local ca m v
+  ca=$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.ca\.crt}')
+  m=$(kc get mutatingwebhookconfiguration mutate.gpuadmit.io -o jsonpath='{.webhooks[0].clientConfig.caBundle}')
+  v=$(kc get validatingwebhookconfiguration validate.gpuadmit.io -o jsonpath='{.webhooks[0].clientConfig.caBundle}')
+  [[ -n $ca && $ca == "$m" && $ca == "$v" ]] || { echo "secret ca.crt and caBundles differ"; return 1; }
+  # The serving certificate is signed by that CA and names the Service.
+  base64 -d <<<"$ca" >"$WORK/ca.crt"
+  kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.tls\.crt}' | base64 -d >"$WORK/tls.crt"
+  openssl verify -CAfile "$WORK/ca.crt" "$WORK/tls.crt" &&
+    openssl x509 -in "$WORK/tls.crt" -noout -ext subjectAltName | grep -q "DNS:gpuadmit.$NS.svc"
+}
+
+# RBAC: what the cluster view needs, and what it must never have.
+rbac() {
+  local sa=system:serviceaccount:$NS:gpuadmit rc=0 verb res want got
+  while read -r want verb res; do
+    [[ -n $want ]] || continue
+    got=$(kc auth can-i "$verb" "$res" --as="$sa" --all-namespaces 2>/dev/null) || true
+    printf '%-4s %-7s %-40s (want %s)\n' "$got" "$verb" "$res" "$want"
+    [[ $got == "$want" ]] || rc=1
+  done <<'TABLE'
+yes get nodes
+yes list nodes
+yes watch nodes
+yes list resourcequotas
+yes watch resourcequotas
+yes get persistentvolumeclaims
+yes list persistentvolumeclaims
+yes watch persistentvolumeclaims
+yes list storageclasses.storage.k8s.io
+yes watch storageclasses.storage.k8s.io
+no get secrets
+no list secrets
+no list configmaps
+no create pods
+no list pods
+no delete pods
+no update nodes
+no patch nodes
+no create persistentvolumeclaims
+no delete persistentvolumeclaims
+no update resourcequotas
+no create storageclasses.storage.k8s.io
+no create mutatingwebhookconfigurations.admissionregistration.k8s.io
+no update validatingwebhookconfigurations.admissionregistration.k8s.io
+no create clusterrolebindings.rbac.authorization.k8s.io
+no create serviceaccounts/token
+no * *
+TABLE
+  # And nothing beyond that: the resource rows of `can-i --list` (less the self-review APIs every
+  # authenticated user has) are exactly the four kinds with get/list/watch.
+  got=$(kc auth can-i --list --as="$sa" | awk 'NR > 1 && $1 !~ /^\[/ && $1 !~ /^selfsubject/ {print $1, $(NF-2), $(NF-1), $NF}' | sort)
+  want=$(printf '%s\n' "nodes [get list watch]" "persistentvolumeclaims [get list watch]" \
+    "resourcequotas [get list watch]" "storageclasses.storage.k8s.io [get list watch]")
+  echo "can-i --list resources:"; echo "$got"
+  [[ $got == "$want" ]] || { echo "want exactly:"; echo "$want"; rc=1; }
+  return "$rc"
+}
+
+upgrade_keeps_certificate() {
+  local before after
+  before=$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.tls\.crt}')
+  "$HELM" upgrade "$NS" "$CHART" -n "$NS" --reuse-values --set server.logLevel=debug || return 1
+  after=$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.tls\.crt}')
+  [[ -n $before && $before == "$after" ]] || { echo "helm upgrade replaced the serving certificate"; return 1; }
+  ca_bundle_matches_secret
+}
+
+# The installed defaults with no reachable gpuadmit (no pods run here): creates are let through
+# (failurePolicy Ignore), in a user namespace and in kube-system.
+fail_open_by_default() {
+  kc create namespace chart-fail-open &&
+    kc -n chart-fail-open create --dry-run=server -o name -f "$ROOT/tests/e2e/manifests/probe-pods.yaml" &&
+    kc -n kube-system create --dry-run=server -o name -f "$ROOT/tests/e2e/manifests/probe-pods.yaml"
+}
+
+uninstall_removes_webhooks() {
+  "$HELM" uninstall "$NS" -n "$NS" || return 1
+  ! kc get mutatingwebhookconfiguration mutate.gpuadmit.io 2>/dev/null &&
+    ! kc get validatingwebhookconfiguration validate.gpuadmit.io 2>/dev/null &&
+    ! kc get clusterrole gpuadmit 2>/dev/null
+}
+
+phase_cluster() {
+  local f
+  check "e2e control plane up, minimal CRDs registered" cluster_up || true
+  ((CLUSTER_UP)) || return 0
+  for f in "$CHART"/ci/*.yaml; do
+    check "kubectl apply --dry-run=server $(basename "$f" .yaml)" dry_run_server "$f"
+  done
+  check "NOTES: defaults, no warning" notes_say "$CHART/ci/default-values.yaml" "Deployment/gpuadmit +2 replica" "WARNING"
+  check "NOTES: one replica and Fail without matchConditions warned" \
+    notes_say "$CHART/ci/single-replica-values.yaml" "WARNING: replicas is 1.*(\n|.)*" "" 
+  check "NOTES: Fail without matchConditions warned" \
+    notes_say "$CHART/ci/single-replica-values.yaml" "webhooks.mutate.failurePolicy is Fail without matchConditions" ""
+  check "NOTES: Fail with matchConditions not warned" \
+    notes_say "$CHART/ci/fail-closed-values.yaml" "matchConditions .*: on" "WARNING"
+  check "helm install (defaults) into the API server" helm_install
+  check "caBundle = Secret's CA, which signed the serving certificate" ca_bundle_matches_secret
+  check "RBAC: exactly get/list/watch of the cluster view (kubectl auth can-i)" rbac
+  check "helm upgrade reuses the generated certificate" upgrade_keeps_certificate
+  check "default install fails open while no gpuadmit answers" fail_open_by_default
+  check "helm uninstall removes the webhook configurations" uninstall_removes_webhooks
+  check "e2e control plane down" bash -c 'GPUADMIT_E2E_STATE=$0 "$1" down && test ! -e "$0"' "$WORK/cp" "$ROOT/tests/e2e/cluster.sh" &&
+    CLUSTER_UP=0
+}
+
+# --- e2e -----------------------------------------------------------------------------------------
+# The chart's two configurations as a cluster.sh template: rendered with placeholders that the schema
+# accepts, then turned into cluster.sh's @URL@, @CA_BUNDLE@ and @FAILURE_POLICY@ (the suite switches
+# failurePolicy per scenario). Everything else (rules, selectors, timeouts, matchConditions) is what
+# `helm install` with these values creates.
+PLACEHOLDER_URL=https://gpuadmit-e2e.invalid:1
+PLACEHOLDER_CA=UExBQ0VIT0xERVItQ0EK
+chart_webhooks_template() {   # OUT [HELM-ARGS...]
+  local out=$1; shift
+  render --show-only templates/webhooks.yaml --set webhooks.url=$PLACEHOLDER_URL \
+    --set certificates.helm.enabled=false --set certificates.existingSecret.name=e2e \
+    --set certificates.existingSecret.caBundle=$PLACEHOLDER_CA "$@" >"$WORK/raw.yaml" || return 1
+  sed -e "s|$PLACEHOLDER_URL|@URL@|g" -e "s|$PLACEHOLDER_CA|@CA_BUNDLE@|g" \
+    -e 's|^\(    failurePolicy:\) .*|\1 @FAILURE_POLICY@|' "$WORK/raw.yaml" >"$out"
+  [[ $(grep -c '@URL@/' "$out") == 2 && $(grep -c '@CA_BUNDLE@' "$out") == 2 && $(grep -c '@FAILURE_POLICY@' "$out") == 2 ]] ||
+    { echo "placeholders not substituted as expected:"; cat "$out"; return 1; }
+  grep -q '^  name: mutate.gpuadmit.io$' "$out" && grep -q '^  name: validate.gpuadmit.io$' "$out"
+}
+
+run_e2e() {   # TEMPLATE [SCENARIOS...]
+  local tpl=$1 rc=0; shift
+  GPUADMIT_E2E_WEBHOOKS_TEMPLATE=$tpl GPUADMIT_E2E_OVERHEAD=0 GPUADMIT_E2E_STATE= \
+    "$ROOT/tests/e2e/run.sh" "$BIN" "$@" >"$WORK/e2e.out" 2>"$WORK/e2e.err" || rc=$?
+  sed 's/^/  | /' "$WORK/e2e.out" | tee -a "$WORK/e2e-summary"
+  ((rc == 0)) || tail -n 30 "$WORK/e2e.err"
+  # Guard against the hook being lost: cluster.sh must have said it used this template.
+  grep -q "webhook configurations from $tpl" "$WORK/e2e.err" ||
+    { echo "cluster.sh did not use GPUADMIT_E2E_WEBHOOKS_TEMPLATE=$tpl"; rc=1; }
+  return "$rc"
+}
+
+# Scenarios whose outcome depends on which pods are sent: with matchConditions they must still pass
+# (GPU pods, CUDA images, GPU tolerations are sent; the CPU pod is not and stays untouched).
+MC_SCENARIOS=(cpu-pod-untouched cuda-image-without-gpu-warns stray-gpu-toleration-warns
+  untolerated-gpu-pod-scheduled-with-gpuadmit burstable-gpu-pod-stored-guaranteed gpu-request-without-limit-fixed
+  validating-webhook-denial-message correct-gpu-pod-unchanged dry-run-server-shows-mutation)
+
+phase_e2e() {
+  local s have=()
+  check "chart webhooks as the e2e template (defaults)" chart_webhooks_template "$WORK/webhooks-default.yaml.in"
+  check "chart webhooks as the e2e template (matchConditions)" chart_webhooks_template "$WORK/webhooks-mc.yaml.in" \
+    --set webhooks.matchConditions.enabled=true
+  log "e2e scenarios with the chart's webhook configurations (defaults) ..."
+  check "e2e scenarios through the chart's webhooks (default values)" run_e2e "$WORK/webhooks-default.yaml.in"
+  cat "$WORK/e2e-summary" 2>/dev/null; rm -f "$WORK/e2e-summary"
+  for s in "${MC_SCENARIOS[@]}"; do [[ -d $ROOT/tests/e2e/scenarios/$s ]] && have+=("$s"); done
+  log "e2e GPU scenarios with matchConditions ..."
+  check "e2e GPU scenarios through the chart's webhooks (matchConditions on)" run_e2e "$WORK/webhooks-mc.yaml.in" "${have[@]}"
+  cat "$WORK/e2e-summary" 2>/dev/null; rm -f "$WORK/e2e-summary"
+}
+
+t_start=$SECONDS
+envs=$("$HERE/build-helm.sh") || { echo "FAIL  build helm (tests/chart/build-helm.sh)"; echo "chart: $PASSED passed, $((FAILED + 1)) failed"; exit 1; }
+eval "$envs"
+HELM=$GPUADMIT_HELM
+for phase in "${PHASES[@]}"; do
+  case $phase in
+    static | cluster | e2e) log "phase $phase"; "phase_$phase" ;;
+    *) echo "unknown phase $phase (static, cluster, e2e)" >&2; exit 2 ;;
+  esac
+done
+log "done in $((SECONDS - t_start))s"
+echo "chart: $PASSED passed, $FAILED failed"
+((FAILED == 0))
