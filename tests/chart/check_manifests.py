@@ -6,8 +6,13 @@ import sys
 import yaml
 
 ALWAYS_EXCLUDED = {"kube-system", "kube-node-lease"}
-CORE_RULE = {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
-             "resources": ["pods", "persistentvolumeclaims"], "scope": "Namespaced"}
+# /mutate: pods; /validate: pods and claims (gpuadmit never changes a claim, it only denies).
+CORE_RULE = {
+    "MutatingWebhookConfiguration": {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                     "resources": ["pods"], "scope": "Namespaced"},
+    "ValidatingWebhookConfiguration": {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                       "resources": ["pods", "persistentvolumeclaims"], "scope": "Namespaced"},
+}
 ROLE_RULES = [
     {"apiGroups": [""], "resources": ["nodes", "resourcequotas", "persistentvolumeclaims"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["get", "list", "watch"]},
@@ -61,8 +66,8 @@ def main(path, namespace):
                 if kind == "MutatingWebhookConfiguration" and w.get("reinvocationPolicy") != "IfNeeded":
                     bad(f"{wn}: reinvocationPolicy must be IfNeeded")
                 rules = w.get("rules", [])
-                if not rules or rules[0] != CORE_RULE:
-                    bad(f"{wn}: first rule must be {CORE_RULE}")
+                if not rules or rules[0] != CORE_RULE[kind]:
+                    bad(f"{wn}: first rule must be {CORE_RULE[kind]}")
                 for r in rules:
                     if "*" in str(r):
                         bad(f"{wn}: wildcard rule {r}")

@@ -239,6 +239,63 @@ uninstall_removes_webhooks() {
     ! kc get clusterrole gpuadmit 2>/dev/null
 }
 
+# routing MODE: which objects the API server sends to gpuadmit under the chart's configurations.
+# Both webhooks point at a closed loopback port with failurePolicy Fail, so "sent" shows as "failed
+# calling webhook" and "not sent" as a successful server-side dry run. MODE: default | matchConditions.
+routing() {
+  local mode=$1 rc=0 args=() ns file want got out i
+  [[ $mode == matchConditions ]] && args=(--set webhooks.matchConditions.enabled=true)
+  render --show-only templates/webhooks.yaml --set webhooks.url=https://127.0.0.1:1 \
+    --set certificates.helm.enabled=false --set certificates.existingSecret.name=unused \
+    --set certificates.existingSecret.caBundle="$(base64 -w0 "$GPUADMIT_E2E_CA")" \
+    --set webhooks.mutate.failurePolicy=Fail --set webhooks.validate.failurePolicy=Fail "${args[@]}" \
+    >"$WORK/routing.yaml" || return 1
+  kc get namespace routing >/dev/null 2>&1 || kc create namespace routing || return 1
+  kc get namespace routing-optout >/dev/null 2>&1 ||
+    { kc create namespace routing-optout && kc label namespace routing-optout gpuadmit.io/ignore=true; } || return 1
+  kc apply -f "$WORK/routing.yaml" || return 1
+  # The configuration reaches the API server's webhook informer asynchronously: wait until a GPU pod is sent.
+  for ((i = 0; i < 100; i++)); do
+    out=$(kc -n routing create --dry-run=server -f "$HERE/routing/gpu-pod.yaml" 2>&1) || true
+    [[ $out == *"failed calling webhook"* ]] && break
+    sleep 0.3
+  done
+  # With matchConditions a CPU pod is not sent, and a pod without containers is not sent either (the CEL
+  # guards it: no evaluation error) and is left to the API server's validation.
+  local cpu_pod=sent no_containers=sent
+  [[ $mode == matchConditions ]] && cpu_pod="not sent" no_containers=invalid
+  while read -r ns file want; do
+    [[ -n $ns ]] || continue
+    case $want in cpu_pod) want=$cpu_pod ;; no_containers) want=$no_containers ;; esac
+    want=${want//_/ }
+    if out=$(kc -n "$ns" create --dry-run=server -f "$HERE/routing/$file" 2>&1); then got="not sent"
+    elif [[ $out == *"failed calling webhook"* ]]; then got=sent
+    elif [[ $out == *" is invalid:"* && $out != *atch*ondition* ]]; then got=invalid
+    else got="error: $out"; fi
+    printf '%-9s %-16s %-24s %s\n' "$([[ $got == "$want" ]] && echo ok || echo WRONG)" "$ns" "$file" "$got (want $want)"
+    [[ $got == "$want" ]] || rc=1
+  done <<TABLE
+routing gpu-pod.yaml sent
+routing cpu-pod.yaml cpu_pod
+routing no-containers-pod.yaml no_containers
+routing mig-init-pod.yaml sent
+routing cuda-image-pod.yaml sent
+routing gpu-toleration-pod.yaml sent
+routing labelled-pod.yaml sent
+routing annotated-pod.yaml sent
+routing claim.yaml sent
+routing cpu-deployment.yaml sent
+routing gpu-job.yaml sent
+routing configmap.yaml not_sent
+kube-system gpu-pod.yaml not_sent
+kube-node-lease gpu-pod.yaml not_sent
+$NS gpu-pod.yaml not_sent
+routing-optout gpu-pod.yaml not_sent
+TABLE
+  kc delete -f "$WORK/routing.yaml" >/dev/null || rc=1
+  return "$rc"
+}
+
 phase_cluster() {
   local f
   check "e2e control plane up, minimal CRDs registered" cluster_up || true
@@ -259,6 +316,8 @@ phase_cluster() {
   check "helm upgrade reuses the generated certificate" upgrade_keeps_certificate
   check "default install fails open while no gpuadmit answers" fail_open_by_default
   check "helm uninstall removes the webhook configurations" uninstall_removes_webhooks
+  check "routing: what reaches gpuadmit (namespaces, rules; defaults)" routing default
+  check "routing: what reaches gpuadmit with matchConditions (GPU-related pods only)" routing matchConditions
   check "e2e control plane down" bash -c 'GPUADMIT_E2E_STATE=$0 "$1" down && test ! -e "$0"' "$WORK/cp" "$ROOT/tests/e2e/cluster.sh" &&
     CLUSTER_UP=0
 }

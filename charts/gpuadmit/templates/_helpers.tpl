@@ -99,13 +99,15 @@ as a webhook failure and failurePolicy applies.
 {{- define "gpuadmit.matchConditions" -}}
 {{- $m := .Values.webhooks.matchConditions -}}
 {{- $res := printf "%s.exists(p, r.startsWith(p))" (toJson $m.resourcePrefixes) -}}
-{{- $gpuContainer := printf "(has(c.resources) && ((has(c.resources.limits) && c.resources.limits.exists(r, %s)) || (has(c.resources.requests) && c.resources.requests.exists(r, %s)))) || (has(c.image) && %s.exists(s, c.image.contains(s)))" $res $res (toJson $m.imageSubstrings) -}}
+{{- /* has(x) is true for a field present as null (a pod without containers arrives with "containers": null),
+and iterating null is an error: hence `has(x) && x != null` on every list and map. */ -}}
+{{- $gpuContainer := printf "(has(c.resources) && ((has(c.resources.limits) && c.resources.limits != null && c.resources.limits.exists(r, %s)) || (has(c.resources.requests) && c.resources.requests != null && c.resources.requests.exists(r, %s)))) || (has(c.image) && %s.exists(s, c.image.contains(s)))" $res $res (toJson $m.imageSubstrings) -}}
 - name: gpu-related-pods-only
   expression: >-
     request.resource.resource != "pods" || (has(object.spec) && (
-    (has(object.spec.containers) && object.spec.containers.exists(c, {{ $gpuContainer }})) ||
-    (has(object.spec.initContainers) && object.spec.initContainers.exists(c, {{ $gpuContainer }})) ||
-    (has(object.spec.tolerations) && object.spec.tolerations.exists(t, has(t.key) && t.key in {{ toJson $m.tolerationKeys }})) ||
-    (has(object.metadata.labels) && {{ toJson $m.labelKeys }}.exists(k, k in object.metadata.labels)) ||
-    (has(object.metadata.annotations) && object.metadata.annotations.exists(k, {{ toJson $m.annotationPrefixes }}.exists(p, k.startsWith(p))))))
+    (has(object.spec.containers) && object.spec.containers != null && object.spec.containers.exists(c, {{ $gpuContainer }})) ||
+    (has(object.spec.initContainers) && object.spec.initContainers != null && object.spec.initContainers.exists(c, {{ $gpuContainer }})) ||
+    (has(object.spec.tolerations) && object.spec.tolerations != null && object.spec.tolerations.exists(t, has(t.key) && t.key in {{ toJson $m.tolerationKeys }})) ||
+    (has(object.metadata.labels) && object.metadata.labels != null && {{ toJson $m.labelKeys }}.exists(k, k in object.metadata.labels)) ||
+    (has(object.metadata.annotations) && object.metadata.annotations != null && object.metadata.annotations.exists(k, {{ toJson $m.annotationPrefixes }}.exists(p, k.startsWith(p))))))
 {{- end -}}
