@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "flags.hpp"
 #include "gpuadmit/server/serve.hpp"
+#include "serve_cluster_view.hpp"
 
 namespace gpuadmit::cli {
 namespace {
@@ -13,6 +14,7 @@ constexpr std::string_view kServeUsage = R"(Usage:
   gpuadmit serve (--cert-dir DIR | --tls-cert-file FILE --tls-private-key-file FILE | --dev-self-signed)
                  [--listen HOST:PORT] [--policy FILE] [--threads N] [--drain-seconds N]
                  [--max-connections N] [--log-level LEVEL]
+                 [--kubeconfig FILE [--context NAME]] [--cluster-view auto|on|off]
 
 Runs the admission webhook over HTTPS: POST /mutate and /validate (AdmissionReview v1), GET /healthz,
 /readyz and /metrics. Logs are JSON lines on stdout.
@@ -29,7 +31,15 @@ Flags:
   --drain-seconds          after SIGTERM, keep answering with Connection: close this long (default 5)
   --max-connections        connections beyond this are closed at once (default 1024)
   --log-level              trace, debug, info, warn or error (default info; debug logs request bodies)
+  --kubeconfig             watch the cluster of this kubeconfig (development, the e2e suite); in a pod the
+                           service account is used without it (KUBERNETES_SERVICE_HOST is set)
+  --context                kubeconfig context (default: the file's current-context)
+  --cluster-view           auto (default: --kubeconfig, else in-cluster, else off), on (like auto, but
+                           no configuration is an error) or off. Off, the cluster-aware rules (node-fit,
+                           gpu-type, gpu-quota, checkpoint-pvc, cuda-driver) are skipped
 
+With the cluster view on, /readyz waits for the first full LIST of nodes, resourcequotas, storageclasses
+and persistentvolumeclaims (RBAC: get/list/watch on those, docs/cluster.md).
 The certificate, key and policy files are re-read when their content changes (every 2 s) and on SIGHUP;
 an invalid new version is logged and the old one stays in use. SIGTERM drains and exits 0.
 )";
@@ -92,6 +102,13 @@ Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
     }
     options.log_level = level;
   }
+  ClusterViewFlags cluster;
+  cluster.mode = flags.last("cluster-view").value_or("auto");
+  cluster.kubeconfig = flags.last("kubeconfig");
+  cluster.context = flags.last("context").value_or("");
+  auto setup = cluster_view_setup(cluster);
+  if (!setup) return setup.error();
+  options.cluster_view = std::move(*setup);
   return options;
 }
 
@@ -109,6 +126,9 @@ int serve_command(Args args) {
                          {"drain-seconds", ""},
                          {"max-connections", ""},
                          {"log-level", ""},
+                         {"kubeconfig", ""},
+                         {"context", ""},
+                         {"cluster-view", ""},
                          {"bench-constant-route", "", false},  // hidden: the load benchmark's ceiling
                          {"help", "h", false}});
   if (!flags) {

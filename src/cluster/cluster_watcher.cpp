@@ -33,6 +33,7 @@ void ClusterWatcher::start() {
     threads_.emplace_back([r = reflector.get()](const std::stop_token& stop) { r->run(stop); });
   }
   threads_.emplace_back([this](const std::stop_token& stop) { rebuild_loop(stop); });
+  threads_.emplace_back([this](const std::stop_token& stop) { stale_log_loop(stop); });
 }
 
 void ClusterWatcher::stop() {
@@ -76,6 +77,30 @@ void ClusterWatcher::rebuild_loop(std::stop_token stop) {
         fields[std::string(info(kind).resource)] = s.kinds[index(kind)].objects;
       options_.log(spdlog::level::info, "cluster view synced", fields);
     }
+  }
+}
+
+void ClusterWatcher::stale_log_loop(std::stop_token stop) {
+  // Staleness is a matter of time passing (no event marks it), so it is sampled; once per second is well
+  // inside the 30 s threshold. Only transitions are logged: the metrics carry the age continuously.
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  bool was_stale = false;
+  while (!stop.stop_requested()) {
+    {
+      std::unique_lock lock(mutex);
+      wake.wait_for(lock, stop, options_.stale_check_interval, [] { return false; });
+    }
+    if (stop.stop_requested() || !synced()) continue;  // before the first sync, "not yet" is not news
+    const policy::ClusterView v = view();
+    if (v.stale && !was_stale) {
+      options_.log(spdlog::level::warn, "cluster view stale: serving from the last snapshot",
+                   {{"apiServer", transport_->endpoint()}, {"ageSeconds", v.age_seconds}});
+    } else if (!v.stale && was_stale) {
+      options_.log(spdlog::level::info, "cluster view current again",
+                   {{"apiServer", transport_->endpoint()}, {"ageSeconds", v.age_seconds}});
+    }
+    was_stale = v.stale;
   }
 }
 

@@ -93,9 +93,11 @@ Handler ready_handler(const Readiness& readiness) {
   };
 }
 
-Handler metrics_handler(const Metrics& metrics) {
-  return [&metrics](const Request&) {
-    return Response{200, std::string(kPrometheusContentType), metrics.render(), {}};
+Handler metrics_handler(const Metrics& metrics, std::function<std::string()> extra) {
+  return [&metrics, extra = std::move(extra)](const Request&) {
+    std::string body = metrics.render();
+    if (extra) body += extra();
+    return Response{200, std::string(kPrometheusContentType), std::move(body), {}};
   };
 }
 
@@ -115,7 +117,7 @@ Router make_router(const ReviewDependencies& deps, const Readiness& readiness, R
   router.add("POST", "/validate", review_handler(admission::Endpoint::kValidate, deps));
   router.add("GET", "/healthz", health_handler());
   router.add("GET", "/readyz", ready_handler(readiness));
-  router.add("GET", "/metrics", metrics_handler(deps.metrics));
+  router.add("GET", "/metrics", metrics_handler(deps.metrics, options.extra_metrics));
   if (options.constant_route) router.add("POST", "/bench/constant", constant_handler());
   return router;
 }

@@ -120,6 +120,7 @@ std::string level_name(spdlog::level::level_enum level) {
 
 LogFields startup_line(const ServeOptions& options, const WebhookConfig& config, const Webhook& webhook,
                        unsigned threads) {
+  const ClusterViewSetup& cluster = options.cluster_view;
   return {{"version", kVersion},
           {"listen", config.server.host + ":" + std::to_string(webhook.port())},
           {"tls_cert_file", config.tls.certificate.string()},
@@ -131,6 +132,7 @@ LogFields startup_line(const ServeOptions& options, const WebhookConfig& config,
           {"idle_timeout_s", config.server.limits.idle_timeout.count() / 1000},
           {"body_limit_bytes", config.server.limits.body_limit},
           {"log_level", level_name(options.log_level)},
+          {"cluster_view", cluster.make ? cluster.source : "off (" + cluster.off_reason + ")"},
           {"certificate", describe_certificate(*webhook.tls().current())}};
 }
 
@@ -191,6 +193,20 @@ int run_serve(const ServeOptions& options) {
   if (!options.policy_file.empty()) config.policy_file = options.policy_file;
   config.constant_route = options.bench_constant_route;
 
+  // Declared before the webhook, so it is destroyed after it: the webhook's handlers read it.
+  std::unique_ptr<ClusterViewProvider> cluster;
+  if (options.cluster_view.make) {
+    auto made = options.cluster_view.make(log);
+    if (!made) return fail(made.error().message);
+    cluster = std::move(*made);
+    attach_cluster_view(config, *cluster);
+  } else {
+    log.info(
+        "cluster view off: the cluster-aware rules (node-fit, gpu-type, gpu-quota, checkpoint-pvc, "
+        "cuda-driver) are skipped",
+        {{"reason", options.cluster_view.off_reason}});
+  }
+
   auto webhook = Webhook::create(config, log);
   if (!webhook) return fail(webhook.error().message);
   const unsigned threads =
@@ -220,6 +236,8 @@ int run_serve(const ServeOptions& options) {
       };
   signals.async_wait(on_signal);
 
+  // The watch starts before the listener: /readyz answers "cluster view synced: not yet" until it is.
+  if (cluster) cluster->start();
   (*webhook)->start();
   std::thread waiter([&] {
     const bool clean = (*webhook)->wait();
@@ -228,6 +246,7 @@ int run_serve(const ServeOptions& options) {
   });
   signals_context.run();
   waiter.join();
+  if (cluster) cluster->stop();
   return 0;
 }
 

@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "fake_transport.hpp"
 #include "gpuadmit/cluster/cluster_watcher.hpp"
@@ -81,6 +85,40 @@ TEST_CASE("a watcher destroyed while its API server never answers stops promptly
     CHECK_FALSE(watcher.wait_for_sync(50ms));
   }
   CHECK(std::chrono::steady_clock::now() - before < 2s);
+}
+
+TEST_CASE("the watcher logs when the view turns stale and when it is current again, once each", "[watcher]") {
+  std::mutex mutex;
+  std::vector<std::string> messages;
+  cluster::WatcherOptions options = fast_options();
+  options.store.stale_after = 50ms;
+  options.stale_check_interval = 5ms;
+  options.log = [&](spdlog::level::level_enum, std::string_view msg, const cluster::LogFields&) {
+    const std::lock_guard lock(mutex);
+    messages.emplace_back(msg);
+  };
+  const auto logged = [&](const std::string& msg) {
+    const std::lock_guard lock(mutex);
+    return std::count(messages.begin(), messages.end(), msg);
+  };
+  auto transport = std::make_shared<FakeTransport>();
+  for (const char* path : {kNodes, kQuotas, kClasses, kClaims})
+    transport->push(path, list_response("[]", "10"));
+  for (const char* path : {kQuotas, kClasses, kClaims}) transport->push(path, watch_stream({}, true));
+  // The node watch fails, and the next one is not answered: no working watch for nodes.
+  transport->push(kNodes, failure("connection refused"));
+
+  cluster::ClusterWatcher watcher(transport, options);
+  watcher.start();
+  REQUIRE(watcher.wait_for_sync(5s));
+  REQUIRE(eventually([&] { return logged("cluster view stale: serving from the last snapshot") == 1; }));
+  CHECK(watcher.view().stale);
+
+  transport->push(kNodes, watch_stream({}, true));  // the API server answers again
+  REQUIRE(eventually([&] { return logged("cluster view current again") == 1; }));
+  CHECK_FALSE(watcher.view().stale);
+  watcher.stop();
+  CHECK(logged("cluster view stale: serving from the last snapshot") == 1);
 }
 
 TEST_CASE("a dump is a v1 List of the four kinds with kind and apiVersion set, readable as a snapshot",

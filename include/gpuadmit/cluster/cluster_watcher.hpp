@@ -30,6 +30,8 @@ struct WatcherOptions {
   ReflectorOptions reflector{};
   StoreOptions store{};
   LogSink log = spdlog_sink();
+  // How often the view's staleness is looked at, to log when it turns stale and when it is current again.
+  std::chrono::milliseconds stale_check_interval{1'000};
 };
 
 class ClusterWatcher {
@@ -58,6 +60,7 @@ class ClusterWatcher {
 
  private:
   void rebuild_loop(std::stop_token stop);
+  void stale_log_loop(std::stop_token stop);
 
   std::shared_ptr<ApiTransport> transport_;
   WatcherOptions options_;

@@ -35,12 +35,14 @@ struct ReviewDependencies {
 Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps);
 Handler health_handler();
 Handler ready_handler(const Readiness& readiness);
-Handler metrics_handler(const Metrics& metrics);
+// `extra`, when set, is appended to the rendered metrics (series owned by another layer).
+Handler metrics_handler(const Metrics& metrics, std::function<std::string()> extra = {});
 // A fixed AdmissionReview answer that parses nothing: the transport's own ceiling, for the load benchmark.
 Handler constant_handler();
 
 struct RouterOptions {
-  bool constant_route = false;  // POST /bench/constant
+  bool constant_route = false;                   // POST /bench/constant
+  std::function<std::string()> extra_metrics{};  // appended to GET /metrics
 };
 
 // POST /mutate, POST /validate, GET /healthz, GET /readyz, GET /metrics (and the benchmark route if asked).

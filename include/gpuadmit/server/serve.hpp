@@ -12,6 +12,7 @@
 #include <spdlog/common.h>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/server/cluster_view.hpp"
 #include "gpuadmit/server/server.hpp"
 
 namespace gpuadmit::server {
@@ -28,6 +29,9 @@ struct ServeOptions {
   spdlog::level::level_enum log_level = spdlog::level::info;
   bool dev_self_signed = false;  // generate a CA and serving certificate in a temporary directory
   bool bench_constant_route = false;
+  // The live cluster view (docs/cluster.md): started before serving, /readyz waits for its first sync, each
+  // review reads the snapshot current when it arrived, its series join /metrics, stopped after the drain.
+  ClusterViewSetup cluster_view;
 };
 
 struct ListenAddress {

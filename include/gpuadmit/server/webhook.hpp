@@ -37,6 +37,8 @@ struct WebhookConfig {
   ClusterViewSource cluster_view;
   // More /readyz conditions besides "policy loaded", e.g. {"cluster view synced", [&] { return ...; }}.
   std::vector<std::pair<std::string, std::function<bool()>>> readiness_conditions;
+  // More Prometheus text appended to /metrics on each scrape (the cluster view's series); empty: none.
+  std::function<std::string()> extra_metrics;
 };
 
 struct FileChecks {

@@ -1,0 +1,40 @@
+// The composition root's half of the cluster view for `gpuadmit serve`: which API server to watch (flags
+// and environment → ClusterViewSetup) and the adapter from cluster::ClusterWatcher to the server's
+// ClusterViewProvider seam.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gpuadmit/cluster/cluster_watcher.hpp"
+#include "gpuadmit/common/result.hpp"
+#include "gpuadmit/server/cluster_view.hpp"
+
+namespace gpuadmit::cli {
+
+// What the serve flags say about the cluster view.
+struct ClusterViewFlags {
+  std::string mode = "auto";              // --cluster-view: auto, on or off
+  std::optional<std::string> kubeconfig;  // --kubeconfig FILE
+  std::string context;                    // --context NAME
+};
+
+// auto: --kubeconfig if given, else in-cluster when KUBERNETES_SERVICE_HOST is set (read from `env`, the
+// process environment when null), else off. on: the same, but no configuration is an error. off: off.
+// $KUBECONFIG is deliberately not consulted: a server should not pick up a developer's cluster by accident.
+// The returned setup loads the configuration only when serve calls `make`, so a bad kubeconfig is a
+// start-up error in the JSON log (exit 2).
+Result<server::ClusterViewSetup> cluster_view_setup(const ClusterViewFlags& flags,
+                                                    const std::map<std::string, std::string>* env = nullptr,
+                                                    const cluster::InClusterPaths& paths = {});
+
+// A ClusterWatcher over `transport` behind the server's seam. `options.log` is used as given.
+std::unique_ptr<server::ClusterViewProvider> make_watcher_view(
+    std::shared_ptr<cluster::ApiTransport> transport, cluster::WatcherOptions options);
+
+// Forwards the cluster layer's log lines to the server's JSON log.
+cluster::LogSink json_log_sink(const server::JsonLog& log);
+
+}  // namespace gpuadmit::cli
