@@ -108,6 +108,9 @@ phase_static() {
     bash -c '"$0" template g "$1" -n kube-system 2>&1 | grep -q "cannot be installed in kube-system"' "$HELM" "$CHART"
   check "PDB that blocks every drain fails" expect_fail "podDisruptionBudget.minAvailable \(2\) must be below replicas \(2\)" --set podDisruptionBudget.minAvailable=2
   check "every value documented (values.yaml comments, schema descriptions)" python3 "$HERE/check_values_documented.py" "$CHART"
+  check "ClusterRole = the RBAC in docs/cluster.md" \
+    bash -c '"$0" template g "$1" -n gpuadmit >"$2/role.yaml" && python3 "$3/check_rbac_doc.py" "$2/role.yaml" "$4/docs/cluster.md"' \
+    "$HELM" "$CHART" "$WORK" "$HERE" "$ROOT"
   check "chart default policy = src/config/default_policy.yaml" cmp "$CHART/files/default-policy.yaml" "$ROOT/src/config/default_policy.yaml"
   check "deploy/gpuadmit.yaml in sync with the chart" "$ROOT/deploy/render.sh" "$HELM" --check
   check "deploy/gpuadmit.yaml invariants" python3 "$HERE/check_manifests.py" "$ROOT/deploy/gpuadmit.yaml" "$NS"
