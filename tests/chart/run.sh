@@ -34,7 +34,9 @@ log() { printf '%s chart: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 WORK=$(mktemp -d /tmp/gpuadmit-chart-test.XXXXXX)
 PASSED=0 FAILED=0
 CLUSTER_UP=0
+LIVE_PID=
 cleanup() {
+  if [[ -n $LIVE_PID ]]; then kill "$LIVE_PID" 2>/dev/null; wait "$LIVE_PID" 2>/dev/null; fi
   if ((CLUSTER_UP)); then GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" down >/dev/null 2>&1 || true; fi
   rm -rf "$WORK"
 }
@@ -123,7 +125,13 @@ kc() { "$KUBECTL" "$@"; }
 
 cluster_up() {
   local envs
-  envs=$(GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" up) || return 1
+  # One retry: ports are picked at random and other clusters may run on the machine (a lost race shows
+  # as "etcd exited during start-up"); `up` cleans up after a failure, `down` removes its state.
+  envs=$(GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" up) || {
+    echo "cluster.sh up failed; retrying once"
+    GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" down || true
+    envs=$(GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" up) || return 1
+  }
   eval "$envs"
   CLUSTER_UP=1
   KUBECTL=$GPUADMIT_E2E_KUBECTL
@@ -299,6 +307,74 @@ TABLE
   return "$rc"
 }
 
+# A gpuadmit on loopback, installed with `helm install --set webhooks.url=...` and an existing-Secret
+# caBundle, so the configurations Helm created are called for real; then the helm test's own script runs
+# here with the test's ServiceAccount (impersonated), since no kubelet can run the test pod.
+live_start() {
+  local i
+  "$BIN" certs generate --ip 127.0.0.1 --dns localhost --out "$WORK/live-certs" >/dev/null || return 1
+  for ((i = 0; i < 50; i++)); do
+    LIVE_PORT=$((20000 + RANDOM % 12000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$LIVE_PORT") 2>/dev/null || break
+  done
+  "$BIN" serve --listen "127.0.0.1:$LIVE_PORT" --tls-cert-file "$WORK/live-certs/tls.crt" \
+    --tls-private-key-file "$WORK/live-certs/tls.key" --drain-seconds 0 </dev/null >"$WORK/live-gpuadmit.log" 2>&1 &
+  LIVE_PID=$!
+  for ((i = 0; i < 100; i++)); do
+    curl -fsS --max-time 2 --cacert "$WORK/live-certs/ca.crt" "https://127.0.0.1:$LIVE_PORT/readyz" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  curl -fsS --max-time 2 --cacert "$WORK/live-certs/ca.crt" "https://127.0.0.1:$LIVE_PORT/readyz" || { tail "$WORK/live-gpuadmit.log"; return 1; }
+  "$HELM" install "$NS" "$CHART" -n "$NS" --set webhooks.url="https://127.0.0.1:$LIVE_PORT" \
+    --set certificates.helm.enabled=false --set certificates.existingSecret.name=gpuadmit-dev \
+    --set certificates.existingSecret.caBundle="$(base64 -w0 "$WORK/live-certs/ca.crt")"
+}
+
+# helm_test_script: the test pod's shell script, run here; kubectl acts as the test's ServiceAccount.
+helm_test_script() {
+  local bin=$WORK/as-test-sa
+  mkdir -p "$bin"
+  printf '#!/bin/sh\nexec %q --as=system:serviceaccount:%s:%s-test "$@"\n' "$KUBECTL" "$NS" "$NS" >"$bin/kubectl"
+  chmod +x "$bin/kubectl"
+  PATH=$bin:$PATH sh -c "$(<"$WORK/helm-test.sh")"
+}
+
+helm_test_passes() {
+  local i
+  # The hook's ServiceAccount, Role and RoleBinding (what `helm test` creates before the pod), and the script.
+  render --show-only templates/tests/test-webhook.yaml --set webhooks.url="https://127.0.0.1:$LIVE_PORT" \
+    --set certificates.helm.enabled=false --set certificates.existingSecret.name=gpuadmit-dev \
+    --set certificates.existingSecret.caBundle=Cg== >"$WORK/helm-test.yaml" || return 1
+  python3 - "$WORK/helm-test.yaml" "$WORK/helm-test-rbac.yaml" "$WORK/helm-test.sh" <<'PY' || return 1
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+yaml.safe_dump_all([d for d in docs if d["kind"] != "Pod"], open(sys.argv[2], "w"))
+pod = [d for d in docs if d["kind"] == "Pod"][0]
+open(sys.argv[3], "w").write(pod["spec"]["containers"][0]["command"][2])
+PY
+  kc apply -f "$WORK/helm-test-rbac.yaml" || return 1
+  # The new configurations reach the API server's informer asynchronously.
+  for ((i = 0; i < 30; i++)); do
+    helm_test_script && return 0
+    sleep 1
+  done
+  return 1
+}
+
+helm_test_fails_without_gpuadmit() {
+  kill "$LIVE_PID" && wait "$LIVE_PID" 2>/dev/null
+  LIVE_PID=
+  # failurePolicy Ignore (default): the dry run succeeds without gpuadmit's toleration; the test must say so.
+  local out rc=0
+  out=$(helm_test_script 2>&1) || rc=$?
+  echo "$out"
+  ((rc != 0)) && grep -q "FAIL: no nvidia.com/gpu toleration" <<<"$out"
+}
+
+live_uninstall() {
+  "$HELM" uninstall "$NS" -n "$NS" && kc delete -f "$WORK/helm-test-rbac.yaml" --ignore-not-found
+}
+
 phase_cluster() {
   local f
   check "e2e control plane up, minimal CRDs registered" cluster_up || true
@@ -321,6 +397,10 @@ phase_cluster() {
   check "helm uninstall removes the webhook configurations" uninstall_removes_webhooks
   check "routing: what reaches gpuadmit (namespaces, rules; defaults)" routing default
   check "routing: what reaches gpuadmit with matchConditions (GPU-related pods only)" routing matchConditions
+  check "helm install with webhooks.url at a gpuadmit on loopback" live_start
+  check "helm test's dry-run GPU pod passes (test ServiceAccount, installed webhooks)" helm_test_passes
+  check "helm test fails when gpuadmit does not answer" helm_test_fails_without_gpuadmit
+  check "helm uninstall (live install)" live_uninstall
   check "e2e control plane down" bash -c 'GPUADMIT_E2E_STATE=$0 "$1" down && test ! -e "$0"' "$WORK/cp" "$ROOT/tests/e2e/cluster.sh" &&
     CLUSTER_UP=0
 }
