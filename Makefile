@@ -24,7 +24,8 @@ build-asan: deps
 run: build
 	@scripts/run-dev.sh $(RELEASE_BIN) $(LISTEN)
 
-# Unit, integration and CLI tests under ASan+UBSan, then the end-to-end suite on the release build.
+# Unit, integration and CLI tests under ASan+UBSan, then the end-to-end suite on the release build (the
+# scenarios, then the cluster watch tests against a real kube-apiserver).
 test: build-asan build
 	@ctest --preset asan -j $(JOBS)
 	@$(MAKE) --no-print-directory e2e
@@ -35,6 +36,8 @@ unit: build-asan
 
 e2e: build
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(RELEASE_BIN); else echo "e2e: suite not present yet"; fi
+	@cmake --build --preset release -j $(JOBS) --target gpuadmit_cluster_e2e_tests
+	@GPUADMIT_BIN=$(RELEASE_BIN) tests/cluster/run-e2e.sh build/release/tests/cluster/gpuadmit_cluster_e2e_tests
 
 # The install artifacts on the release build: Helm chart (lint, schema, dry-run and install into the e2e
 # API server, RBAC, the e2e scenarios through the chart's webhooks), deploy/, Dockerfile.

@@ -252,7 +252,8 @@ gpuadmit_start() {
   port=$(ga_get port)
   ! pid_of gpuadmit >/dev/null || die "gpuadmit is already running (use 'gpuadmit restart')"
   args=(serve --listen "127.0.0.1:$port" --tls-cert-file "$WEBHOOK_CERTS/tls.crt"
-    --tls-private-key-file "$WEBHOOK_CERTS/tls.key" --drain-seconds 0 --log-level info)
+    --tls-private-key-file "$WEBHOOK_CERTS/tls.key" --drain-seconds 0 --log-level info
+    --kubeconfig "$STATE/admin.kubeconfig")   # the cluster view (admin creds here; RBAC: docs/cluster.md)
   if [[ -n $policy ]]; then
     [[ -f $policy ]] || die "policy file $policy not found"
     policy=$(readlink -f "$policy")
@@ -334,6 +335,10 @@ start_gpuadmit_and_register_webhooks() {
   bin=$(readlink -f "$GPUADMIT_BIN")
   [[ -f $bin && -x $bin ]] || die "GPUADMIT_BIN=$GPUADMIT_BIN is not an executable file"
   [[ $fp == Fail || $fp == Ignore ]] || die "GPUADMIT_E2E_FAILURE_POLICY must be Fail or Ignore, not '$fp'"
+  # gpuadmit watches this cluster (--kubeconfig): with no nodes at all node-fit would deny the GPU
+  # probe below, so the fake nodes come first (fake-cluster.sh is idempotent; run.sh calls it again).
+  KUBECONFIG=$STATE/admin.kubeconfig GPUADMIT_E2E_KUBECTL=$KUBECTL GPUADMIT_E2E_STATE=$STATE \
+    "$HERE/fake-cluster.sh" nodes || die "creating the fake nodes failed"
   mkdir -p "$GA_DIR"
   "$bin" certs generate --ip 127.0.0.1 --dns localhost --out "$WEBHOOK_CERTS" >"$STATE/logs/gpuadmit-certs.log" 2>&1 ||
     { show_log_tail gpuadmit-certs; die "gpuadmit certs generate failed"; }

@@ -4,7 +4,8 @@
 #
 #   tests/e2e/fake-cluster.sh nodes   create (or refresh) the nodes of manifests/nodes.yaml:
 #                                       gpu-a100-0 (8x A100-80GB), gpu-t4-0 (1x T4), both tainted
-#                                       nvidia.com/gpu=present:NoSchedule; cpu-0 (no GPU, no taint)
+#                                       nvidia.com/gpu=present:NoSchedule; cpu-0 (no GPU, no taint);
+#                                       gpu-mi300x-0/1 (4x amd.com/gpu, custom taint); StorageClass standard
 #   tests/e2e/fake-cluster.sh smoke   nodes + check that the scheduler binds/refuses pods as a real
 #                                       cluster would; prints "smoke: N passed, N failed"
 #
@@ -27,7 +28,7 @@ fi
 kubectl() { "$GPUADMIT_E2E_KUBECTL" "$@"; }
 
 # The nodes of the manifest and what the check expects of each (name -> allocatable nvidia.com/gpu).
-declare -A WANT_GPUS=([gpu-a100-0]=8 [gpu-t4-0]=1 [cpu-0]="")
+declare -A WANT_GPUS=([gpu-a100-0]=8 [gpu-t4-0]=1 [cpu-0]="" [gpu-mi300x-0]="" [gpu-mi300x-1]="")
 
 # Status given on create is kept (Node strategy PrepareForCreate). On update the main resource
 # ignores status, so an existing node gets spec/labels via `replace` and status via the status
@@ -52,6 +53,7 @@ cmd_nodes() {
       [[ $gpus == "${WANT_GPUS[$n]}" ]] || die "node $n: allocatable nvidia.com/gpu='$gpus', want '${WANT_GPUS[$n]}'"
     fi
   done
+  kubectl apply -f "$HERE/manifests/storage.yaml" >/dev/null || die "creating the storage class failed"
   log "nodes ready: $(kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}({.status.allocatable.nvidia\.com/gpu}) {end}')"
 }
 
@@ -141,6 +143,7 @@ cmd_smoke() {
     taints=${taints% }
     case $n in
       cpu-0) [[ $ready == True && -z $taints ]] || bad+=" $n(ready=$ready taints=$taints)" ;;
+      gpu-mi300x-*) [[ $ready == True && $taints == "example.com/accelerator=mi300x:NoSchedule" ]] || bad+=" $n(ready=$ready taints=$taints)" ;;
       *) [[ $ready == True && $taints == "nvidia.com/gpu=present:NoSchedule" ]] || bad+=" $n(ready=$ready taints=$taints)" ;;
     esac
   done

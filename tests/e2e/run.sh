@@ -118,6 +118,21 @@ STEP=fake-nodes
 bg_run 120 "$HERE/fake-cluster.sh" nodes || die "creating the fake nodes failed"
 log "cluster with gpuadmit up in $((SECONDS - t0))s"
 
+# gpuadmit's cluster view must hold the fake nodes and the storage class before a scenario relies on
+# them: read its /metrics until it does (the watch takes well under a second; bounded).
+STEP=cluster-view
+cluster_view_objects() {
+  curl -fsS --max-time 2 --cacert "$GPUADMIT_E2E_STATE/webhook-certs/ca.crt" "$GPUADMIT_E2E_WEBHOOK_URL/metrics" 2>/dev/null |
+    awk '$1 == "gpuadmit_cluster_objects{kind=\"nodes\"}" {n=$2} $1 == "gpuadmit_cluster_objects{kind=\"storageclasses\"}" {s=$2} END {print n "/" s}'
+}
+want_view="$("$KUBECTL_BIN" get nodes -o name | wc -l)/$("$KUBECTL_BIN" get storageclasses -o name | wc -l)"
+t0=$SECONDS
+until [[ $(cluster_view_objects) == "$want_view" ]]; do
+  ((SECONDS - t0 < 30)) || die "gpuadmit's cluster view has nodes/storageclasses $(cluster_view_objects), want $want_view"
+  sleep 0.2
+done
+log "gpuadmit's cluster view has the nodes/storageclasses: $want_view"
+
 # kq ARGS: kubectl, bounded, output captured by the caller.
 kq() { timeout -k 5 "$KUBECTL_TIMEOUT" "$KUBECTL_BIN" "$@" 3>&- 4>&-; }
 
