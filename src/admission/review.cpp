@@ -14,6 +14,15 @@ using nlohmann::json;
 // An AdmissionReview's object can carry managedFields nested well past a pod's own depth.
 constexpr k8s::JsonLimits kReviewLimits{7 * 1024 * 1024, 128};
 
+// What no rule and no response reads: parsed for syntax, never built (a third of a pod's bytes are its
+// managedFields). Workload kinds keep their status out the same way.
+const std::vector<k8s::JsonPath> kNeverRead{
+    {"request", "object", "metadata", "managedFields"},
+    {"request", "object", "status"},
+    {"request", "oldObject"},
+    {"request", "options"},
+};
+
 std::string string_or_empty(const json& object, const char* key) {
   const auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -49,15 +58,28 @@ void set_audit_annotations(json& response, const policy::Decision& decision) {
   response["auditAnnotations"] = {{"findings", policy::one_line(text, 1000)}};
 }
 
+// Adds patchType and patch to the dumped response object (the body ends with the two closing braces of
+// `response` and of the review). Splicing the base64 text in avoids running it through the JSON escaper,
+// which was a tenth of the cost of a /mutate review; base64 needs no escaping.
+void splice_patch(std::string& body, const std::string& patch_base64) {
+  const std::string fields = R"(,"patchType":"JSONPatch","patch":")" + patch_base64 + '"';
+  body.insert(body.size() - 2, fields);
+}
+
 }  // namespace
 
 std::string_view to_string(Verdict verdict) noexcept {
   switch (verdict) {
-    case Verdict::kAllowed: return "allowed";
-    case Verdict::kPatched: return "patched";
-    case Verdict::kDenied: return "denied";
-    case Verdict::kError: return "error";
-    case Verdict::kMalformed: return "malformed";
+    case Verdict::kAllowed:
+      return "allowed";
+    case Verdict::kPatched:
+      return "patched";
+    case Verdict::kDenied:
+      return "denied";
+    case Verdict::kError:
+      return "error";
+    case Verdict::kMalformed:
+      return "malformed";
   }
   return "error";
 }
@@ -69,17 +91,19 @@ std::string_view to_string(Endpoint endpoint) noexcept {
 Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,
                const policy::ClusterView* cluster) {
   Outcome out;
-  auto parsed = k8s::parse_json(body, kReviewLimits);
+  auto parsed = k8s::parse_json(body, kReviewLimits, kNeverRead);
   if (!parsed) return malformed(std::move(out), parsed.error().message);
   const json& review = *parsed;
   if (!review.is_object()) return malformed(std::move(out), "the body is not a JSON object");
   if (string_or_empty(review, "apiVersion") != "admission.k8s.io/v1" ||
       string_or_empty(review, "kind") != "AdmissionReview") {
-    return malformed(std::move(out), "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview "
-                                     "(register the webhook with admissionReviewVersions: [v1])");
+    return malformed(std::move(out),
+                     "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview "
+                     "(register the webhook with admissionReviewVersions: [v1])");
   }
   const auto request_it = review.find("request");
-  if (request_it == review.end() || !request_it->is_object()) return malformed(std::move(out), "missing request");
+  if (request_it == review.end() || !request_it->is_object())
+    return malformed(std::move(out), "missing request");
   const json& request = *request_it;
   out.uid = string_or_empty(request, "uid");
   if (out.uid.empty()) return malformed(std::move(out), "request.uid is missing");
@@ -96,8 +120,9 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   json response = response_envelope(review, out.uid, true);
   const auto object_it = request.find("object");
   const bool judged_kind = out.kind == "Pod" || out.kind == "PersistentVolumeClaim";
-  const bool judged = judged_kind && out.operation == "CREATE" && string_or_empty(request, "subResource").empty() &&
-                      object_it != request.end() && object_it->is_object();
+  const bool judged = judged_kind && out.operation == "CREATE" &&
+                      string_or_empty(request, "subResource").empty() && object_it != request.end() &&
+                      object_it->is_object();
   if (!judged) {
     // Other kinds, UPDATE (a pod's resources are immutable after CREATE), DELETE, CONNECT and subresources
     // pass untouched.
@@ -148,13 +173,12 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   if (mode == policy::Mode::kMutate) {
     const json& patch = decision->patch;
     out.patch_operations = patch.size();
-    if (!patch.empty()) {
-      r["patchType"] = "JSONPatch";
-      r["patch"] = base64_encode(patch.dump());
-      out.verdict = Verdict::kPatched;
-    }
     set_warnings(r, decision->notices, out);
     out.body = response.dump();
+    if (!patch.empty()) {
+      out.verdict = Verdict::kPatched;
+      splice_patch(out.body, base64_encode(patch.dump()));
+    }
     return out;
   }
 

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "json_reader.hpp"
+
 namespace gpuadmit::k8s {
 
 std::size_t json_depth(std::string_view text, std::size_t cap) noexcept {
@@ -32,22 +34,13 @@ std::size_t json_depth(std::string_view text, std::size_t cap) noexcept {
   return deepest;
 }
 
-Result<nlohmann::json> parse_json(std::string_view text, const JsonLimits& limits) {
+Result<nlohmann::json> parse_json(std::string_view text, const JsonLimits& limits,
+                                  std::span<const JsonPath> drop) {
   if (text.size() > limits.max_bytes) {
     return make_error("JSON document of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
                       std::to_string(limits.max_bytes) + " bytes");
   }
-  if (json_depth(text, limits.max_depth) > limits.max_depth) {
-    return make_error("JSON nesting deeper than " + std::to_string(limits.max_depth) + " levels");
-  }
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." → keep from "parse error".
-    const std::string what = e.what();
-    const auto at = what.find("] ");
-    return make_error("malformed JSON: " + (at == std::string::npos ? what : what.substr(at + 2)));
-  }
+  return read_json(text, limits.max_depth, drop);
 }
 
 }  // namespace gpuadmit::k8s

@@ -79,7 +79,8 @@ const json* array_at(const json& object, std::string_view key, const Path& path)
 StringMap string_map(const json* object, const Path& path) {
   StringMap out;
   if (object == nullptr) return out;
-  for (const auto& [key, value] : object->items()) {
+  // Walks the map itself: nlohmann's items() copies two strings per step, and this runs per re-parse.
+  for (const auto& [key, value] : object->get_ref<const json::object_t&>()) {
     if (!value.is_string()) fail(path / key, "a string", value);
     out.emplace(key, value.get<std::string>());
   }
@@ -115,7 +116,9 @@ ResourceList resource_list(const json* list, const Path& path) {
   ResourceList out;
   if (list == nullptr) return out;
   if (!list->is_object()) fail(path, "an object", *list);
-  for (const auto& [name, value] : list->items()) out.emplace(name, quantity(value, path / name));
+  for (const auto& [name, value] : list->get_ref<const json::object_t&>()) {
+    out.emplace_hint(out.end(), name, quantity(value, path / name));
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "gpuadmit/k8s/pod_parser.hpp"
+#include "json_diff.hpp"
 #include "rule_context.hpp"
 
 namespace gpuadmit::policy {
@@ -41,29 +42,12 @@ constexpr bool same_order() {
 }
 static_assert(same_order(), "kRules must follow kRuleIds");
 
-// The part of the object rules read and may change. Copying only this keeps managedFields and the rest
-// of a large object off the hot path; the patch paths are still absolute because the shape is kept.
-nlohmann::json project(const nlohmann::json& object) {
-  nlohmann::json out = nlohmann::json::object();
-  if (const auto spec = object.find("spec"); spec != object.end()) out["spec"] = *spec;
-  if (const auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
-    nlohmann::json& m = out["metadata"] = nlohmann::json::object();
-    for (const char* key : {"name", "generateName", "namespace", "labels", "annotations"}) {
-      if (const auto it = meta->find(key); it != meta->end()) m[key] = *it;
-    }
-  }
-  return out;
-}
-
-void append(nlohmann::json& patch, nlohmann::json ops) {
-  for (auto& op : ops) patch.push_back(std::move(op));
-}
-
 // JSON Patch from `object` to `object` with `working`'s subtrees in place (mutate a copy, then diff).
 nlohmann::json diff_projection(const nlohmann::json& object, const nlohmann::json& working) {
   nlohmann::json patch = nlohmann::json::array();
   if (const auto spec = working.find("spec"); spec != working.end() && object.contains("spec")) {
-    append(patch, nlohmann::json::diff(object["spec"], *spec, "/spec"));
+    std::string path = "/spec";
+    append_diff(object["spec"], *spec, path, patch);
   }
   const auto meta = working.find("metadata");
   if (meta == working.end()) return patch;
@@ -72,12 +56,13 @@ nlohmann::json diff_projection(const nlohmann::json& object, const nlohmann::jso
     if (!meta->empty()) patch.push_back({{"op", "add"}, {"path", "/metadata"}, {"value", *meta}});
     return patch;
   }
-  for (const auto& [key, value] : meta->items()) {
+  for (const auto& [key, value] : meta->get_ref<const nlohmann::json::object_t&>()) {
     const auto before = original_meta->find(key);
     if (before == original_meta->end()) {
       patch.push_back({{"op", "add"}, {"path", "/metadata/" + key}, {"value", value}});
     } else {
-      append(patch, nlohmann::json::diff(*before, value, "/metadata/" + key));
+      std::string path = "/metadata/" + key;
+      append_diff(*before, value, path, patch);
     }
   }
   return patch;
@@ -104,7 +89,8 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
   if (request.object.is_object() && request.object.value("kind", std::string()) == "PersistentVolumeClaim") {
     if (auto parsed = checkpoint_claim_parse_check(request.object); !parsed) return parsed.error();
     if (request.mode == Mode::kValidate && rules.checkpoint_pvc.action != Action::kOff) {
-      const ClusterSnapshot* snapshot = request.cluster != nullptr ? request.cluster->snapshot.get() : nullptr;
+      const ClusterSnapshot* snapshot =
+          request.cluster != nullptr ? request.cluster->snapshot.get() : nullptr;
       check_checkpoint_claim(request.object, rules, snapshot, decision);
     }
     return decision;
@@ -112,12 +98,13 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
   auto pod = k8s::parse_pod(request.object);
   if (!pod) return pod.error();
 
-  // Validate mode reads the object in place; Mutate mode edits a projected copy and diffs it at the end.
+  // Validate mode reads the object in place; Mutate mode edits a projected copy (made when a rule first
+  // edits) and diffs it at the end.
   nlohmann::json target;
-  if (request.mode == Mode::kMutate) target = project(request.object);
 
   const bool have_cluster = request.cluster != nullptr && request.cluster->snapshot != nullptr;
-  RuleContext ctx(target, std::move(*pod), rules, request.mode, decision, have_cluster ? request.cluster : nullptr);
+  RuleContext ctx(request.object, target, std::move(*pod), rules, request.mode, decision,
+                  have_cluster ? request.cluster : nullptr);
   std::string_view last_writer;
   for (const RuleEntry& rule : kRules) {
     if (rules.action_of(rule.id) == Action::kOff) continue;
@@ -129,15 +116,16 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
     if (ctx.dirty()) {
       auto reparsed = k8s::parse_pod(target);
       if (!reparsed) {
-        return make_error("internal: rule " + std::string(last_writer) + " produced an invalid pod: " +
-                          reparsed.error().message);
+        return make_error("internal: rule " + std::string(last_writer) +
+                          " produced an invalid pod: " + reparsed.error().message);
       }
       ctx.replace_pod(std::move(*reparsed));
     }
     rule.run(ctx);
     if (ctx.dirty()) last_writer = rule.id;
   }
-  if (request.mode == Mode::kMutate && decision.changed()) decision.patch = diff_projection(request.object, target);
+  if (request.mode == Mode::kMutate && decision.changed() && !target.is_null())
+    decision.patch = diff_projection(request.object, target);
   return decision;
 }
 

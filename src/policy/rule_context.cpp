@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 namespace gpuadmit::policy {
 
@@ -11,7 +11,8 @@ void RuleContext::report(std::string_view rule, Action action, std::string field
                          std::string summary) {
   // A stale cluster view (API server unreachable) must not turn a healthy pod away on old facts: by default
   // cluster-aware verdicts become warnings that say how old the view is.
-  if (is_cluster_aware(rule) && cluster_ != nullptr && cluster_->stale && rules_.on_stale_cluster != OnStale::kEnforce) {
+  if (is_cluster_aware(rule) && cluster_ != nullptr && cluster_->stale &&
+      rules_.on_stale_cluster != OnStale::kEnforce) {
     if (rules_.on_stale_cluster == OnStale::kSkip) return;
     const std::string age = "(cluster view " + std::to_string(cluster_->age_seconds) + "s old) ";
     if (action == Action::kEnforce) action = Action::kWarn;
@@ -21,10 +22,17 @@ void RuleContext::report(std::string_view rule, Action action, std::string field
   Finding finding{std::string(rule), action, std::move(field), std::move(message),
                   one_line(std::string(rule) + ": " + summary)};
   switch (action) {
-    case Action::kEnforce: decision_.violations.push_back(std::move(finding)); break;
-    case Action::kWarn: decision_.warnings.push_back(std::move(finding)); break;
-    case Action::kAudit: decision_.audits.push_back(std::move(finding)); break;
-    case Action::kOff: break;
+    case Action::kEnforce:
+      decision_.violations.push_back(std::move(finding));
+      break;
+    case Action::kWarn:
+      decision_.warnings.push_back(std::move(finding));
+      break;
+    case Action::kAudit:
+      decision_.audits.push_back(std::move(finding));
+      break;
+    case Action::kOff:
+      break;
   }
 }
 
@@ -33,10 +41,32 @@ void RuleContext::fixed(std::string_view rule, std::string field, std::string de
   dirty_ = true;
 }
 
-void RuleContext::notice(std::string text) { decision_.notices.push_back(one_line(text)); }
+void RuleContext::notice(std::string text) {
+  decision_.notices.push_back(one_line(text));
+}
+
+nlohmann::json& RuleContext::object() {
+  if (!projected_) {
+    object_ = project(source_);
+    projected_ = true;
+  }
+  return object_;
+}
 
 nlohmann::json& RuleContext::container_json(const k8s::Container& c) {
-  return object_["spec"][c.array_name()][c.index];
+  return object()["spec"][c.array_name()][c.index];
+}
+
+nlohmann::json project(const nlohmann::json& object) {
+  nlohmann::json out = nlohmann::json::object();
+  if (const auto spec = object.find("spec"); spec != object.end()) out["spec"] = *spec;
+  if (const auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
+    nlohmann::json& m = out["metadata"] = nlohmann::json::object();
+    for (const char* key : {"name", "generateName", "namespace", "labels", "annotations"}) {
+      if (const auto it = meta->find(key); it != meta->end()) m[key] = *it;
+    }
+  }
+  return out;
 }
 
 bool RuleContext::is_gpu_pod() const {
@@ -81,9 +111,12 @@ std::string field_of(const k8s::Container& c, std::string_view suffix) {
 
 std::string describe(const k8s::Container& c) {
   switch (c.kind) {
-    case k8s::ContainerKind::kInit: return "init container \"" + c.name + "\"";
-    case k8s::ContainerKind::kSidecar: return "sidecar \"" + c.name + "\"";
-    case k8s::ContainerKind::kRegular: break;
+    case k8s::ContainerKind::kInit:
+      return "init container \"" + c.name + "\"";
+    case k8s::ContainerKind::kSidecar:
+      return "sidecar \"" + c.name + "\"";
+    case k8s::ContainerKind::kRegular:
+      break;
   }
   return "container \"" + c.name + "\"";
 }
@@ -100,11 +133,26 @@ std::optional<double> parse_parameter_count(std::string_view text) {
   if (text.empty() || text.size() > 32) return std::nullopt;
   double scale = 1;
   switch (text.back()) {
-    case 'k': case 'K': scale = 1e3; break;
-    case 'm': case 'M': scale = 1e6; break;
-    case 'b': case 'B': case 'g': case 'G': scale = 1e9; break;
-    case 't': case 'T': scale = 1e12; break;
-    default: break;
+    case 'k':
+    case 'K':
+      scale = 1e3;
+      break;
+    case 'm':
+    case 'M':
+      scale = 1e6;
+      break;
+    case 'b':
+    case 'B':
+    case 'g':
+    case 'G':
+      scale = 1e9;
+      break;
+    case 't':
+    case 'T':
+      scale = 1e12;
+      break;
+    default:
+      break;
   }
   if (scale != 1) text.remove_suffix(1);
   const std::string number(text);

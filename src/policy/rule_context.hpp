@@ -19,9 +19,17 @@ namespace gpuadmit::policy {
 
 class RuleContext {
  public:
-  RuleContext(nlohmann::json& object, k8s::Pod pod, const RuleSet& rules, Mode mode, Decision& decision,
-              const ClusterView* cluster)
-      : object_(object), pod_(std::move(pod)), rules_(rules), mode_(mode), decision_(decision), cluster_(cluster) {}
+  // `working` receives the projection of `source` the first time a rule asks for object(): a pod no rule
+  // fixes is never copied.
+  RuleContext(const nlohmann::json& source, nlohmann::json& working, k8s::Pod pod, const RuleSet& rules,
+              Mode mode, Decision& decision, const ClusterView* cluster)
+      : source_(source),
+        object_(working),
+        pod_(std::move(pod)),
+        rules_(rules),
+        mode_(mode),
+        decision_(decision),
+        cluster_(cluster) {}
 
   [[nodiscard]] const k8s::Pod& pod() const noexcept { return pod_; }
   [[nodiscard]] const RuleSet& rules() const noexcept { return rules_; }
@@ -33,12 +41,14 @@ class RuleContext {
   [[nodiscard]] const ClusterView* cluster_view() const noexcept { return cluster_; }
 
   // Records a finding under the rule's configured action (enforce → violation, warn → warning, audit).
-  void report(std::string_view rule, Action action, std::string field, std::string message, std::string summary);
+  void report(std::string_view rule, Action action, std::string field, std::string message,
+              std::string summary);
   // Records an applied fix; call after editing object().
   void fixed(std::string_view rule, std::string field, std::string description);
   void notice(std::string text);
 
-  nlohmann::json& object() noexcept { return object_; }
+  // The working copy rules edit (mutate mode only).
+  nlohmann::json& object();
   nlohmann::json& container_json(const k8s::Container& c);
 
   [[nodiscard]] bool dirty() const noexcept { return dirty_; }
@@ -53,7 +63,9 @@ class RuleContext {
   [[nodiscard]] std::int64_t gpu_units() const;                         // over app containers and sidecars
 
  private:
+  const nlohmann::json& source_;
   nlohmann::json& object_;
+  bool projected_ = false;
   k8s::Pod pod_;
   const RuleSet& rules_;
   Mode mode_;
@@ -61,6 +73,11 @@ class RuleContext {
   const ClusterView* cluster_;
   bool dirty_ = false;
 };
+
+// The part of an object rules read and may change: spec, and metadata's names, labels and annotations.
+// Copying only this keeps managedFields and the rest of a large object off the hot path; patch paths stay
+// absolute because the shape is kept.
+nlohmann::json project(const nlohmann::json& object);
 
 // "spec.containers[0]" / "spec.initContainers[1]", plus an optional suffix.
 std::string field_of(const k8s::Container& c, std::string_view suffix = {});
@@ -88,8 +105,8 @@ void rule_gpu_quota(RuleContext& ctx);
 void rule_checkpoint_pvc(RuleContext& ctx);  // on pods: referenced claims
 
 // checkpoint-pvc on a PersistentVolumeClaim (the only rule for that kind).
-void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules, const ClusterSnapshot* cluster,
-                            Decision& decision);
+void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules,
+                            const ClusterSnapshot* cluster, Decision& decision);
 Result<bool> checkpoint_claim_parse_check(const nlohmann::json& object);
 
 // Effective pod requests as the scheduler sums them: max(largest init container + the sidecars started before

@@ -1,6 +1,7 @@
 // guaranteed-qos and memory-floor: the two ways a GPU pod loses its memory (eviction, OOMKill).
 #include <array>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include "../rule_context.hpp"
@@ -18,12 +19,15 @@ const k8s::Quantity* find(const k8s::ResourceList& list, std::string_view name) 
   return it == list.end() ? nullptr : &it->second;
 }
 
-
 // One container (or the pod-level stanza): fixes what the strategy allows, returns what it could not fix.
-std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, nlohmann::json* target,
-                                         const std::string& who, const std::string& field, std::int64_t gpus) {
+// `target` yields the JSON to edit; it is called only when there is something to fix, so a pod already
+// Guaranteed is never copied.
+std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r,
+                                         const std::function<nlohmann::json&()>& target,
+                                         const std::string& who, const std::string& field,
+                                         std::int64_t gpus) {
   const GuaranteedQos& cfg = ctx.rules().guaranteed_qos;
-  const bool fix = cfg.action == Action::kEnforce && ctx.can_fix() && target != nullptr;
+  const bool fix = cfg.action == Action::kEnforce && ctx.can_fix() && target;
   std::vector<std::string> unfixed;
   std::string defaulted;  // "cpu 8, memory 32Gi": what the policy defaults filled in, for one notice
   for (const char* resource : kQosResources) {
@@ -37,27 +41,29 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
         unfixed.push_back(res + " has a request (" + request->to_string() + ") but no limit");
         continue;
       }
-      (*target)["resources"]["limits"][res] = request->to_string();
+      target()["resources"]["limits"][res] = request->to_string();
       ctx.fixed(kGuaranteedQos, field + ".resources.limits." + res,
                 "set " + who + " " + res + " limit to its request " + request->to_string());
       continue;
     }
     if (request != nullptr && limit != nullptr) {
       if (*request > *limit) {
-        unfixed.push_back(res + " request " + request->to_string() + " exceeds its limit " + limit->to_string());
+        unfixed.push_back(res + " request " + request->to_string() + " exceeds its limit " +
+                          limit->to_string());
         continue;
       }
       if (!fix || cfg.strategy == QosStrategy::kDeny) {
-        unfixed.push_back(res + " request " + request->to_string() + " is below its limit " + limit->to_string());
+        unfixed.push_back(res + " request " + request->to_string() + " is below its limit " +
+                          limit->to_string());
         continue;
       }
       if (cfg.strategy == QosStrategy::kRaiseRequests) {
-        (*target)["resources"]["requests"][res] = limit->to_string();
+        target()["resources"]["requests"][res] = limit->to_string();
         ctx.fixed(kGuaranteedQos, field + ".resources.requests." + res,
                   "raised " + who + " " + res + " request from " + request->to_string() + " to its limit " +
                       limit->to_string());
       } else {
-        (*target)["resources"]["limits"][res] = request->to_string();
+        target()["resources"]["limits"][res] = request->to_string();
         ctx.fixed(kGuaranteedQos, field + ".resources.limits." + res,
                   "lowered " + who + " " + res + " limit from " + limit->to_string() + " to its request " +
                       request->to_string());
@@ -72,14 +78,17 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
     const bool is_cpu = res == "cpu";
     const k8s::Quantity value = gpus > 0 ? (is_cpu ? cfg.cpu_per_gpu : cfg.memory_per_gpu).times(gpus)
                                          : (is_cpu ? cfg.cpu_other : cfg.memory_other);
-    (*target)["resources"]["requests"][res] = value.to_string();
-    (*target)["resources"]["limits"][res] = value.to_string();
-    ctx.fixed(kGuaranteedQos, field + ".resources", "set " + who + " " + res + " request and limit to " + value.to_string());
+    target()["resources"]["requests"][res] = value.to_string();
+    target()["resources"]["limits"][res] = value.to_string();
+    ctx.fixed(kGuaranteedQos, field + ".resources",
+              "set " + who + " " + res + " request and limit to " + value.to_string());
     defaulted += (defaulted.empty() ? "" : ", ") + res + " " + value.to_string();
   }
   if (!defaulted.empty()) {
-    ctx.notice("guaranteed-qos: " + who + " had no " + (defaulted.find(',') != std::string::npos ? "cpu/memory" : defaulted.substr(0, defaulted.find(' '))) +
-               "; gpuadmit set " + defaulted + (gpus > 0 ? " (policy default per GPU)" : " (policy default)"));
+    ctx.notice(
+        "guaranteed-qos: " + who + " had no " +
+        (defaulted.find(',') != std::string::npos ? "cpu/memory" : defaulted.substr(0, defaulted.find(' '))) +
+        "; gpuadmit set " + defaulted + (gpus > 0 ? " (policy default per GPU)" : " (policy default)"));
   }
   return unfixed;
 }
@@ -92,7 +101,8 @@ void rule_guaranteed_qos(RuleContext& ctx) {
   const k8s::Pod& pod = ctx.pod();
   std::vector<std::string> problems;
   std::string first_field;
-  const auto collect = [&](const std::string& who, const std::string& field, std::vector<std::string> issues) {
+  const auto collect = [&](const std::string& who, const std::string& field,
+                           std::vector<std::string> issues) {
     if (issues.empty()) return;
     if (first_field.empty()) first_field = field;
     std::string line = who + ": ";
@@ -100,34 +110,38 @@ void rule_guaranteed_qos(RuleContext& ctx) {
     problems.push_back(std::move(line));
   };
   if (pod.pod_resources) {
-    nlohmann::json* target = ctx.can_fix() ? &ctx.object()["spec"] : nullptr;
-    collect("the pod-level resources", "spec.resources",
-            make_guaranteed(ctx, *pod.pod_resources, target, "the pod-level resources", "spec", ctx.gpu_units()));
+    const auto target = [&ctx]() -> nlohmann::json& { return ctx.object()["spec"]; };
+    collect(
+        "the pod-level resources", "spec.resources",
+        make_guaranteed(ctx, *pod.pod_resources, target, "the pod-level resources", "spec", ctx.gpu_units()));
   } else {
     for (const k8s::Container& c : pod.containers) {
-      nlohmann::json* target = ctx.can_fix() ? &ctx.container_json(c) : nullptr;
-      collect(describe(c), field_of(c), make_guaranteed(ctx, c.resources, target, describe(c), field_of(c), ctx.gpu_units(c)));
+      const auto target = [&ctx, &c]() -> nlohmann::json& { return ctx.container_json(c); };
+      collect(describe(c), field_of(c),
+              make_guaranteed(ctx, c.resources, target, describe(c), field_of(c), ctx.gpu_units(c)));
     }
   }
   if (problems.empty()) return;
-  std::string message =
-      "this GPU pod would run with QoS class " + std::string(k8s::to_string(k8s::compute_qos(pod))) +
-      ", not Guaranteed. Under memory pressure the kubelet evicts Burstable pods first, so a training run can be "
-      "killed hours in, losing the work since its last checkpoint.\n";
+  std::string message = "this GPU pod would run with QoS class " +
+                        std::string(k8s::to_string(k8s::compute_qos(pod))) +
+                        ", not Guaranteed. Under memory pressure the kubelet evicts Burstable pods first, so "
+                        "a training run can be "
+                        "killed hours in, losing the work since its last checkpoint.\n";
   for (const auto& p : problems) message += "  - " + p + "\n";
-  message += "Fix: give every container (init containers and sidecars too) cpu and memory requests equal to "
-             "its limits, for example:\n    resources:\n      requests: {cpu: \"8\", memory: 32Gi}\n"
-             "      limits:   {cpu: \"8\", memory: 32Gi}";
+  message +=
+      "Fix: give every container (init containers and sidecars too) cpu and memory requests equal to "
+      "its limits, for example:\n    resources:\n      requests: {cpu: \"8\", memory: 32Gi}\n"
+      "      limits:   {cpu: \"8\", memory: 32Gi}";
   ctx.report(kGuaranteedQos, action, first_field, std::move(message),
              "GPU pod is not Guaranteed QoS (" + problems.front() + ")");
 }
 
 namespace {
 
-
 std::optional<double> bytes_per_parameter(std::string_view precision) {
   if (precision == "fp32" || precision == "float32" || precision == "tf32") return 4.0;
-  if (precision == "fp16" || precision == "bf16" || precision == "float16" || precision == "bfloat16") return 2.0;
+  if (precision == "fp16" || precision == "bf16" || precision == "float16" || precision == "bfloat16")
+    return 2.0;
   if (precision == "int8" || precision == "fp8") return 1.0;
   if (precision == "int4" || precision == "fp4") return 0.5;
   return std::nullopt;
@@ -166,18 +180,20 @@ void rule_memory_floor(RuleContext& ctx) {
       batch = parsed ? std::optional(*parsed) : std::nullopt;
     }
     if (!params || !bytes || !batch) {
-      ctx.report(kMemoryFloor, cfg.action, "metadata.annotations",
-                 "the model annotations cannot be read: gpuadmit.io/model-parameters takes a count such as 7B "
-                 "or 7e9, gpuadmit.io/model-precision one of fp32, tf32, bf16, fp16, fp8, int8, int4, and "
-                 "gpuadmit.io/batch-memory a quantity such as 2Gi.\nFix: correct the annotations or remove them.",
-                 "unreadable model annotations (gpuadmit.io/model-parameters, -precision, batch-memory)");
+      ctx.report(
+          kMemoryFloor, cfg.action, "metadata.annotations",
+          "the model annotations cannot be read: gpuadmit.io/model-parameters takes a count such as 7B "
+          "or 7e9, gpuadmit.io/model-precision one of fp32, tf32, bf16, fp16, fp8, int8, int4, and "
+          "gpuadmit.io/batch-memory a quantity such as 2Gi.\nFix: correct the annotations or remove them.",
+          "unreadable model annotations (gpuadmit.io/model-parameters, -precision, batch-memory)");
       return;
     }
     const double model = *params * *bytes;
     const double total = (2 * model + batch->approx() + cfg.overhead.approx()) *
                          static_cast<double>(cfg.safety_percent) / 100.0;
     estimate = gib_ceil(total);
-    short_how = *params_text + " params " + (precision_text != nullptr ? *precision_text : std::string("fp32")) +
+    short_how = *params_text + " params " +
+                (precision_text != nullptr ? *precision_text : std::string("fp32")) +
                 " + batch + overhead, ×" + std::to_string(cfg.safety_percent) + "%";
     how = "model " + human(gib_ceil(model)) + " (" + *params_text + " parameters × " +
           std::to_string(static_cast<int>(*bytes * 8)) + " bits) + gradients " + human(gib_ceil(model)) +
@@ -201,13 +217,14 @@ void rule_memory_floor(RuleContext& ctx) {
     if (limit == nullptr) limit = find(c.resources.requests, "memory");
     if (limit != nullptr && *limit >= floor) continue;
     const std::string have = limit != nullptr ? "a memory limit of " + human(*limit) : "no memory limit";
-    ctx.report(kMemoryFloor, cfg.action, field_of(c, ".resources.limits.memory"),
-               describe(c) + " has " + have + ", below the " + human(floor) + " it needs: " + floor_how +
-                   ". A GPU job that runs out of host memory is OOMKilled (exit code 137), usually in its "
-                   "DataLoader workers, long after it started.\nFix:\n    resources:\n      requests: {memory: " +
-                   human(floor) + "}\n      limits:   {memory: " + human(floor) + "}",
-               describe(c) + " memory limit " + (limit != nullptr ? human(*limit) : std::string("unset")) + " < " +
-                   human(floor) + " needed (" + floor_short + ")");
+    ctx.report(
+        kMemoryFloor, cfg.action, field_of(c, ".resources.limits.memory"),
+        describe(c) + " has " + have + ", below the " + human(floor) + " it needs: " + floor_how +
+            ". A GPU job that runs out of host memory is OOMKilled (exit code 137), usually in its "
+            "DataLoader workers, long after it started.\nFix:\n    resources:\n      requests: {memory: " +
+            human(floor) + "}\n      limits:   {memory: " + human(floor) + "}",
+        describe(c) + " memory limit " + (limit != nullptr ? human(*limit) : std::string("unset")) + " < " +
+            human(floor) + " needed (" + floor_short + ")");
   }
 }
 

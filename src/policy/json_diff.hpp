@@ -1,0 +1,21 @@
+#pragma once
+// JSON Patch (RFC 6902) from one document to another, in the same form as nlohmann::json::diff but
+// visiting each node once: nlohmann's version compares whole subtrees at every level before descending
+// and rebuilds the path string for each node, which made it half the cost of a /mutate review.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuadmit::policy {
+
+// Appends to `patch` (a JSON array) the operations that turn `source` into `target`, with paths
+// prefixed by `path` (a JSON Pointer, "" for the root). Arrays are compared index by index: changed
+// elements are diffed, extra source elements removed from the end backwards, extra target elements
+// appended with "/-".
+void append_diff(const nlohmann::json& source, const nlohmann::json& target, std::string& path,
+                 nlohmann::json& patch);
+
+// The whole patch as a new array.
+nlohmann::json json_diff(const nlohmann::json& source, const nlohmann::json& target, std::string path = {});
+
+}  // namespace gpuadmit::policy
