@@ -157,9 +157,11 @@ notes_say() {   # notes_say VALUES-FILE WANT-REGEX DONT-WANT-REGEX
   [[ -z $3 ]] || ! grep -Eq "$3" <<<"$out" || { echo "NOTES must not say /$3/"; return 1; }
 }
 
+# (Outputs are captured before grep -q: with pipefail, grep -q closing the pipe early can fail the writer.)
 helm_install() {
-  "$HELM" install "$NS" "$CHART" -n "$NS" &&
-    "$HELM" status "$NS" -n "$NS" | grep -q 'STATUS: deployed' &&
+  local status
+  "$HELM" install "$NS" "$CHART" -n "$NS" && status=$("$HELM" status "$NS" -n "$NS") &&
+    grep -q 'STATUS: deployed' <<<"$status" &&
     kc -n "$NS" get deployment/gpuadmit service/gpuadmit serviceaccount/gpuadmit secret/gpuadmit-tls \
       configmap/gpuadmit-policy poddisruptionbudget/gpuadmit &&
     kc get clusterrole/gpuadmit clusterrolebinding/gpuadmit \
@@ -175,8 +177,9 @@ ca_bundle_matches_secret() {
   # The serving certificate is signed by that CA and names the Service.
   base64 -d <<<"$ca" >"$WORK/ca.crt"
   kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.tls\.crt}' | base64 -d >"$WORK/tls.crt"
+  local san
   openssl verify -CAfile "$WORK/ca.crt" "$WORK/tls.crt" &&
-    openssl x509 -in "$WORK/tls.crt" -noout -ext subjectAltName | grep -q "DNS:gpuadmit.$NS.svc"
+    san=$(openssl x509 -in "$WORK/tls.crt" -noout -ext subjectAltName) && grep -q "DNS:gpuadmit.$NS.svc" <<<"$san"
 }
 
 # RBAC: what the cluster view needs, and what it must never have.
