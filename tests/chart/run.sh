@@ -443,7 +443,9 @@ run_e2e() {   # TEMPLATE [SCENARIOS...]
 # (GPU pods, CUDA images, GPU tolerations are sent; the CPU pod is not and stays untouched).
 MC_SCENARIOS=(cpu-pod-untouched cuda-image-without-gpu-warns stray-gpu-toleration-warns
   untolerated-gpu-pod-scheduled-with-gpuadmit burstable-gpu-pod-stored-guaranteed gpu-request-without-limit-fixed
-  validating-webhook-denial-message correct-gpu-pod-unchanged dry-run-server-shows-mutation)
+  validating-webhook-denial-message correct-gpu-pod-unchanged dry-run-server-shows-mutation
+  custom-gpu-taint-tolerated-and-scheduled gpus-beyond-every-node-denied unknown-gpu-type-denied-with-models
+  small-checkpoint-claim-denied)   # (those not present in tests/e2e/scenarios are skipped)
 
 phase_e2e() {
   local s have=()
