@@ -41,7 +41,8 @@ def walk(v, s, path):
         p = f"{path}.{k}" if path else k
         if not sub.get("description"):
             problems.append(f"schema {p}: no description")
-        if isinstance(v, dict) and k not in v and k != "global" and not path.endswith("issuerRef"):
+        # (an empty object in values.yaml, e.g. issuerRef or objectSelector, is optional: its keys need not be there)
+        if isinstance(v, dict) and v and k not in v and k != "global":
             problems.append(f"schema {p}: not in values.yaml")
         walk(v.get(k) if isinstance(v, dict) else None, sub, p)
     if isinstance(v, dict):
