@@ -29,11 +29,16 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
     const std::string generate_name = member_string(object, "metadata", "generateName");
     result.name = generate_name.empty() ? "<unnamed>" : generate_name + "*";
   }
-  const bool judged = (result.kind == "Pod" || result.kind == "PersistentVolumeClaim") &&
-                      object.value("apiVersion", std::string()) == "v1";
+  const std::string api_version = object.value("apiVersion", std::string());
+  const auto slash = api_version.find('/');
+  const std::string group = slash == std::string::npos ? std::string() : api_version.substr(0, slash);
+  const bool judged =
+      ((result.kind == "Pod" || result.kind == "PersistentVolumeClaim") && api_version == "v1") ||
+      rules.workload_of(group, result.kind) != nullptr;
   if (!judged) {
     result.checked = false;
-    result.skipped_reason = result.kind.empty() ? "no kind" : "gpuadmit does not check " + result.kind + " objects";
+    result.skipped_reason =
+        result.kind.empty() ? "no kind" : "gpuadmit does not check " + result.kind + " objects";
     return result;
   }
 
@@ -48,7 +53,8 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
   result.patch = std::move(mutated->patch);
   result.fixed = object.patch(result.patch);
 
-  auto validated = policy::evaluate({result.fixed, result.namespace_, policy::Mode::kValidate, cluster}, rules);
+  auto validated =
+      policy::evaluate({result.fixed, result.namespace_, policy::Mode::kValidate, cluster}, rules);
   if (!validated) return validated.error();
   result.skipped_rules = validated->skipped_rules;
   result.allowed = validated->allowed();
@@ -57,6 +63,7 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
   std::vector<std::string> lines = mutated->notices;
   for (const policy::Finding& f : validated->warnings) lines.push_back(f.summary);
   result.warnings = warning_lines(lines);
+  result.controller = validated->controller;
   return result;
 }
 

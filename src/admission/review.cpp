@@ -1,5 +1,7 @@
 #include "gpuadmit/admission/review.hpp"
 
+#include <cctype>
+
 #include "gpuadmit/admission/json_patch.hpp"
 #include "gpuadmit/admission/messages.hpp"
 #include "gpuadmit/k8s/json_input.hpp"
@@ -19,7 +21,8 @@ constexpr k8s::JsonLimits kReviewLimits{7 * 1024 * 1024, 128};
 const std::vector<k8s::JsonPath> kNeverRead{
     {"request", "object", "metadata", "managedFields"},
     {"request", "object", "status"},
-    {"request", "oldObject"},
+    {"request", "oldObject", "metadata", "managedFields"},
+    {"request", "oldObject", "status"},
     {"request", "options"},
 };
 
@@ -56,6 +59,14 @@ void set_audit_annotations(json& response, const policy::Decision& decision) {
   std::string text;
   for (const policy::Finding& f : decision.audits) text += (text.empty() ? "" : "; ") + f.summary;
   response["auditAnnotations"] = {{"findings", policy::one_line(text, 1000)}};
+}
+
+// "pod", "claim", "deployment", "pytorchjob": how a denial names the object (kubectl's own lower-case kinds).
+std::string noun(std::string_view kind) {
+  if (kind == "PersistentVolumeClaim") return "claim";
+  std::string out(kind);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 // Adds patchType and patch to the dumped response object (the body ends with the two closing braces of
@@ -119,13 +130,19 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
 
   json response = response_envelope(review, out.uid, true);
   const auto object_it = request.find("object");
-  const bool judged_kind = out.kind == "Pod" || out.kind == "PersistentVolumeClaim";
-  const bool judged = judged_kind && out.operation == "CREATE" &&
+  std::string group;
+  if (const auto kind = request.find("kind"); kind != request.end() && kind->is_object()) {
+    group = string_or_empty(*kind, "group");
+  }
+  const bool workload = rules.workload_of(group, out.kind) != nullptr;
+  const bool core_kind = group.empty() && (out.kind == "Pod" || out.kind == "PersistentVolumeClaim");
+  // Pods and claims on CREATE (a pod's resources and a claim's class are immutable after it); workloads on
+  // CREATE and UPDATE (their templates change). DELETE, CONNECT and subresources (status, scale) pass.
+  const bool judged = (core_kind ? out.operation == "CREATE"
+                                 : workload && (out.operation == "CREATE" || out.operation == "UPDATE")) &&
                       string_or_empty(request, "subResource").empty() && object_it != request.end() &&
                       object_it->is_object();
   if (!judged) {
-    // Other kinds, UPDATE (a pod's resources are immutable after CREATE), DELETE, CONNECT and subresources
-    // pass untouched.
     out.body = response.dump();
     return out;
   }
@@ -138,7 +155,12 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   }
 
   const policy::Mode mode = endpoint == Endpoint::kMutate ? policy::Mode::kMutate : policy::Mode::kValidate;
-  auto decision = policy::evaluate({object, out.namespace_, mode, cluster}, rules);
+  policy::Request evaluation{object, out.namespace_, mode, cluster};
+  if (const auto old = request.find("oldObject");
+      out.operation == "UPDATE" && old != request.end() && old->is_object()) {
+    evaluation.old_object = &*old;
+  }
+  auto decision = policy::evaluate(evaluation, rules);
   if (!decision) {
     // Could not decide: deny with 500 so failurePolicy is not what decides, and say so plainly.
     out.verdict = Verdict::kError;
@@ -162,10 +184,10 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   if (!decision->allowed()) {
     out.verdict = Verdict::kDenied;
     r["allowed"] = false;
-    r["status"] = {{"code", 403},
-                   {"reason", "Forbidden"},
-                   {"message", denial_message(*decision, out.kind == "Pod" ? "pod" : "claim",
-                                              out.name.empty() ? "<unnamed>" : out.name)}};
+    r["status"] = {
+        {"code", 403},
+        {"reason", "Forbidden"},
+        {"message", denial_message(*decision, noun(out.kind), out.name.empty() ? "<unnamed>" : out.name)}};
     out.body = response.dump();
     return out;
   }

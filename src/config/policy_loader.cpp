@@ -67,7 +67,8 @@ class Reader {
     return out;
   }
 
-  std::optional<k8s::Quantity> quantity(const YAML::Node& node, const std::string& path, bool positive = true) {
+  std::optional<k8s::Quantity> quantity(const YAML::Node& node, const std::string& path,
+                                        bool positive = true) {
     auto text = string(node, path);
     if (!text) return std::nullopt;
     auto q = k8s::Quantity::parse(*text);
@@ -111,7 +112,10 @@ class Reader {
 
   std::optional<Action> action(const YAML::Node& node, const std::string& path) {
     return one_of<Action>(node, path,
-                          {{"enforce", Action::kEnforce}, {"warn", Action::kWarn}, {"audit", Action::kAudit}, {"off", Action::kOff}});
+                          {{"enforce", Action::kEnforce},
+                           {"warn", Action::kWarn},
+                           {"audit", Action::kAudit},
+                           {"off", Action::kOff}});
   }
 
   [[nodiscard]] const std::vector<std::string>& errors() const { return errors_; }
@@ -126,7 +130,8 @@ void assign(T& target, std::optional<T> value) {
   if (value) target = std::move(*value);
 }
 
-void read_tolerations(Reader& r, const YAML::Node& node, const std::string& path, std::vector<k8s::Toleration>& out) {
+void read_tolerations(Reader& r, const YAML::Node& node, const std::string& path,
+                      std::vector<k8s::Toleration>& out) {
   if (!node.IsSequence()) {
     r.error(node, path, "expected a list of tolerations");
     return;
@@ -151,7 +156,8 @@ void read_tolerations(Reader& r, const YAML::Node& node, const std::string& path
                                                        {"NoExecute", "NoExecute"}}));
     }
     if (t["tolerationSeconds"]) {
-      if (auto s = r.integer(t["tolerationSeconds"], p + ".tolerationSeconds", 0, 1LL << 40)) toleration.toleration_seconds = *s;
+      if (auto s = r.integer(t["tolerationSeconds"], p + ".tolerationSeconds", 0, 1LL << 40))
+        toleration.toleration_seconds = *s;
     }
     if (toleration.op == "Exists" && !toleration.value.empty()) {
       r.error(t, p, "a toleration with operator Exists must not have a value");
@@ -172,14 +178,16 @@ const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
          if (!r.map(n, p, {"action", "imagePatterns", "labels", "resource"})) return;
          if (n["action"]) assign(rs.gpu_intent.action, r.action(n["action"], p + ".action"));
-         if (n["imagePatterns"]) rs.gpu_intent.image_patterns = r.strings(n["imagePatterns"], p + ".imagePatterns");
+         if (n["imagePatterns"])
+           rs.gpu_intent.image_patterns = r.strings(n["imagePatterns"], p + ".imagePatterns");
          if (n["labels"]) {
            rs.gpu_intent.labels.clear();
            if (!n["labels"].IsMap()) {
              r.error(n["labels"], p + ".labels", "expected a mapping of label key to value");
            } else {
              for (const auto& e : n["labels"]) {
-               if (auto v = r.string(e.second, p + ".labels." + e.first.Scalar())) rs.gpu_intent.labels[e.first.Scalar()] = *v;
+               if (auto v = r.string(e.second, p + ".labels." + e.first.Scalar()))
+                 rs.gpu_intent.labels[e.first.Scalar()] = *v;
              }
            }
          }
@@ -187,7 +195,8 @@ const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
        }},
       {"gpu-whole-units",
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (r.map(n, p, {"action"}) && n["action"]) assign(rs.gpu_whole_units.action, r.action(n["action"], p + ".action"));
+         if (r.map(n, p, {"action"}) && n["action"])
+           assign(rs.gpu_whole_units.action, r.action(n["action"], p + ".action"));
        }},
       {"gpu-limit-equals-request",
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
@@ -201,17 +210,21 @@ const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
          auto& q = rs.guaranteed_qos;
          if (n["action"]) assign(q.action, r.action(n["action"], p + ".action"));
          if (n["strategy"]) {
-           assign(q.strategy, r.one_of<policy::QosStrategy>(n["strategy"], p + ".strategy",
-                                                            {{"raise-requests", policy::QosStrategy::kRaiseRequests},
-                                                             {"lower-limits", policy::QosStrategy::kLowerLimits},
-                                                             {"deny", policy::QosStrategy::kDeny}}));
+           assign(q.strategy,
+                  r.one_of<policy::QosStrategy>(n["strategy"], p + ".strategy",
+                                                {{"raise-requests", policy::QosStrategy::kRaiseRequests},
+                                                 {"lower-limits", policy::QosStrategy::kLowerLimits},
+                                                 {"deny", policy::QosStrategy::kDeny}}));
          }
          if (const YAML::Node d = n["defaults"]) {
            const std::string dp = p + ".defaults";
-           if (!r.map(d, dp, {"cpuPerGpu", "memoryPerGpu", "cpuOtherContainers", "memoryOtherContainers"})) return;
+           if (!r.map(d, dp, {"cpuPerGpu", "memoryPerGpu", "cpuOtherContainers", "memoryOtherContainers"}))
+             return;
            if (d["cpuPerGpu"]) assign(q.cpu_per_gpu, r.quantity(d["cpuPerGpu"], dp + ".cpuPerGpu"));
-           if (d["memoryPerGpu"]) assign(q.memory_per_gpu, r.quantity(d["memoryPerGpu"], dp + ".memoryPerGpu"));
-           if (d["cpuOtherContainers"]) assign(q.cpu_other, r.quantity(d["cpuOtherContainers"], dp + ".cpuOtherContainers"));
+           if (d["memoryPerGpu"])
+             assign(q.memory_per_gpu, r.quantity(d["memoryPerGpu"], dp + ".memoryPerGpu"));
+           if (d["cpuOtherContainers"])
+             assign(q.cpu_other, r.quantity(d["cpuOtherContainers"], dp + ".cpuOtherContainers"));
            if (d["memoryOtherContainers"]) {
              assign(q.memory_other, r.quantity(d["memoryOtherContainers"], dp + ".memoryOtherContainers"));
            }
@@ -224,13 +237,15 @@ const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
          if (n["action"]) assign(m.action, r.action(n["action"], p + ".action"));
          if (n["overhead"]) assign(m.overhead, r.quantity(n["overhead"], p + ".overhead"));
          if (n["perGpu"]) assign(m.per_gpu, r.quantity(n["perGpu"], p + ".perGpu"));
-         if (n["safetyPercent"]) assign(m.safety_percent, r.integer(n["safetyPercent"], p + ".safetyPercent", 100, 1000));
+         if (n["safetyPercent"])
+           assign(m.safety_percent, r.integer(n["safetyPercent"], p + ".safetyPercent", 100, 1000));
        }},
       {"gpu-tolerations",
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
          if (!r.map(n, p, {"action", "tolerations"})) return;
          if (n["action"]) assign(rs.gpu_tolerations.action, r.action(n["action"], p + ".action"));
-         if (n["tolerations"]) read_tolerations(r, n["tolerations"], p + ".tolerations", rs.gpu_tolerations.tolerations);
+         if (n["tolerations"])
+           read_tolerations(r, n["tolerations"], p + ".tolerations", rs.gpu_tolerations.tolerations);
        }},
       {"stray-gpu-toleration",
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
@@ -252,7 +267,8 @@ const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
              g.aliases.clear();
              for (const auto& e : aliases) {
                std::string alias = e.first.Scalar();
-               std::transform(alias.begin(), alias.end(), alias.begin(), [](unsigned char c) { return std::tolower(c); });
+               std::transform(alias.begin(), alias.end(), alias.begin(),
+                              [](unsigned char c) { return std::tolower(c); });
                g.aliases[alias] = r.strings(e.second, p + ".aliases." + e.first.Scalar());
              }
            }
@@ -262,16 +278,20 @@ const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
          if (!r.map(n, p, {"action", "majorLabel", "minorLabel"})) return;
          if (n["action"]) assign(rs.cuda_driver.action, r.action(n["action"], p + ".action"));
-         if (n["majorLabel"]) assign(rs.cuda_driver.major_label, r.string(n["majorLabel"], p + ".majorLabel"));
-         if (n["minorLabel"]) assign(rs.cuda_driver.minor_label, r.string(n["minorLabel"], p + ".minorLabel"));
+         if (n["majorLabel"])
+           assign(rs.cuda_driver.major_label, r.string(n["majorLabel"], p + ".majorLabel"));
+         if (n["minorLabel"])
+           assign(rs.cuda_driver.minor_label, r.string(n["minorLabel"], p + ".minorLabel"));
        }},
       {"node-fit",
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (r.map(n, p, {"action"}) && n["action"]) assign(rs.node_fit.action, r.action(n["action"], p + ".action"));
+         if (r.map(n, p, {"action"}) && n["action"])
+           assign(rs.node_fit.action, r.action(n["action"], p + ".action"));
        }},
       {"gpu-quota",
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (r.map(n, p, {"action"}) && n["action"]) assign(rs.gpu_quota.action, r.action(n["action"], p + ".action"));
+         if (r.map(n, p, {"action"}) && n["action"])
+           assign(rs.gpu_quota.action, r.action(n["action"], p + ".action"));
        }},
       {"checkpoint-pvc",
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
@@ -280,14 +300,177 @@ const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
          if (n["action"]) assign(c.action, r.action(n["action"], p + ".action"));
          if (n["marker"]) assign(c.marker, r.string(n["marker"], p + ".marker"));
          if (n["minimum"]) assign(c.minimum, r.quantity(n["minimum"], p + ".minimum"));
-         if (n["checkpointsKept"]) assign(c.checkpoints_kept, r.integer(n["checkpointsKept"], p + ".checkpointsKept", 1, 1000));
-         if (n["headroomPercent"]) assign(c.headroom_percent, r.integer(n["headroomPercent"], p + ".headroomPercent", 100, 1000));
+         if (n["checkpointsKept"])
+           assign(c.checkpoints_kept, r.integer(n["checkpointsKept"], p + ".checkpointsKept", 1, 1000));
+         if (n["headroomPercent"])
+           assign(c.headroom_percent, r.integer(n["headroomPercent"], p + ".headroomPercent", 100, 1000));
+       }},
+      {"shm-size",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (!r.map(n, p, {"action", "percentOfMemory", "minimum", "maximum"})) return;
+         auto& m = rs.shm_size;
+         if (n["action"]) assign(m.action, r.action(n["action"], p + ".action"));
+         if (n["percentOfMemory"]) {
+           assign(m.percent_of_memory, r.integer(n["percentOfMemory"], p + ".percentOfMemory", 1, 90));
+         }
+         if (n["minimum"]) assign(m.minimum, r.quantity(n["minimum"], p + ".minimum"));
+         if (n["maximum"]) assign(m.maximum, r.quantity(n["maximum"], p + ".maximum"));
+         if (m.minimum > m.maximum) r.error(n, p, "minimum is larger than maximum");
+       }},
+      {"presets",
+       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
+         if (r.map(n, p, {"action"}) && n["action"])
+           assign(rs.presets.action, r.action(n["action"], p + ".action"));
        }},
   };
   return kReaders;
 }
 
-void read_policy(Reader& r, const YAML::Node& root, RuleSet& rules) {
+void read_string_map(Reader& r, const YAML::Node& node, const std::string& path, k8s::StringMap& out) {
+  if (!node.IsMap()) {
+    r.error(node, path, "expected a mapping of strings");
+    return;
+  }
+  for (const auto& e : node) {
+    if (auto v = r.string(e.second, path + "." + e.first.Scalar())) out[e.first.Scalar()] = *v;
+  }
+}
+
+// A list of Kubernetes objects taken as they are (env entries, volumes, mounts, tolerations), each with the
+// member that identifies it.
+void read_object_list(Reader& r, const YAML::Node& node, const nlohmann::json* value, const std::string& path,
+                      const char* identity, nlohmann::json& out) {
+  if (!node.IsSequence() || value == nullptr || !value->is_array()) {
+    r.error(node, path, "expected a list");
+    return;
+  }
+  for (std::size_t i = 0; i < node.size() && i < value->size(); ++i) {
+    const nlohmann::json& element = (*value)[i];
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    if (!element.is_object()) {
+      r.error(node[i], p, "expected a mapping");
+    } else if (identity != nullptr && !(element.contains(identity) && element[identity].is_string())) {
+      r.error(node[i], p, std::string("expected a string \"") + identity + "\"");
+    } else {
+      out.push_back(element);
+    }
+  }
+}
+
+void read_presets(Reader& r, const YAML::Node& node, const nlohmann::json* value, RuleSet& rules) {
+  const std::string path = "spec.presets";
+  if (!node.IsSequence() || value == nullptr || !value->is_array()) {
+    r.error(node, path, "expected a list of presets");
+    return;
+  }
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    const YAML::Node n = node[i];
+    const nlohmann::json& v = (*value)[i];
+    if (!r.map(n, p,
+               {"name", "selector", "containers", "env", "resources", "tolerations", "nodeSelector",
+                "volumes", "volumeMounts", "annotations"})) {
+      continue;
+    }
+    policy::Preset preset;
+    if (n["name"]) assign(preset.name, r.string(n["name"], p + ".name"));
+    if (preset.name.empty())
+      r.error(n, p, "every preset needs a name (it is what warnings and gpuadmit.io/applied show)");
+    if (!names.insert(preset.name).second)
+      r.error(n["name"], p + ".name", "another preset has the name " + preset.name);
+    if (const YAML::Node sel = n["selector"]; sel && r.map(sel, p + ".selector", {"matchLabels", "gpu"})) {
+      if (sel["matchLabels"])
+        read_string_map(r, sel["matchLabels"], p + ".selector.matchLabels", preset.match_labels);
+      if (sel["gpu"]) {
+        assign(preset.gpu_only,
+               r.one_of<bool>(sel["gpu"], p + ".selector.gpu", {{"true", true}, {"false", false}}));
+      }
+    }
+    if (preset.match_labels.empty() && !preset.gpu_only) {
+      r.error(n, p,
+              "a preset needs a selector (matchLabels, or gpu: true): one without would apply to every pod");
+    }
+    if (n["containers"]) {
+      assign(preset.all_containers,
+             r.one_of<bool>(n["containers"], p + ".containers", {{"gpu", false}, {"all", true}}));
+    }
+    if (n["env"])
+      read_object_list(r, n["env"], v.contains("env") ? &v["env"] : nullptr, p + ".env", "name", preset.env);
+    if (const YAML::Node res = n["resources"]; res && r.map(res, p + ".resources", {"requests", "limits"})) {
+      for (const char* kind : {"requests", "limits"}) {
+        const YAML::Node list = res[kind];
+        if (!list) continue;
+        const std::string lp = p + ".resources." + kind;
+        if (!list.IsMap()) {
+          r.error(list, lp, "expected a mapping of resource name to quantity");
+          continue;
+        }
+        for (const auto& e : list) {
+          if (auto q = r.quantity(e.second, lp + "." + e.first.Scalar())) {
+            (std::string_view(kind) == "requests" ? preset.requests : preset.limits)[e.first.Scalar()] = *q;
+          }
+        }
+      }
+    }
+    if (n["tolerations"]) {
+      read_object_list(r, n["tolerations"], v.contains("tolerations") ? &v["tolerations"] : nullptr,
+                       p + ".tolerations", nullptr, preset.tolerations);
+    }
+    if (n["nodeSelector"]) read_string_map(r, n["nodeSelector"], p + ".nodeSelector", preset.node_selector);
+    if (n["volumes"]) {
+      read_object_list(r, n["volumes"], v.contains("volumes") ? &v["volumes"] : nullptr, p + ".volumes",
+                       "name", preset.volumes);
+    }
+    if (n["volumeMounts"]) {
+      read_object_list(r, n["volumeMounts"], v.contains("volumeMounts") ? &v["volumeMounts"] : nullptr,
+                       p + ".volumeMounts", "mountPath", preset.volume_mounts);
+      for (const nlohmann::json& mount : preset.volume_mounts) {
+        if (!mount.contains("name"))
+          r.error(n["volumeMounts"], p + ".volumeMounts", "every mount needs a volume name");
+      }
+    }
+    if (n["annotations"]) read_string_map(r, n["annotations"], p + ".annotations", preset.annotations);
+    rules.presets.presets.push_back(std::move(preset));
+  }
+}
+
+void read_workloads(Reader& r, const YAML::Node& node, RuleSet& rules) {
+  const std::string path = "spec.workloads";
+  if (!node.IsSequence()) {
+    r.error(node, path, "expected a list of workload kinds");
+    return;
+  }
+  rules.workloads.clear();
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    const YAML::Node n = node[i];
+    if (!r.map(n, p, {"apiGroup", "kinds", "template", "replicas"})) continue;
+    policy::WorkloadKind kind;
+    if (n["apiGroup"]) assign(kind.api_group, r.string(n["apiGroup"], p + ".apiGroup"));
+    if (n["kinds"]) kind.kinds = r.strings(n["kinds"], p + ".kinds");
+    if (n["template"]) assign(kind.template_path, r.string(n["template"], p + ".template"));
+    if (n["replicas"]) assign(kind.replicas, r.string(n["replicas"], p + ".replicas"));
+    if (kind.kinds.empty()) r.error(n, p, "expected kinds: a list of at least one kind");
+    for (const std::string& k : kind.kinds) {
+      if (k == "Pod" || k == "PersistentVolumeClaim")
+        r.error(n["kinds"], p + ".kinds", k + " is judged as itself, not as a workload");
+    }
+    if (kind.template_path.empty() || kind.template_path.front() == '.' || kind.template_path.back() == '.' ||
+        kind.template_path.find("..") != std::string::npos) {
+      r.error(n["template"] ? n["template"] : n, p + ".template",
+              "expected the dotted path of the pod template, such as spec.template or "
+              "spec.*ReplicaSpecs.*.template");
+    }
+    if (kind.replicas.find('.') != std::string::npos) {
+      r.error(n["replicas"], p + ".replicas",
+              "expected a member name of the template's parent, such as replicas");
+    }
+    rules.workloads.push_back(std::move(kind));
+  }
+}
+
+void read_policy(Reader& r, const YAML::Node& root, const nlohmann::json& root_json, RuleSet& rules) {
   if (!r.map(root, "policy", {"apiVersion", "kind", "metadata", "spec"})) return;
   if (!root["apiVersion"] || root["apiVersion"].Scalar() != "gpuadmit.io/v1alpha1") {
     r.error(root["apiVersion"] ? root["apiVersion"] : root, "apiVersion", "expected gpuadmit.io/v1alpha1");
@@ -298,13 +481,22 @@ void read_policy(Reader& r, const YAML::Node& root, RuleSet& rules) {
   if (const YAML::Node meta = root["metadata"]) r.map(meta, "metadata", {"name", "labels", "annotations"});
   const YAML::Node spec = root["spec"];
   if (!spec) return;  // an empty policy is the default policy
-  if (!r.map(spec, "spec", {"gpuResources", "excludedNamespaces", "cluster", "rules"})) return;
+  if (!r.map(spec, "spec",
+             {"gpuResources", "excludedNamespaces", "cluster", "rules", "presets", "workloads"}))
+    return;
+  const nlohmann::json* spec_json = root_json.contains("spec") ? &root_json["spec"] : nullptr;
+  if (spec["presets"]) {
+    read_presets(r, spec["presets"],
+                 spec_json != nullptr && spec_json->contains("presets") ? &(*spec_json)["presets"] : nullptr,
+                 rules);
+  }
+  if (spec["workloads"]) read_workloads(r, spec["workloads"], rules);
   if (const YAML::Node cluster = spec["cluster"]) {
     if (r.map(cluster, "spec.cluster", {"onStale"}) && cluster["onStale"]) {
-      assign(rules.on_stale_cluster,
-             r.one_of<policy::OnStale>(cluster["onStale"], "spec.cluster.onStale",
-                                       {{"warn", policy::OnStale::kWarn}, {"enforce", policy::OnStale::kEnforce},
-                                        {"skip", policy::OnStale::kSkip}}));
+      assign(rules.on_stale_cluster, r.one_of<policy::OnStale>(cluster["onStale"], "spec.cluster.onStale",
+                                                               {{"warn", policy::OnStale::kWarn},
+                                                                {"enforce", policy::OnStale::kEnforce},
+                                                                {"skip", policy::OnStale::kSkip}}));
     }
   }
   if (spec["gpuResources"]) {
@@ -313,7 +505,8 @@ void read_policy(Reader& r, const YAML::Node& root, RuleSet& rules) {
       const std::string& name = rules.gpu_resources[i];
       if (name.empty() || name.find('/') == std::string::npos || name.find('*') < name.size() - 1) {
         r.error(spec["gpuResources"][i], "spec.gpuResources[" + std::to_string(i) + "]",
-                "expected an extended resource name such as nvidia.com/gpu, optionally ending in * (nvidia.com/mig-*)");
+                "expected an extended resource name such as nvidia.com/gpu, optionally ending in * "
+                "(nvidia.com/mig-*)");
       }
     }
   }
@@ -347,7 +540,8 @@ Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name)
                       " bytes exceeds the limit of " + std::to_string(kMaxPolicyBytes) + " bytes");
   }
   // Size and nesting limits first (shared with manifests); then the schema walk on yaml-cpp's tree.
-  if (auto bounded = read_documents(yaml, source_name); !bounded) return bounded.error();
+  auto bounded = read_documents(yaml, source_name);
+  if (!bounded) return bounded.error();
   RuleSet rules;
   Reader reader(source_name);
   try {
@@ -356,7 +550,10 @@ Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name)
       return make_error(std::string(source_name) + ": expected exactly one YAML document, found " +
                         std::to_string(documents.size()));
     }
-    read_policy(reader, documents.front(), rules);
+    // Presets carry Kubernetes objects (env, volumes, tolerations): their JSON comes from the same text, read
+    // with kubectl's scalar rules.
+    static const nlohmann::json kNone = nlohmann::json::object();
+    read_policy(reader, documents.front(), bounded->empty() ? kNone : bounded->front().object, rules);
   } catch (const YAML::Exception& e) {
     return make_error(std::string(source_name) + ":" + std::to_string(e.mark.line + 1) + ":" +
                       std::to_string(e.mark.column + 1) + ": " + e.msg);

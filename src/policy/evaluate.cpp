@@ -16,15 +16,18 @@ struct RuleEntry {
   void (*run)(RuleContext&);
 };
 
-// Catalogue order: gpu-intent first (it may add the GPU the others then check); tolerations, GPU type and
-// driver affinity before node-fit, which judges the pod with everything gpuadmit added. Must list exactly
-// kRuleIds, in the same order.
+// Catalogue order: gpu-intent first (it may add the GPU the others then check); presets next, so what they
+// add (resources, tolerations) is judged like the user's own; shm-size after the memory rules settle the
+// limits it is sized from; tolerations, GPU type and driver affinity before node-fit, which judges the pod
+// with everything gpuadmit added. Must list exactly kRuleIds, in the same order.
 constexpr std::array<RuleEntry, kRuleIds.size()> kRules{{
     {"gpu-intent", rule_gpu_intent},
+    {"presets", rule_presets},
     {"gpu-whole-units", rule_gpu_whole_units},
     {"gpu-limit-equals-request", rule_gpu_limit_equals_request},
     {"guaranteed-qos", rule_guaranteed_qos},
     {"memory-floor", rule_memory_floor},
+    {"shm-size", rule_shm_size},
     {"gpu-tolerations", rule_gpu_tolerations},
     {"gpu-type", rule_gpu_type},
     {"cuda-driver", rule_cuda_driver},
@@ -79,32 +82,86 @@ std::vector<std::string> Decision::rules_fired() const {
   return {ids.begin(), ids.end()};
 }
 
-Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
-  Decision decision;
-  if (rules.is_excluded(request.namespace_)) {
-    decision.evaluated = false;
-    decision.skipped_reason = "namespace " + request.namespace_ + " is excluded by the policy";
-    return decision;
-  }
-  if (request.object.is_object() && request.object.value("kind", std::string()) == "PersistentVolumeClaim") {
-    if (auto parsed = checkpoint_claim_parse_check(request.object); !parsed) return parsed.error();
-    if (request.mode == Mode::kValidate && rules.checkpoint_pvc.action != Action::kOff) {
-      const ClusterSnapshot* snapshot =
-          request.cluster != nullptr ? request.cluster->snapshot.get() : nullptr;
-      check_checkpoint_claim(request.object, rules, snapshot, decision);
+namespace {
+
+constexpr std::string_view kMutatedBy = "gpuadmit.io/mutated-by";
+
+// "apps/v1" → "apps"; "v1" → "" (the core group).
+std::string api_group(const nlohmann::json& object) {
+  const std::string api_version = object.value("apiVersion", std::string());
+  const auto slash = api_version.find('/');
+  return slash == std::string::npos ? std::string() : api_version.substr(0, slash);
+}
+
+const nlohmann::json* annotations_of(const nlohmann::json& object) {
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return nullptr;
+  const auto annotations = meta->find("annotations");
+  return annotations != meta->end() && annotations->is_object() ? &*annotations : nullptr;
+}
+
+// The existing gpuadmit.io/mutated-by list joined with the rules that fixed something now, sorted.
+std::string mutated_by(const nlohmann::json& object, const Decision& decision) {
+  std::set<std::string> ids;
+  if (const nlohmann::json* annotations = annotations_of(object)) {
+    const auto it = annotations->find(kMutatedBy);
+    if (it != annotations->end() && it->is_string()) {
+      std::string_view rest = it->get_ref<const std::string&>();
+      while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        if (comma != 0) ids.emplace(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      }
     }
-    return decision;
   }
+  for (const Fix& f : decision.fixes) ids.insert(f.rule);
+  std::string out;
+  for (const std::string& id : ids) out += (out.empty() ? "" : ",") + id;
+  return out;
+}
+
+// Objects created by a controller gpuadmit already judged (a Deployment's ReplicaSet and its pods, a Job's
+// pods, a PyTorchJob's pods) were warned about when the user applied the workload; the controller is the
+// only one who would see warnings now, so they are not reported twice. Denials still apply.
+std::string checked_controller(const nlohmann::json& object, const RuleSet& rules) {
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  const auto owners = meta->find("ownerReferences");
+  if (owners == meta->end() || !owners->is_array()) return {};
+  for (const nlohmann::json& owner : *owners) {
+    if (!owner.is_object() || owner.value("controller", false) != true) continue;
+    const std::string kind = owner.value("kind", std::string());
+    if (rules.workload_of(api_group(owner), kind) != nullptr)
+      return kind + "/" + owner.value("name", std::string());
+  }
+  return {};
+}
+
+void report_on_controller(const nlohmann::json& object, const RuleSet& rules, Decision& decision) {
+  decision.controller = checked_controller(object, rules);
+  if (decision.controller.empty()) return;
+  decision.warnings.clear();
+  decision.notices.clear();
+}
+
+Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
+  Decision decision;
   auto pod = k8s::parse_pod(request.object);
   if (!pod) return pod.error();
+  // On CREATE the object may name no namespace (and a template never does): the request's is the one.
+  const auto with_namespace = [&](k8s::Pod p) {
+    if (p.meta.namespace_.empty()) p.meta.namespace_ = request.namespace_;
+    return p;
+  };
 
   // Validate mode reads the object in place; Mutate mode edits a projected copy (made when a rule first
   // edits) and diffs it at the end.
   nlohmann::json target;
 
   const bool have_cluster = request.cluster != nullptr && request.cluster->snapshot != nullptr;
-  RuleContext ctx(request.object, target, std::move(*pod), rules, request.mode, decision,
+  RuleContext ctx(request.object, target, with_namespace(std::move(*pod)), rules, request.mode, decision,
                   have_cluster ? request.cluster : nullptr);
+  ctx.set_replicas(request.replicas);
   std::string_view last_writer;
   for (const RuleEntry& rule : kRules) {
     if (rules.action_of(rule.id) == Action::kOff) continue;
@@ -119,13 +176,212 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
         return make_error("internal: rule " + std::string(last_writer) +
                           " produced an invalid pod: " + reparsed.error().message);
       }
-      ctx.replace_pod(std::move(*reparsed));
+      ctx.replace_pod(with_namespace(std::move(*reparsed)));
     }
     rule.run(ctx);
     if (ctx.dirty()) last_writer = rule.id;
   }
-  if (request.mode == Mode::kMutate && decision.changed() && !target.is_null())
+  if (request.mode == Mode::kMutate && decision.changed() && !target.is_null()) {
+    // The audit trail: `kubectl get -o yaml` shows which rules changed the object.
+    const std::string trail = mutated_by(request.object, decision);
+    target["metadata"]["annotations"][std::string(kMutatedBy)] = trail;
     decision.patch = diff_projection(request.object, target);
+  }
+  report_on_controller(request.object, rules, decision);
+  return decision;
+}
+
+// RFC 6901 reference token.
+std::string pointer_token(std::string_view key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+struct TemplateSite {
+  const nlohmann::json* pod_template = nullptr;
+  std::string pointer;  // "/spec/template"
+  std::string field;    // "spec.template"
+  std::string label;    // the replica type for Kubeflow jobs ("Worker"), else empty
+  std::int64_t replicas = 1;
+  std::vector<std::string> keys;  // the path, for finding the same template in the old object
+};
+
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> out;
+  while (!path.empty()) {
+    const auto dot = path.find('.');
+    out.emplace_back(path.substr(0, dot));
+    path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+  }
+  return out;
+}
+
+void find_templates(const nlohmann::json& node, const std::vector<std::string>& segments, std::size_t depth,
+                    const WorkloadKind& kind, const nlohmann::json* parent, TemplateSite site,
+                    std::vector<TemplateSite>& out) {
+  if (depth == segments.size()) {
+    if (!node.is_object()) return;
+    site.pod_template = &node;
+    if (!kind.replicas.empty() && parent != nullptr) {
+      const auto replicas = parent->find(kind.replicas);
+      if (replicas != parent->end() && replicas->is_number_integer()) {
+        site.replicas = std::max<std::int64_t>(0, replicas->get<std::int64_t>());
+      }
+    }
+    out.push_back(std::move(site));
+    return;
+  }
+  if (!node.is_object()) return;
+  const std::string& segment = segments[depth];
+  const bool glob = segment.find('*') != std::string::npos;
+  for (const auto& [key, child] : node.get_ref<const nlohmann::json::object_t&>()) {
+    if (glob ? !glob_match(segment, key) : key != segment) continue;
+    TemplateSite next = site;
+    next.pointer += "/" + pointer_token(key);
+    next.field += (next.field.empty() ? "" : ".") + key;
+    next.keys.push_back(key);
+    // The last wildcard key before the template names the replica type (Master, Worker, Launcher).
+    if (glob && depth + 1 < segments.size()) next.label = key;
+    find_templates(child, segments, depth + 1, kind, &node, std::move(next), out);
+  }
+}
+
+const nlohmann::json* at_keys(const nlohmann::json& object, const std::vector<std::string>& keys) {
+  const nlohmann::json* node = &object;
+  for (const std::string& key : keys) {
+    if (!node->is_object()) return nullptr;
+    const auto it = node->find(key);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+  }
+  return node;
+}
+
+std::string prefixed(const std::string& site_field, const std::string& field) {
+  return field.empty() ? site_field : site_field + "." + field;
+}
+
+void merge(const TemplateSite& site, bool several, Decision&& from, Decision& into) {
+  const std::string tag = several && !site.label.empty() ? site.label + ": " : std::string();
+  for (auto* list : {&from.violations, &from.warnings, &from.audits}) {
+    std::vector<Finding>& target = list == &from.violations ? into.violations
+                                   : list == &from.warnings ? into.warnings
+                                                            : into.audits;
+    for (Finding& f : *list) {
+      f.field = prefixed(site.field, f.field);
+      f.summary = tag + f.summary;
+      target.push_back(std::move(f));
+    }
+  }
+  for (Fix& f : from.fixes) {
+    f.field = prefixed(site.field, f.field);
+    f.description = tag + f.description;
+    into.fixes.push_back(std::move(f));
+  }
+  for (std::string& n : from.notices) into.notices.push_back(tag + n);
+  for (nlohmann::json& op : from.patch) {
+    op["path"] = site.pointer + op["path"].get<std::string>();
+    into.patch.push_back(std::move(op));
+  }
+  for (std::string& r : from.skipped_rules) {
+    if (std::find(into.skipped_rules.begin(), into.skipped_rules.end(), r) == into.skipped_rules.end()) {
+      into.skipped_rules.push_back(std::move(r));
+    }
+  }
+}
+
+// Every pod template of the workload is judged as the pod it will become (the template's metadata and
+// spec), and what is found is reported against the template's own fields and patched there.
+Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules, const WorkloadKind& kind) {
+  std::vector<TemplateSite> sites;
+  find_templates(request.object, split_path(kind.template_path), 0, kind, nullptr, TemplateSite{}, sites);
+  Decision decision;
+  std::size_t judged = 0;
+  for (const TemplateSite& site : sites) {
+    // On UPDATE only a changed template is judged: relabelling or scaling an existing workload must not
+    // start failing (or rolling out) because the policy changed since it was created.
+    if (request.old_object != nullptr) {
+      const nlohmann::json* before = at_keys(*request.old_object, site.keys);
+      if (before != nullptr && *before == *site.pod_template) continue;
+    }
+    const auto spec = site.pod_template->find("spec");
+    if (spec == site.pod_template->end() || !spec->is_object()) continue;  // the API server rejects it anyway
+    nlohmann::json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"spec", *spec}};
+    if (const auto meta = site.pod_template->find("metadata"); meta != site.pod_template->end()) {
+      pod["metadata"] = *meta;
+    }
+    Request sub{pod, request.namespace_, request.mode, request.cluster};
+    sub.replicas = site.replicas;
+    auto result = evaluate_pod(sub, rules);
+    if (!result) return make_error(site.field + ": " + result.error().message);
+    merge(site, sites.size() > 1, std::move(*result), decision);
+    ++judged;
+  }
+  if (judged == 0) {
+    decision.evaluated = false;
+    decision.skipped_reason =
+        sites.empty() ? "no pod template at " + kind.template_path : "pod templates unchanged";
+    return decision;
+  }
+  if (request.mode == Mode::kMutate && decision.changed()) {
+    const std::string trail = mutated_by(request.object, decision);
+    const nlohmann::json* annotations = annotations_of(request.object);
+    const auto current =
+        annotations != nullptr ? annotations->find(kMutatedBy) : nlohmann::json::const_iterator();
+    if (annotations == nullptr) {
+      if (request.object.contains("metadata")) {
+        decision.patch.push_back({{"op", "add"},
+                                  {"path", "/metadata/annotations"},
+                                  {"value", {{std::string(kMutatedBy), trail}}}});
+      } else {
+        decision.patch.push_back({{"op", "add"},
+                                  {"path", "/metadata"},
+                                  {"value", {{"annotations", {{std::string(kMutatedBy), trail}}}}}});
+      }
+    } else if (current == annotations->end() || *current != trail) {
+      decision.patch.push_back(
+          {{"op", "add"}, {"path", "/metadata/annotations/" + pointer_token(kMutatedBy)}, {"value", trail}});
+    }
+  }
+  report_on_controller(request.object, rules, decision);
+  return decision;
+}
+
+}  // namespace
+
+Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
+  Decision decision;
+  if (rules.is_excluded(request.namespace_)) {
+    decision.evaluated = false;
+    decision.skipped_reason = "namespace " + request.namespace_ + " is excluded by the policy";
+    return decision;
+  }
+  const std::string kind =
+      request.object.is_object() ? request.object.value("kind", std::string()) : std::string();
+  if (kind == "PersistentVolumeClaim") {
+    if (auto parsed = checkpoint_claim_parse_check(request.object); !parsed) return parsed.error();
+    if (request.mode == Mode::kValidate && rules.checkpoint_pvc.action != Action::kOff) {
+      const ClusterSnapshot* snapshot =
+          request.cluster != nullptr ? request.cluster->snapshot.get() : nullptr;
+      check_checkpoint_claim(request.object, rules, snapshot, decision);
+    }
+    return decision;
+  }
+  if (kind.empty() || kind == "Pod") return evaluate_pod(request, rules);
+  if (const WorkloadKind* workload = rules.workload_of(api_group(request.object), kind)) {
+    return evaluate_workload(request, rules, *workload);
+  }
+  decision.evaluated = false;
+  decision.skipped_reason = "gpuadmit does not check " + kind + " objects";
   return decision;
 }
 

@@ -57,6 +57,11 @@ nlohmann::json& RuleContext::container_json(const k8s::Container& c) {
   return object()["spec"][c.array_name()][c.index];
 }
 
+const nlohmann::json& RuleContext::current_container(const k8s::Container& c) const {
+  // The typed view was parsed from current(), so the container is there.
+  return current().at("spec").at(c.array_name()).at(c.index);
+}
+
 nlohmann::json project(const nlohmann::json& object) {
   nlohmann::json out = nlohmann::json::object();
   if (const auto spec = object.find("spec"); spec != object.end()) out["spec"] = *spec;

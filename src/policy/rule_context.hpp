@@ -49,9 +49,16 @@ class RuleContext {
 
   // The working copy rules edit (mutate mode only).
   nlohmann::json& object();
+  // The object as it stands now, for reading what the typed view does not hold (env values, volume specs):
+  // the working copy once a rule has edited it, the request's object before.
+  [[nodiscard]] const nlohmann::json& current() const noexcept { return projected_ ? object_ : source_; }
+  [[nodiscard]] const nlohmann::json& current_container(const k8s::Container& c) const;
   nlohmann::json& container_json(const k8s::Container& c);
 
   [[nodiscard]] bool dirty() const noexcept { return dirty_; }
+  // Pods of this shape that run at once (1 for a pod; a workload template's replicas or parallelism).
+  [[nodiscard]] std::int64_t replicas() const noexcept { return replicas_; }
+  void set_replicas(std::int64_t replicas) noexcept { replicas_ = replicas; }
   void replace_pod(k8s::Pod pod) {
     pod_ = std::move(pod);
     dirty_ = false;
@@ -72,6 +79,7 @@ class RuleContext {
   Decision& decision_;
   const ClusterView* cluster_;
   bool dirty_ = false;
+  std::int64_t replicas_ = 1;
 };
 
 // The part of an object rules read and may change: spec, and metadata's names, labels and annotations.
@@ -103,6 +111,8 @@ void rule_cuda_driver(RuleContext& ctx);
 void rule_node_fit(RuleContext& ctx);
 void rule_gpu_quota(RuleContext& ctx);
 void rule_checkpoint_pvc(RuleContext& ctx);  // on pods: referenced claims
+void rule_shm_size(RuleContext& ctx);
+void rule_presets(RuleContext& ctx);
 
 // checkpoint-pvc on a PersistentVolumeClaim (the only rule for that kind).
 void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules,

@@ -6,28 +6,38 @@ namespace gpuadmit::policy {
 
 std::string_view to_string(Action action) noexcept {
   switch (action) {
-    case Action::kOff: return "off";
-    case Action::kAudit: return "audit";
-    case Action::kWarn: return "warn";
-    case Action::kEnforce: return "enforce";
+    case Action::kOff:
+      return "off";
+    case Action::kAudit:
+      return "audit";
+    case Action::kWarn:
+      return "warn";
+    case Action::kEnforce:
+      return "enforce";
   }
   return "off";
 }
 
 std::string_view to_string(QosStrategy strategy) noexcept {
   switch (strategy) {
-    case QosStrategy::kRaiseRequests: return "raise-requests";
-    case QosStrategy::kLowerLimits: return "lower-limits";
-    case QosStrategy::kDeny: return "deny";
+    case QosStrategy::kRaiseRequests:
+      return "raise-requests";
+    case QosStrategy::kLowerLimits:
+      return "lower-limits";
+    case QosStrategy::kDeny:
+      return "deny";
   }
   return "raise-requests";
 }
 
 std::string_view to_string(OnStale on_stale) noexcept {
   switch (on_stale) {
-    case OnStale::kWarn: return "warn";
-    case OnStale::kEnforce: return "enforce";
-    case OnStale::kSkip: return "skip";
+    case OnStale::kWarn:
+      return "warn";
+    case OnStale::kEnforce:
+      return "enforce";
+    case OnStale::kSkip:
+      return "skip";
   }
   return "warn";
 }
@@ -62,7 +72,31 @@ Action RuleSet::action_of(std::string_view rule_id) const noexcept {
   if (rule_id == "node-fit") return node_fit.action;
   if (rule_id == "gpu-quota") return gpu_quota.action;
   if (rule_id == "checkpoint-pvc") return checkpoint_pvc.action;
+  if (rule_id == "shm-size") return shm_size.action;
+  if (rule_id == "presets") return presets.action;
   return Action::kOff;
+}
+
+const WorkloadKind* RuleSet::workload_of(std::string_view api_group, std::string_view kind) const noexcept {
+  for (const WorkloadKind& w : workloads) {
+    if (w.api_group == api_group && std::find(w.kinds.begin(), w.kinds.end(), kind) != w.kinds.end())
+      return &w;
+  }
+  return nullptr;
+}
+
+// Kubernetes' own controllers and the Kubeflow training operator (v1 replica specs, MPIJob v2 too).
+std::vector<WorkloadKind> default_workload_kinds() {
+  return {
+      {"apps", {"Deployment", "StatefulSet", "ReplicaSet"}, "spec.template", "replicas"},
+      {"apps", {"DaemonSet"}, "spec.template", ""},
+      {"batch", {"Job"}, "spec.template", "parallelism"},
+      {"batch", {"CronJob"}, "spec.jobTemplate.spec.template", "parallelism"},
+      {"kubeflow.org",
+       {"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"},
+       "spec.*ReplicaSpecs.*.template",
+       "replicas"},
+  };
 }
 
 }  // namespace gpuadmit::policy

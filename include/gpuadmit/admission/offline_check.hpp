@@ -19,7 +19,7 @@ struct CheckResult {
   std::string kind;
   std::string namespace_;
   std::string name;
-  bool checked = true;       // false: a kind gpuadmit does not judge, or an excluded namespace
+  bool checked = true;  // false: a kind gpuadmit does not judge, or an excluded namespace
   std::string skipped_reason;
   bool allowed = true;
   std::vector<policy::Finding> violations;  // from validation of the fixed object
@@ -29,11 +29,13 @@ struct CheckResult {
   nlohmann::json patch = nlohmann::json::array();  // RFC 6902 ops from the original to `fixed`
   nlohmann::json fixed;                            // the object as it would be stored
   std::vector<std::string> skipped_rules;          // cluster-aware rules skipped for want of a cluster view
+  std::string controller;  // set when warnings were left to the workload that owns the object
 };
 
 // `default_namespace` stands in for the request namespace when the manifest names none (kubectl's
 // current-namespace behaviour). An error means the object is malformed (e.g. a string where a list goes).
 Result<CheckResult> check_object(const nlohmann::json& object, const policy::RuleSet& rules,
-                                 const std::string& default_namespace, const policy::ClusterView* cluster = nullptr);
+                                 const std::string& default_namespace,
+                                 const policy::ClusterView* cluster = nullptr);
 
 }  // namespace gpuadmit::admission

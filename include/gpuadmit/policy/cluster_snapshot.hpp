@@ -45,7 +45,7 @@ Result<ClusterSnapshot> snapshot_from_list(const nlohmann::json& list);
 // How fresh the snapshot is, as the caller (who has a clock) judged it.
 struct ClusterView {
   std::shared_ptr<const ClusterSnapshot> snapshot;
-  bool stale = false;           // the watch lost the API server; the snapshot is the last good one
+  bool stale = false;            // the watch lost the API server; the snapshot is the last good one
   std::int64_t age_seconds = 0;  // since the last successful sync, for messages
 };
 

@@ -16,7 +16,7 @@ namespace gpuadmit::policy {
 enum class Mode : std::uint8_t { kMutate, kValidate };
 
 struct Finding {
-  std::string rule;     // catalogue id
+  std::string rule;  // catalogue id
   Action action = Action::kOff;
   std::string field;    // e.g. spec.containers[0].resources.limits
   std::string message;  // what, why, and the exact fix; may span lines
@@ -30,15 +30,18 @@ struct Fix {
 };
 
 struct Decision {
-  std::vector<Finding> violations;  // enforce findings that were not fixed: the object is denied
-  std::vector<Finding> warnings;    // warn findings: allowed, shown as kubectl warnings
-  std::vector<Finding> audits;      // audit findings: allowed, logged and counted only
-  std::vector<Fix> fixes;           // mutations applied (Mutate mode only)
+  std::vector<Finding> violations;   // enforce findings that were not fixed: the object is denied
+  std::vector<Finding> warnings;     // warn findings: allowed, shown as kubectl warnings
+  std::vector<Finding> audits;       // audit findings: allowed, logged and counted only
+  std::vector<Fix> fixes;            // mutations applied (Mutate mode only)
   std::vector<std::string> notices;  // one-line notes for the user about fixes (e.g. defaults applied)
   nlohmann::json patch = nlohmann::json::array();  // RFC 6902 ops that apply the fixes (Mutate mode)
   std::vector<std::string> skipped_rules;  // cluster-aware rules that did not run for want of a cluster view
-  bool evaluated = true;             // false when the object was skipped (excluded namespace, not a GPU kind)
+  bool evaluated = true;  // false when the object was skipped (excluded namespace, not a GPU kind)
   std::string skipped_reason;
+  // "ReplicaSet/train-7d9f": the object's controller is a workload gpuadmit judges, so its warnings were
+  // shown when the workload was applied and are not repeated here.
+  std::string controller;
 
   [[nodiscard]] bool allowed() const noexcept { return violations.empty(); }
   [[nodiscard]] bool changed() const noexcept { return !fixes.empty(); }

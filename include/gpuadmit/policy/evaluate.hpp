@@ -14,17 +14,22 @@
 namespace gpuadmit::policy {
 
 struct Request {
-  const nlohmann::json& object;  // a Pod or a PersistentVolumeClaim (by its "kind"; Pod when absent)
+  const nlohmann::json& object;  // a Pod, a PersistentVolumeClaim or a workload of the policy's kinds (by
+                                 // "kind"; Pod when absent)
   std::string namespace_;        // the request namespace (the object's may be absent on CREATE)
   Mode mode = Mode::kMutate;
   const ClusterView* cluster = nullptr;  // none: cluster-aware rules are skipped and listed as skipped
+  // On UPDATE of a workload, the object before: pod templates it already had unchanged are not judged again.
+  const nlohmann::json* old_object = nullptr;
+  // How many pods of this shape run at once (a workload's replicas or parallelism): gpu-quota multiplies.
+  std::int64_t replicas = 1;
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).
 // In Mutate mode fixes are applied to a copy of the fields rules may change (spec, and metadata's names,
 // labels and annotations: never managedFields), and the Decision's `patch` is the JSON Patch from the
-// object to the fixed one; evaluating the patched object again yields no further fix (idempotence). An error means the object could not
-// be judged (malformed pod): callers must not treat it as an allow.
+// object to the fixed one; evaluating the patched object again yields no further fix (idempotence). An error
+// means the object could not be judged (malformed pod): callers must not treat it as an allow.
 Result<Decision> evaluate(const Request& request, const RuleSet& rules);
 
 }  // namespace gpuadmit::policy

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <array>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "gpuadmit/k8s/objects.hpp"
 #include "gpuadmit/k8s/quantity.hpp"
@@ -20,9 +22,14 @@ enum class Action : std::uint8_t { kOff, kAudit, kWarn, kEnforce };
 std::string_view to_string(Action action) noexcept;
 
 // Stable, user-facing rule ids, in evaluation order (mutations apply in this order on every invocation).
-inline constexpr std::array<std::string_view, 12> kRuleIds{
-    "gpu-intent",   "gpu-whole-units", "gpu-limit-equals-request", "guaranteed-qos", "memory-floor", "gpu-tolerations",
-    "gpu-type",     "cuda-driver",     "node-fit",                 "gpu-quota",      "checkpoint-pvc", "stray-gpu-toleration",
+inline constexpr std::array<std::string_view, 14> kRuleIds{
+    "gpu-intent",      "presets",
+    "gpu-whole-units", "gpu-limit-equals-request",
+    "guaranteed-qos",  "memory-floor",
+    "shm-size",        "gpu-tolerations",
+    "gpu-type",        "cuda-driver",
+    "node-fit",        "gpu-quota",
+    "checkpoint-pvc",  "stray-gpu-toleration",
 };
 
 // Rules that need the cluster view: skipped (and said so) when there is none.
@@ -64,8 +71,8 @@ struct MemoryFloor {
 
 struct GpuIntent {
   Action action = Action::kWarn;
-  std::vector<std::string> image_patterns{"*cuda*", "nvcr.io/*", "*/pytorch/pytorch:*", "pytorch/pytorch:*",
-                                          "*tensorflow*-gpu*", "*rocm*"};
+  std::vector<std::string> image_patterns{
+      "*cuda*", "nvcr.io/*", "*/pytorch/pytorch:*", "pytorch/pytorch:*", "*tensorflow*-gpu*", "*rocm*"};
   k8s::StringMap labels{{"gpu-training", "true"}};
   std::string resource = "nvidia.com/gpu";  // what enforce adds (one unit)
   bool operator==(const GpuIntent&) const = default;
@@ -79,7 +86,8 @@ struct GpuTolerations {
 
 struct StrayGpuToleration {
   Action action = Action::kWarn;
-  std::vector<std::string> taint_keys{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "habana.ai/gaudi"};
+  std::vector<std::string> taint_keys{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915",
+                                      "habana.ai/gaudi"};
   bool operator==(const StrayGpuToleration&) const = default;
 };
 
@@ -94,9 +102,9 @@ struct GpuType {
   std::string memory_label = "nvidia.com/gpu.memory";  // MiB, as GPU feature discovery writes it
   // alias → glob patterns on the product label (case-insensitive). Unknown names match as "*name*".
   std::map<std::string, std::vector<std::string>, std::less<>> aliases{
-      {"a100", {"*A100*"}}, {"h100", {"*H100*"}}, {"h200", {"*H200*"}}, {"b200", {"*B200*"}},
-      {"l4", {"*-L4", "L4"}}, {"l40s", {"*L40S*"}}, {"t4", {"*T4"}}, {"v100", {"*V100*"}},
-      {"a10", {"*-A10", "*A10G"}}, {"a30", {"*A30*"}}, {"a40", {"*A40*"}}, {"mi300x", {"*MI300X*"}}};
+      {"a100", {"*A100*"}},        {"h100", {"*H100*"}}, {"h200", {"*H200*"}}, {"b200", {"*B200*"}},
+      {"l4", {"*-L4", "L4"}},      {"l40s", {"*L40S*"}}, {"t4", {"*T4"}},      {"v100", {"*V100*"}},
+      {"a10", {"*-A10", "*A10G"}}, {"a30", {"*A30*"}},   {"a40", {"*A40*"}},   {"mi300x", {"*MI300X*"}}};
   bool operator==(const GpuType&) const = default;
 };
 
@@ -121,14 +129,62 @@ struct CheckpointPvc {
   bool operator==(const CheckpointPvc&) const = default;
 };
 
+struct ShmSize {
+  Action action = Action::kEnforce;
+  // The emptyDir's sizeLimit: this share of the memory limits of the GPU containers, within [minimum,
+  // maximum].
+  std::int64_t percent_of_memory = 25;
+  k8s::Quantity minimum = k8s::Quantity::from_units(1LL << 30, k8s::Quantity::Format::kBinarySI);
+  k8s::Quantity maximum = k8s::Quantity::from_units(64LL << 30, k8s::Quantity::Format::kBinarySI);
+  bool operator==(const ShmSize&) const = default;
+};
+
+// A PodDefault-style bundle. Selected when every matchLabels entry is on the pod and, with `gpu_only`, the
+// pod requests a GPU. What it adds never overwrites what the user set: a different value is a conflict
+// (warning).
+struct Preset {
+  std::string name;
+  k8s::StringMap match_labels;
+  bool gpu_only = false;
+  bool all_containers = false;  // false: GPU containers only (all app containers when the pod has none)
+  nlohmann::json env = nlohmann::json::array();  // [{name, value}] or valueFrom
+  k8s::ResourceList requests;                    // per selected container
+  k8s::ResourceList limits;
+  nlohmann::json tolerations = nlohmann::json::array();  // Kubernetes tolerations
+  k8s::StringMap node_selector;
+  nlohmann::json volumes = nlohmann::json::array();        // Kubernetes volumes
+  nlohmann::json volume_mounts = nlohmann::json::array();  // mounted in every selected container
+  k8s::StringMap annotations;
+  bool operator==(const Preset&) const = default;
+};
+
+struct Presets {
+  Action action = Action::kEnforce;
+  std::vector<Preset> presets;  // applied in this order
+  bool operator==(const Presets&) const = default;
+};
+
+// Where a workload kind keeps its pod templates: dotted paths from the object, a segment may be a '*' glob
+// over map keys ("spec.*ReplicaSpecs.*.template"). `replicas` names the member of the template's parent that
+// holds how many pods run at once ("replicas", "parallelism"); empty means one.
+struct WorkloadKind {
+  std::string api_group;  // "" for the core group
+  std::vector<std::string> kinds;
+  std::string template_path;
+  std::string replicas;
+  bool operator==(const WorkloadKind&) const = default;
+};
+
+std::vector<WorkloadKind> default_workload_kinds();
+
 // What cluster-aware verdicts do while the cluster view is stale (the API server unreachable).
 enum class OnStale : std::uint8_t { kWarn, kEnforce, kSkip };
 std::string_view to_string(OnStale on_stale) noexcept;
 
 struct RuleSet {
   // Exact names, or a prefix pattern ending in '*' ("nvidia.com/mig-*").
-  std::vector<std::string> gpu_resources{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "habana.ai/gaudi",
-                                         "nvidia.com/mig-*"};
+  std::vector<std::string> gpu_resources{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915",
+                                         "habana.ai/gaudi", "nvidia.com/mig-*"};
   std::vector<std::string> excluded_namespaces{"kube-system", "kube-node-lease"};
 
   GpuIntent gpu_intent;
@@ -143,12 +199,19 @@ struct RuleSet {
   NodeFit node_fit;
   GpuQuota gpu_quota;
   CheckpointPvc checkpoint_pvc;
+  ShmSize shm_size;
+  Presets presets;
+  std::vector<WorkloadKind> workloads = default_workload_kinds();
   OnStale on_stale_cluster = OnStale::kWarn;
 
   [[nodiscard]] bool is_gpu_resource(std::string_view name) const noexcept;
   [[nodiscard]] bool is_excluded(std::string_view ns) const noexcept;
   // The action configured for a rule id (kOff for an unknown id).
   [[nodiscard]] Action action_of(std::string_view rule_id) const noexcept;
+  // The workload entry for an object's apiVersion group and kind, or nullptr (Pods and claims are not
+  // workloads).
+  [[nodiscard]] const WorkloadKind* workload_of(std::string_view api_group,
+                                                std::string_view kind) const noexcept;
 
   bool operator==(const RuleSet&) const = default;
 };

@@ -41,23 +41,33 @@ void rule_gpu_quota(RuleContext& ctx) {
       } else if (key != "cpu" && key != "memory" && key != "pods") {
         continue;  // object counts, storage: not this rule's business
       }
-      const k8s::Quantity asked = resource == "pods" ? k8s::Quantity::from_units(1) : [&] {
+      // A workload's template is judged once for all the pods it runs at once (replicas, parallelism).
+      const std::int64_t pods = ctx.replicas();
+      const k8s::Quantity per_pod = resource == "pods" ? k8s::Quantity::from_units(1) : [&] {
         const auto it = demand->find(resource);
         return it == demand->end() ? k8s::Quantity{} : it->second;
       }();
+      const k8s::Quantity asked = per_pod.times(pods);
       if (!(asked > k8s::Quantity{})) continue;
       const auto used_it = quota.used.find(key);
       const k8s::Quantity used = used_it == quota.used.end() ? k8s::Quantity{} : used_it->second;
       k8s::Quantity left = hard - used;
       if (left.is_negative()) left = k8s::Quantity{};
       if (asked <= left) continue;
-      const std::string figures = "namespace " + ns + " has " + human(left) + " of " + human(hard) + " " + key +
-                                  " left (ResourceQuota " + quota.name + "); this pod asks for " + human(asked);
-      ctx.report(kGpuQuota, ctx.rules().gpu_quota.action, "spec.containers",
-                 figures + ". The API server will refuse it with \"exceeded quota\"; a controller's pods are refused "
-                           "silently, as events on the ReplicaSet or Job.\nFix: free capacity in the namespace, ask "
-                           "for less, or ask the cluster admins to raise the quota.",
-                 figures);
+      const std::string ask = pods == 1 ? "this pod asks for " + human(asked)
+                                        : "its " + std::to_string(pods) + " pods ask for " + human(asked);
+      const std::string left_text =
+          "namespace " + ns + " has " + human(left) + " of " + human(hard) + " " + key + " left";
+      const std::string figures =
+          left_text + " (ResourceQuota " + quota.name + "); " + ask +
+          (pods == 1 ? "" : " (" + std::to_string(pods) + " x " + human(per_pod) + ")");
+      ctx.report(
+          kGpuQuota, ctx.rules().gpu_quota.action, "spec.containers",
+          figures +
+              ". The API server will refuse it with \"exceeded quota\"; a controller's pods are refused "
+              "silently, as events on the ReplicaSet or Job.\nFix: free capacity in the namespace, ask "
+              "for less, or ask the cluster admins to raise the quota.",
+          left_text + "; " + ask);
     }
   }
 }

@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "gpuadmit/admission/review.hpp"
 #include "support/fixtures.hpp"
 #include "support/reviews.hpp"
@@ -40,8 +44,9 @@ json response_of(const gpuadmit::admission::Outcome& outcome) {
 }  // namespace
 
 TEST_CASE("the response echoes apiVersion, kind and request.uid", "[review]") {
-  const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/good-gpu-pod.yaml"), "uid-123"),
-                              Endpoint::kValidate, kRules);
+  const auto outcome =
+      review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/good-gpu-pod.yaml"), "uid-123"),
+             Endpoint::kValidate, kRules);
   const json r = response_of(outcome);
   CHECK(r["apiVersion"] == "admission.k8s.io/v1");
   CHECK(r["kind"] == "AdmissionReview");
@@ -69,8 +74,9 @@ TEST_CASE("mutate returns a base64 JSON Patch that turns the object into the fix
 }
 
 TEST_CASE("mutate with nothing to fix sends no patch field at all", "[review]") {
-  const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/good-gpu-pod.yaml")),
-                              Endpoint::kMutate, kRules);
+  const auto outcome =
+      review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/good-gpu-pod.yaml")),
+             Endpoint::kMutate, kRules);
   const json r = response_of(outcome);
   CHECK_FALSE(r["response"].contains("patch"));
   CHECK_FALSE(r["response"].contains("patchType"));
@@ -78,34 +84,44 @@ TEST_CASE("mutate with nothing to fix sends no patch field at all", "[review]") 
 }
 
 TEST_CASE("validate denies violations with 403 Forbidden and the whole story", "[review]") {
-  // Without the mutating webhook's fixes (e.g. it failed open), validate reports what mutate would have fixed too.
-  const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/fractional-gpu.yaml")),
-                              Endpoint::kValidate, kRules);
+  // Without the mutating webhook's fixes (e.g. it failed open), validate reports what mutate would have fixed
+  // too.
+  const auto outcome =
+      review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/fractional-gpu.yaml")),
+             Endpoint::kValidate, kRules);
   const json r = response_of(outcome);
   CHECK(outcome.verdict == Verdict::kDenied);
   CHECK(r["response"]["allowed"] == false);
   CHECK(r["response"]["status"]["code"] == 403);
   CHECK(r["response"]["status"]["reason"] == "Forbidden");
+  CHECK_THAT(
+      r["response"]["status"]["message"].get<std::string>(),
+      Catch::StartsWith("gpuadmit denied pod \"notebook-half-gpu\": 3 problems to fix\n[gpu-whole-units]"));
   CHECK_THAT(r["response"]["status"]["message"].get<std::string>(),
-             Catch::StartsWith("gpuadmit denied pod \"notebook-half-gpu\": 2 problems to fix\n[gpu-whole-units]"));
-  CHECK_THAT(r["response"]["status"]["message"].get<std::string>(), Catch::Contains("\n[gpu-tolerations] spec.tolerations"));
+             Catch::Contains("\n[gpu-tolerations] spec.tolerations"));
+  CHECK_THAT(r["response"]["status"]["message"].get<std::string>(),
+             Catch::Contains("\n[shm-size] spec.containers[0].volumeMounts"));
   CHECK_FALSE(r["response"].contains("patch"));
 }
 
-TEST_CASE("mutate denies what it cannot fix, so the user reads gpuadmit's message, not the API server's", "[review]") {
-  const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/fractional-gpu.yaml")),
-                              Endpoint::kMutate, kRules);
+TEST_CASE("mutate denies what it cannot fix, so the user reads gpuadmit's message, not the API server's",
+          "[review]") {
+  const auto outcome =
+      review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/fractional-gpu.yaml")),
+             Endpoint::kMutate, kRules);
   const json r = response_of(outcome);
   CHECK(r["response"]["allowed"] == false);
   CHECK(r["response"]["status"]["code"] == 403);
   CHECK_FALSE(r["response"].contains("patch"));
-  CHECK_THAT(r["response"]["status"]["message"].get<std::string>(),
-             Catch::StartsWith("gpuadmit denied pod \"notebook-half-gpu\": 1 problem to fix\n[gpu-whole-units]"));
+  CHECK_THAT(
+      r["response"]["status"]["message"].get<std::string>(),
+      Catch::StartsWith("gpuadmit denied pod \"notebook-half-gpu\": 1 problem to fix\n[gpu-whole-units]"));
 }
 
 TEST_CASE("warn findings travel as warnings on validate", "[review]") {
-  const auto outcome = review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/resnet50-no-gpu.yaml")),
-                              Endpoint::kValidate, kRules);
+  const auto outcome =
+      review(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/resnet50-no-gpu.yaml")),
+             Endpoint::kValidate, kRules);
   const json r = response_of(outcome);
   REQUIRE(r["response"]["warnings"].size() == 1);
   CHECK_THAT(r["response"]["warnings"][0].get<std::string>(), Catch::StartsWith("gpu-intent: "));
@@ -114,12 +130,15 @@ TEST_CASE("warn findings travel as warnings on validate", "[review]") {
 
 TEST_CASE("objects gpuadmit does not judge pass untouched", "[review]") {
   auto [operation, kind] = GENERATE(table<const char*, const char*>({
-      {"UPDATE", "Pod"}, {"DELETE", "Pod"}, {"CREATE", "ConfigMap"}, {"CONNECT", "Pod"},
+      {"UPDATE", "Pod"},
+      {"DELETE", "Pod"},
+      {"CREATE", "ConfigMap"},
+      {"CONNECT", "Pod"},
   }));
   CAPTURE(operation, kind);
-  const auto outcome = review(
-      gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/fractional-gpu.yaml"), "u", operation, kind),
-      Endpoint::kValidate, kRules);
+  const auto outcome = review(gpuadmit::test::admission_review(
+                                  gpuadmit::test::fixture("pods/fractional-gpu.yaml"), "u", operation, kind),
+                              Endpoint::kValidate, kRules);
   const json r = response_of(outcome);
   CHECK(r["response"]["allowed"] == true);
   CHECK(r["response"]["uid"] == "u");
@@ -134,8 +153,9 @@ TEST_CASE("a pod gpuadmit cannot read is denied with code 500, never allowed", "
     CHECK(outcome.verdict == Verdict::kError);
     CHECK(r["response"]["allowed"] == false);
     CHECK(r["response"]["status"]["code"] == 500);
-    CHECK_THAT(r["response"]["status"]["message"].get<std::string>(),
-               Catch::Contains("gpuadmit could not decide on this Pod: spec.containers[0].resources.limits.memory"));
+    CHECK_THAT(
+        r["response"]["status"]["message"].get<std::string>(),
+        Catch::Contains("gpuadmit could not decide on this Pod: spec.containers[0].resources.limits.memory"));
   }
 }
 
@@ -144,9 +164,11 @@ TEST_CASE("bodies that are not an AdmissionReview get HTTP 400 and a one-line re
       {"", "malformed JSON"},
       {"{", "malformed JSON"},
       {"[]", "not a JSON object"},
-      {R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"x"}})", "admission.k8s.io/v1"},
+      {R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"x"}})",
+       "admission.k8s.io/v1"},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})", "missing request"},
-      {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}})", "request.uid is missing"},
+      {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}})",
+       "request.uid is missing"},
       {std::string(200, '[') + std::string(200, ']'), "deeper than 128"},
   }));
   const auto outcome = review(body, Endpoint::kValidate, kRules);
@@ -162,5 +184,58 @@ TEST_CASE("generateName pods are named by their prefix in logs and messages", "[
   pod["metadata"]["generateName"] = "train-";
   const auto outcome = review(gpuadmit::test::admission_review(pod), Endpoint::kValidate, kRules);
   CHECK(outcome.name == "train-*");
-  CHECK_THAT(response_of(outcome)["response"]["status"]["message"].get<std::string>(), Catch::Contains("pod \"train-*\""));
+  CHECK_THAT(response_of(outcome)["response"]["status"]["message"].get<std::string>(),
+             Catch::Contains("pod \"train-*\""));
+}
+
+namespace {
+
+// An AdmissionReview for a workload: request.kind carries the API group, as the API server sends it.
+std::string workload_review(const json& object, const std::string& group, const std::string& kind,
+                            const std::string& operation = "CREATE", const json& old_object = nullptr) {
+  json review = json::parse(gpuadmit::test::admission_review(object, "uid-w", operation, kind));
+  review["request"]["kind"]["group"] = group;
+  review["request"]["oldObject"] = old_object;
+  return review.dump();
+}
+
+}  // namespace
+
+TEST_CASE("workloads are judged on CREATE and UPDATE through their templates", "[review][workloads]") {
+  const json deployment = gpuadmit::test::fixture("workloads/deployment.yaml");
+  const auto created = review(workload_review(deployment, "apps", "Deployment"), Endpoint::kMutate, kRules);
+  CHECK(created.verdict == Verdict::kPatched);
+  const json patch = json::parse(base64_decode(response_of(created)["response"]["patch"]));
+  CHECK(std::any_of(patch.begin(), patch.end(), [](const json& op) {
+    return op["path"].get<std::string>().rfind("/spec/template/spec/", 0) == 0;
+  }));
+
+  // Scaling or relabelling leaves the (unchanged, never fixed) template alone.
+  json scaled = deployment;
+  scaled["spec"]["replicas"] = 7;
+  const auto update =
+      review(workload_review(scaled, "apps", "Deployment", "UPDATE", deployment), Endpoint::kMutate, kRules);
+  CHECK(update.verdict == Verdict::kAllowed);
+  CHECK_FALSE(response_of(update)["response"].contains("patch"));
+
+  // A fractional GPU in a Job's template is denied at apply time, naming the template field.
+  json job = gpuadmit::test::fixture("workloads/job.yaml");
+  job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "0.5";
+  const auto denied = review(workload_review(job, "batch", "Job"), Endpoint::kMutate, kRules);
+  CHECK(denied.verdict == Verdict::kDenied);
+  CHECK_THAT(response_of(denied)["response"]["status"]["message"].get<std::string>(),
+             Catch::StartsWith("gpuadmit denied job \"finetune\"") &&
+                 Catch::Contains("spec.template.spec.containers[0].resources.limits"));
+
+  // Same kind name in another group, DELETE, and kinds outside the policy pass untouched.
+  for (const auto& [group, kind, operation] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"example.com", "Deployment", "CREATE"},
+                                                                      {"apps", "Deployment", "DELETE"},
+                                                                      {"", "Service", "CREATE"}}) {
+    CAPTURE(group, kind, operation);
+    const auto passed =
+        review(workload_review(deployment, group, kind, operation), Endpoint::kMutate, kRules);
+    CHECK(passed.verdict == Verdict::kAllowed);
+    CHECK_FALSE(response_of(passed)["response"].contains("patch"));
+  }
 }

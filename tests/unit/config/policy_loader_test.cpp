@@ -41,7 +41,7 @@ TEST_CASE("invalid policies are rejected with file:line:column and what was expe
        "p.yaml:5:31: spec.rules.gpu-whole-units.action: expected one of enforce, warn, audit, off, got \"block\""},
       {"  rules:\n    gpu-whole-unit: {action: warn}\n",
        "p.yaml:5:5: spec.rules: unknown rule \"gpu-whole-unit\" (known rules: gpu-intent"},
-      {"  rulez: {}\n", "p.yaml:4:3: spec: unknown key \"rulez\" (expected one of: gpuResources, excludedNamespaces, cluster, rules)"},
+      {"  rulez: {}\n", "p.yaml:4:3: spec: unknown key \"rulez\" (expected one of: gpuResources, excludedNamespaces, cluster, rules, presets, workloads)"},
       {"  excludedNamespaces: kube-system\n", "p.yaml:4:23: spec.excludedNamespaces: expected a list of strings"},
       {"  rules:\n    memory-floor: {perGpu: lots}\n",
        "p.yaml:5:28: spec.rules.memory-floor.perGpu: expected a quantity such as 8, 500m or 32Gi"},

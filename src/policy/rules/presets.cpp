@@ -1,0 +1,219 @@
+// presets: PodDefault-style bundles chosen by pod labels or by GPU request, which (unlike PodDefault) can
+// also carry resources, tolerations and node selection. A preset only fills gaps: whatever the user set is
+// kept, and a different value is a conflict reported with the field and the preset's name.
+#include <algorithm>
+#include <functional>
+
+#include "../rule_context.hpp"
+
+namespace gpuadmit::policy {
+namespace {
+
+constexpr std::string_view kPresets = "presets";
+constexpr std::string_view kAppliedAnnotation = "gpuadmit.io/applied";
+
+struct Change {
+  std::string field;
+  std::string description;  // short: "env PYTORCH_CUDA_ALLOC_CONF in container \"train\""
+  std::function<void(RuleContext&)> apply;
+};
+
+struct Plan {
+  std::vector<Change> changes;
+  std::vector<std::pair<std::string, std::string>> conflicts;  // field, what the user kept
+};
+
+bool selected(const Preset& preset, const RuleContext& ctx) {
+  if (preset.gpu_only && !ctx.is_gpu_pod()) return false;
+  const k8s::StringMap& labels = ctx.pod().meta.labels;
+  return std::all_of(preset.match_labels.begin(), preset.match_labels.end(), [&](const auto& wanted) {
+    const auto it = labels.find(wanted.first);
+    return it != labels.end() && it->second == wanted.second;
+  });
+}
+
+std::vector<const k8s::Container*> target_containers(const Preset& preset, const RuleContext& ctx) {
+  std::vector<const k8s::Container*> app;
+  std::vector<const k8s::Container*> gpu;
+  for (const k8s::Container& c : ctx.pod().containers) {
+    if (c.kind != k8s::ContainerKind::kRegular) continue;
+    app.push_back(&c);
+    if (ctx.gpu_units(c) > 0) gpu.push_back(&c);
+  }
+  return preset.all_containers || gpu.empty() ? app : gpu;
+}
+
+// The element of `list` (a JSON array, or absent) whose `key` member equals `value`.
+const nlohmann::json* find_by(const nlohmann::json& object, std::string_view member, std::string_view key,
+                              const nlohmann::json& value) {
+  const auto list = object.find(member);
+  if (list == object.end() || !list->is_array()) return nullptr;
+  for (const nlohmann::json& element : *list) {
+    if (element.is_object() && element.contains(key) && element[std::string(key)] == value) return &element;
+  }
+  return nullptr;
+}
+
+nlohmann::json& array_member(nlohmann::json& object, const char* member) {
+  nlohmann::json& list = object[member];
+  if (!list.is_array()) list = nlohmann::json::array();
+  return list;
+}
+
+void plan_container(const Preset& preset, const k8s::Container& c, const nlohmann::json& json, Plan& plan) {
+  const std::string who = describe(c);
+  for (const nlohmann::json& env : preset.env) {
+    const nlohmann::json& name = env["name"];
+    if (const nlohmann::json* existing = find_by(json, "env", "name", name)) {
+      if (*existing != env)
+        plan.conflicts.emplace_back(field_of(c, ".env"), "env " + name.get<std::string>());
+      continue;
+    }
+    plan.changes.push_back(
+        {field_of(c, ".env"), "env " + name.get<std::string>() + " in " + who,
+         [&c, env](RuleContext& ctx) { array_member(ctx.container_json(c), "env").push_back(env); }});
+  }
+  for (const auto* list : {&preset.requests, &preset.limits}) {
+    const bool requests = list == &preset.requests;
+    const k8s::ResourceList& existing = requests ? c.resources.requests : c.resources.limits;
+    const char* kind = requests ? "requests" : "limits";
+    for (const auto& [resource, quantity] : *list) {
+      const std::string field = field_of(c, std::string(".resources.") + kind);
+      if (const auto it = existing.find(resource); it != existing.end()) {
+        if (it->second != quantity) plan.conflicts.emplace_back(field, std::string(kind) + " " + resource);
+        continue;
+      }
+      plan.changes.push_back({field,
+                              std::string(kind) + " " + resource + "=" + quantity.to_string() + " in " + who,
+                              [&c, kind, resource, quantity](RuleContext& ctx) {
+                                ctx.container_json(c)["resources"][kind][resource] = quantity.to_string();
+                              }});
+    }
+  }
+  for (const nlohmann::json& mount : preset.volume_mounts) {
+    const nlohmann::json& path = mount["mountPath"];
+    if (const nlohmann::json* existing = find_by(json, "volumeMounts", "mountPath", path)) {
+      if (*existing != mount) {
+        plan.conflicts.emplace_back(field_of(c, ".volumeMounts"), "the mount at " + path.get<std::string>());
+      }
+      continue;
+    }
+    plan.changes.push_back({field_of(c, ".volumeMounts"), "mount " + path.get<std::string>() + " in " + who,
+                            [&c, mount](RuleContext& ctx) {
+                              array_member(ctx.container_json(c), "volumeMounts").push_back(mount);
+                            }});
+  }
+}
+
+Plan plan_preset(const Preset& preset, const RuleContext& ctx) {
+  Plan plan;
+  const nlohmann::json& object = ctx.current();
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  const auto spec_it = object.find("spec");
+  const nlohmann::json& spec = spec_it != object.end() && spec_it->is_object() ? *spec_it : kEmpty;
+  for (const k8s::Container* c : target_containers(preset, ctx)) {
+    plan_container(preset, *c, ctx.current_container(*c), plan);
+  }
+  for (const nlohmann::json& toleration : preset.tolerations) {
+    const auto list = spec.find("tolerations");
+    const bool present = list != spec.end() && list->is_array() &&
+                         std::find(list->begin(), list->end(), toleration) != list->end();
+    if (present) continue;
+    const std::string key = toleration.value("key", std::string("every taint"));
+    plan.changes.push_back({"spec.tolerations", "toleration " + key, [toleration](RuleContext& c) {
+                              array_member(c.object()["spec"], "tolerations").push_back(toleration);
+                            }});
+  }
+  for (const auto& [key, value] : preset.node_selector) {
+    if (const auto it = ctx.pod().node_selector.find(key); it != ctx.pod().node_selector.end()) {
+      if (it->second != value) plan.conflicts.emplace_back("spec.nodeSelector", "nodeSelector " + key);
+      continue;
+    }
+    plan.changes.push_back(
+        {"spec.nodeSelector", "nodeSelector " + key + "=" + value,
+         [key, value](RuleContext& c) { c.object()["spec"]["nodeSelector"][key] = value; }});
+  }
+  for (const nlohmann::json& volume : preset.volumes) {
+    const nlohmann::json& name = volume["name"];
+    if (const nlohmann::json* existing = find_by(spec, "volumes", "name", name)) {
+      if (*existing != volume)
+        plan.conflicts.emplace_back("spec.volumes", "volume " + name.get<std::string>());
+      continue;
+    }
+    plan.changes.push_back({"spec.volumes", "volume " + name.get<std::string>(), [volume](RuleContext& c) {
+                              array_member(c.object()["spec"], "volumes").push_back(volume);
+                            }});
+  }
+  for (const auto& [key, value] : preset.annotations) {
+    if (const auto it = ctx.pod().meta.annotations.find(key); it != ctx.pod().meta.annotations.end()) {
+      if (it->second != value) plan.conflicts.emplace_back("metadata.annotations", "annotation " + key);
+      continue;
+    }
+    plan.changes.push_back({"metadata.annotations", "annotation " + key, [key, value](RuleContext& c) {
+                              c.object()["metadata"]["annotations"][key] = value;
+                            }});
+  }
+  return plan;
+}
+
+// "a,b" plus the names not in it yet, in order.
+std::string merged_list(std::string existing, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    std::string_view rest = existing;
+    bool present = false;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      if (rest.substr(0, comma) == name) present = true;
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    if (!present) existing += (existing.empty() ? "" : ",") + name;
+  }
+  return existing;
+}
+
+}  // namespace
+
+void rule_presets(RuleContext& ctx) {
+  const Presets& cfg = ctx.rules().presets;
+  const bool apply = cfg.action == Action::kEnforce && ctx.can_fix();
+  std::vector<std::string> applied;
+  std::string change_list;
+  for (const Preset& preset : cfg.presets) {
+    if (!selected(preset, ctx)) continue;
+    Plan plan = plan_preset(preset, ctx);
+    for (const auto& [field, what] : plan.conflicts) {
+      ctx.report(
+          kPresets, std::min(cfg.action, Action::kWarn), field,
+          "preset " + preset.name + " sets " + what +
+              " differently; the value in the object is kept (presets never overwrite what was set).\n"
+              "Fix: nothing if the object's value is intended; otherwise remove it to take the preset's.",
+          "kept " + what + " as set (" + field + "), not preset " + preset.name + "'s value");
+    }
+    if (plan.changes.empty()) continue;
+    if (!apply) {
+      std::string missing;
+      for (const Change& c : plan.changes) missing += (missing.empty() ? "" : "; ") + c.description;
+      ctx.report(kPresets, cfg.action, plan.changes.front().field,
+                 "preset " + preset.name + " selects this pod but is not applied: " + missing +
+                     ".\nFix: add them, or let gpuadmit's mutating webhook apply the preset.",
+                 "preset " + preset.name + " not applied: " + missing);
+      continue;
+    }
+    for (const Change& change : plan.changes) {
+      change.apply(ctx);
+      ctx.fixed(kPresets, change.field, "preset " + preset.name + " added " + change.description);
+      change_list += (change_list.empty() ? "" : "; ") + change.description;
+    }
+    applied.push_back(preset.name);
+  }
+  if (applied.empty()) return;
+  const auto existing = ctx.pod().meta.annotations.find(std::string(kAppliedAnnotation));
+  const std::string before = existing == ctx.pod().meta.annotations.end() ? std::string() : existing->second;
+  const std::string after = merged_list(before, applied);
+  if (after != before) ctx.object()["metadata"]["annotations"][std::string(kAppliedAnnotation)] = after;
+  std::string names;
+  for (const std::string& name : applied) names += (names.empty() ? "" : ",") + name;
+  ctx.notice("preset" + std::string(applied.size() > 1 ? "s " : " ") + names + " added: " + change_list);
+}
+
+}  // namespace gpuadmit::policy
