@@ -22,9 +22,10 @@ using nlohmann::json;
 constexpr std::string_view kCheckUsage = R"(Usage:
   gpuadmit check -f FILE|DIR|- [-f ...] [--policy FILE] [--cluster FILE] [-o text|json|yaml] [--namespace NS]
 
-Reads Pods and PersistentVolumeClaims from YAML (multi-document, or a List) or JSON files and reports
-what the API server with gpuadmit installed would do: the fixes the mutating webhook makes, then the
-verdict on the fixed object. Objects of other kinds are reported as not checked.
+Reads Pods, PersistentVolumeClaims and workloads (Deployments, Jobs, CronJobs, Kubeflow training jobs:
+the policy's spec.workloads) from YAML (multi-document, or a List) or JSON files and reports what the API
+server with gpuadmit installed would do: the fixes the mutating webhook makes, then the verdict on the
+fixed object. Objects of other kinds are reported as not checked.
 
 Flags:
   -f, --filename    a file, a directory (its .yaml, .yml and .json files, recursively) or - for stdin
@@ -146,6 +147,7 @@ void print_text(const std::vector<Located>& results, std::ostream& out) {
     for (const policy::Fix& f : r.fixes) out << "  fixed    [" << f.rule << "] " << f.description << "\n";
     for (const std::string& w : r.warnings) out << "  warning  " << w << "\n";
     for (const policy::Finding& a : r.audits) out << "  audit    " << a.summary << "\n";
+    if (!r.controller.empty()) out << "  note     warnings are left to its controller " << r.controller << "\n";
     for (const policy::Finding& v : r.violations) {
       out << "  denied   [" << v.rule << "] " << v.field << "\n           "
           << indent_continuation(v.message, "           ") << "\n";
@@ -194,6 +196,7 @@ json to_json(const std::vector<Located>& results) {
                     {"patch", r.patch}});
     if (!r.checked) list.back()["skippedReason"] = r.skipped_reason;
     if (!r.skipped_rules.empty()) list.back()["skippedRules"] = r.skipped_rules;
+    if (!r.controller.empty()) list.back()["controller"] = r.controller;
   }
   return {{"results", list}};
 }
