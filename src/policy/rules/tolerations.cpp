@@ -1,5 +1,7 @@
 // gpu-tolerations and stray-gpu-toleration: GPU pods must tolerate GPU taints; other pods should not.
 #include <algorithm>
+#include <map>
+#include <string>
 #include <tuple>
 
 #include "../rule_context.hpp"
@@ -54,7 +56,8 @@ std::vector<k8s::Toleration> wanted_tolerations(const RuleContext& ctx) {
   const auto& policy_list = ctx.rules().gpu_tolerations.tolerations;
   if (cluster == nullptr) return policy_list;
   const auto policy_key = [&](const std::string& key) {
-    return std::any_of(policy_list.begin(), policy_list.end(), [&](const k8s::Toleration& t) { return t.key == key; });
+    return std::any_of(policy_list.begin(), policy_list.end(),
+                       [&](const k8s::Toleration& t) { return t.key == key; });
   };
   std::vector<k8s::Toleration> out;
   const auto add = [&](const k8s::Taint& t) {
@@ -70,14 +73,26 @@ std::vector<k8s::Toleration> wanted_tolerations(const RuleContext& ctx) {
       for (const std::size_t i : nodes->second) {
         if (!cluster->nodes[i].unschedulable && cluster->nodes[i].ready) usable.push_back(&cluster->nodes[i]);
       }
+      // How many of these nodes carry each taint: one pass, not a scan of every node per taint (that was
+      // nodes² comparisons, about 0.4 s per pod at 5,000 GPU nodes).
+      std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::size_t, const k8s::Taint*>>
+          counts;
       for (const k8s::Node* node : usable) {
-        for (const k8s::Taint& t : node->taints) {
+        for (std::size_t j = 0; j < node->taints.size(); ++j) {
+          const k8s::Taint& t = node->taints[j];
           if (!k8s::blocks_scheduling(t) || is_system_taint(t)) continue;
-          const bool on_every_node = std::all_of(usable.begin(), usable.end(), [&](const k8s::Node* other) {
-            return std::find(other->taints.begin(), other->taints.end(), t) != other->taints.end();
-          });
-          if (on_every_node || policy_key(t.key)) add(t);
+          // The API server refuses duplicate taints, but count a node once even if a fake one repeats it.
+          if (std::find(node->taints.begin(), node->taints.begin() + static_cast<std::ptrdiff_t>(j), t) !=
+              node->taints.begin() + static_cast<std::ptrdiff_t>(j)) {
+            continue;
+          }
+          auto& entry = counts[std::tie(t.key, t.value, t.effect)];
+          ++entry.first;
+          entry.second = &t;
         }
+      }
+      for (const auto& [key, entry] : counts) {
+        if (entry.first == usable.size() || policy_key(entry.second->key)) add(*entry.second);
       }
     }
   }
@@ -103,7 +118,8 @@ void rule_gpu_tolerations(RuleContext& ctx) {
   if (missing.empty()) return;
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
     nlohmann::json& spec = ctx.object()["spec"];
-    if (!spec.contains("tolerations") || !spec["tolerations"].is_array()) spec["tolerations"] = nlohmann::json::array();
+    if (!spec.contains("tolerations") || !spec["tolerations"].is_array())
+      spec["tolerations"] = nlohmann::json::array();
     for (const k8s::Toleration* t : missing) {
       spec["tolerations"].push_back(to_json(*t));
       ctx.fixed(kGpuTolerations, "spec.tolerations", "added a toleration for the GPU taint " + describe(*t));
@@ -118,11 +134,13 @@ void rule_gpu_tolerations(RuleContext& ctx) {
             (t->value.empty() ? "" : "\n      value: \"" + t->value + "\"") +
             (t->effect.empty() ? "" : "\n      effect: " + t->effect);
   }
-  ctx.report(kGpuTolerations, cfg.action, "spec.tolerations",
-             "this GPU pod does not tolerate the GPU node taint " + list +
-                 ". GPU nodes carry it to keep other work off them, so the pod stays Pending with \"untolerated "
-                 "taint\".\nFix:\n    tolerations:" + yaml,
-             "GPU pod does not tolerate " + list + "; it will stay Pending on tainted GPU nodes");
+  ctx.report(
+      kGpuTolerations, cfg.action, "spec.tolerations",
+      "this GPU pod does not tolerate the GPU node taint " + list +
+          ". GPU nodes carry it to keep other work off them, so the pod stays Pending with \"untolerated "
+          "taint\".\nFix:\n    tolerations:" +
+          yaml,
+      "GPU pod does not tolerate " + list + "; it will stay Pending on tainted GPU nodes");
 }
 
 void rule_stray_gpu_toleration(RuleContext& ctx) {
@@ -132,14 +150,16 @@ void rule_stray_gpu_toleration(RuleContext& ctx) {
   for (std::size_t i = 0; i < tolerations.size(); ++i) {
     const k8s::Toleration& t = tolerations[i];
     // Wildcard tolerations (empty key) are what DaemonSets use to run everywhere: not a stray GPU toleration.
-    if (t.key.empty() || std::find(cfg.taint_keys.begin(), cfg.taint_keys.end(), t.key) == cfg.taint_keys.end()) {
+    if (t.key.empty() ||
+        std::find(cfg.taint_keys.begin(), cfg.taint_keys.end(), t.key) == cfg.taint_keys.end()) {
       continue;
     }
-    ctx.report(kStray, cfg.action, "spec.tolerations[" + std::to_string(i) + "]",
-               "this pod requests no GPU but tolerates the GPU taint " + t.key +
-                   ", so it can land on a GPU node and take the cpu and memory that GPU jobs need there.\nFix: "
-                   "remove the toleration, or request the GPU this pod needs.",
-               "pod requests no GPU but tolerates the " + t.key + " taint; it may squat on GPU nodes");
+    ctx.report(
+        kStray, cfg.action, "spec.tolerations[" + std::to_string(i) + "]",
+        "this pod requests no GPU but tolerates the GPU taint " + t.key +
+            ", so it can land on a GPU node and take the cpu and memory that GPU jobs need there.\nFix: "
+            "remove the toleration, or request the GPU this pod needs.",
+        "pod requests no GPU but tolerates the " + t.key + " taint; it may squat on GPU nodes");
   }
 }
 
