@@ -10,6 +10,7 @@
 #   tests/e2e/cluster.sh status   show the recorded processes and whether they are alive
 #   tests/e2e/cluster.sh env      print the export lines of a running cluster again
 #
+# `up` registers the CRDs of manifests/crds.yaml (PyTorchJob, no operator) and waits until they are Established.
 # With GPUADMIT_BIN set, `up` also starts `gpuadmit serve` on loopback and registers the webhooks
 # mutate.gpuadmit.io and validate.gpuadmit.io (failurePolicy Fail). On a running cluster:
 #   cluster.sh gpuadmit stop|start|restart [POLICY_FILE]   stop/(re)start the webhook server
@@ -533,11 +534,21 @@ cmd_up() {
   } >"$STATE/cluster.env"
 
   KUBECTL=$kbin/kubectl
+  register_crds || exit 1
   start_gpuadmit_and_register_webhooks
 
   UP_DONE=1
   log "control plane up: kube-apiserver https://127.0.0.1:$API_PORT (state: $STATE; stop with '$DOWN_CMD')"
   print_env
+}
+
+# register_crds: the CRDs the scenarios use (manifests/crds.yaml: PyTorchJob), Established before `up`
+# returns, so a scenario's first `kubectl create` finds the kind.
+register_crds() {
+  log "registering the CRDs in manifests/crds.yaml"
+  kc apply -f "$HERE/manifests/crds.yaml" >/dev/null || { log "ERROR: applying manifests/crds.yaml failed"; return 1; }
+  kc wait --for=condition=Established --timeout=60s -f "$HERE/manifests/crds.yaml" >/dev/null ||
+    { log "ERROR: the CRDs in manifests/crds.yaml did not become Established"; return 1; }
 }
 
 etcd_healthy() {
