@@ -45,7 +45,7 @@ chart: build
 	@tests/chart/run.sh $(RELEASE_BIN)
 
 bench: build
-	@cmake --build --preset release -j $(JOBS) --target gpuadmit_policy_bench gpuadmit_load_bench
+	@cmake --build --preset release -j $(JOBS) --target gpuadmit_policy_bench gpuadmit_load_bench gpuadmit_cluster_bench
 	@scripts/bench.sh build/release
 
 format:
