@@ -67,11 +67,21 @@ start_bg() {
   local name=$1; shift
   log "starting $name"
   setsid "$@" </dev/null >>"$STATE/logs/$name.log" 2>&1 &
-  local pid=$!
+  local pid=$! exe i
+  exe=$(readlink -f "$1")
   echo "$pid" >"$STATE/pids/$name.pid"
-  readlink -f "$1" >"$STATE/pids/$name.exe"
+  echo "$exe" >"$STATE/pids/$name.exe"
   # A restarted process (gpuadmit) keeps its first place in the stop order.
   grep -qxF "$name" "$STATE/pids/order" 2>/dev/null || echo "$name" >>"$STATE/pids/order"
+  # Until the forked shell has exec'd setsid and setsid the binary, /proc/PID/exe is bash or setsid,
+  # and pid_of (which checks the binary against PID reuse) would report the process as gone: wait_for
+  # then said "exited during start-up" with an empty log (seen under load). Wait for the exec (bounded).
+  for ((i = 0; i < 200; i++)); do
+    [[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]] && return 0
+    alive "$pid" || return 0   # exited at once: wait_for reports it with the log
+    sleep 0.05
+  done
+  log "WARNING: $name (pid $pid) has not exec'd $exe after 10s"
 }
 
 # alive PID: the process exists and is not a zombie (kill -0 succeeds on an unreaped zombie, and
