@@ -285,8 +285,10 @@ const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
        }},
       {"node-fit",
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (r.map(n, p, {"action"}) && n["action"])
-           assign(rs.node_fit.action, r.action(n["action"], p + ".action"));
+         if (!r.map(n, p, {"action", "noNodeOffers"})) return;
+         if (n["action"]) assign(rs.node_fit.action, r.action(n["action"], p + ".action"));
+         if (n["noNodeOffers"])
+           assign(rs.node_fit.no_node_offers, r.action(n["noNodeOffers"], p + ".noNodeOffers"));
        }},
       {"gpu-quota",
        [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {

@@ -47,7 +47,9 @@ nlohmann::json gpu_pod(int gpus) {
   return nlohmann::json::parse(
       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"train","namespace":"ml-team"},
     "spec":{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}],
-    "containers":[{"name":"train","image":"registry.invalid/train:1","resources":{
+    "volumes":[{"name":"dshm","emptyDir":{"medium":"Memory"}}],
+    "containers":[{"name":"train","image":"registry.invalid/train:1",
+      "volumeMounts":[{"name":"dshm","mountPath":"/dev/shm"}],"resources":{
       "limits":{"nvidia.com/gpu":")" +
       n + R"(","cpu":"4","memory":"64Gi"},
       "requests":{"nvidia.com/gpu":")" +

@@ -77,6 +77,8 @@ spec:
       action: off
     gpu-tolerations:
       action: off
+    shm-size:
+      action: off
 )";
 
 constexpr std::string_view kPolicyInvalid = R"(apiVersion: gpuadmit.io/v1alpha1
@@ -98,7 +100,7 @@ TEST_CASE("a policy reload under load swaps valid policies in and keeps the old 
     REQUIRE(reply->status == 200);
     return nlohmann::json::parse(reply->body)["response"]["allowed"].get<bool>();
   };
-  CHECK_FALSE(allowed());  // the default policy enforces guaranteed-qos and gpu-tolerations
+  CHECK_FALSE(allowed());  // the default policy enforces guaranteed-qos, shm-size and gpu-tolerations
 
   Load load([&] { return webhook.client(); },
             {.connections = 3, .requests_per_connection = 20, .body = burstable});

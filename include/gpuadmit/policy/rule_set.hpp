@@ -93,6 +93,9 @@ struct StrayGpuToleration {
 
 struct NodeFit {
   Action action = Action::kEnforce;
+  // When no node offers the GPU resource at all (a node pool scaled to zero, waiting for the autoscaler),
+  // denying would block every GPU pod of that kind: by default this case only warns.
+  Action no_node_offers = Action::kWarn;
   bool operator==(const NodeFit&) const = default;
 };
 

@@ -77,6 +77,18 @@ void rule_node_fit(RuleContext& ctx) {
   const std::vector<std::size_t>& candidates =
       indexed != cluster->nodes_by_resource.end() ? indexed->second : kNone;
 
+  if (gpu != wanted.end() && candidates.empty()) {
+    const Action action = std::min(ctx.rules().node_fit.action, ctx.rules().node_fit.no_node_offers);
+    ctx.report(
+        kNodeFit, action, "spec",
+        "no node offers " + gpu->first + " right now (" + plural(cluster->nodes.size(), "node", "nodes") +
+            " in the cluster). If a node pool scales up from zero (cluster-autoscaler, Karpenter), the pod "
+            "waits Pending until a node arrives; otherwise it waits forever.\nFix: check that the GPU node "
+            "pool exists and can scale, or that the resource name is right.",
+        "no node offers " + gpu->first + " now; the pod stays Pending until a GPU node pool scales up");
+    return;
+  }
+
   // One check per group of indistinguishable nodes (ClusterSnapshot::NodeGroup), weighted by its size; node
   // by node only when the pod singles nodes out by name, which groups do not keep apart.
   std::vector<ClusterSnapshot::NodeGroup> units;

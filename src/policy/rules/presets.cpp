@@ -66,7 +66,7 @@ void plan_container(const Preset& preset, const k8s::Container& c, const nlohman
     const nlohmann::json& name = env["name"];
     if (const nlohmann::json* existing = find_by(json, "env", "name", name)) {
       if (*existing != env)
-        plan.conflicts.emplace_back(field_of(c, ".env"), "env " + name.get<std::string>());
+        plan.conflicts.emplace_back(field_of(c, ".env"), "env " + name.get<std::string>() + " in " + who);
       continue;
     }
     plan.changes.push_back(
@@ -80,7 +80,8 @@ void plan_container(const Preset& preset, const k8s::Container& c, const nlohman
     for (const auto& [resource, quantity] : *list) {
       const std::string field = field_of(c, std::string(".resources.") + kind);
       if (const auto it = existing.find(resource); it != existing.end()) {
-        if (it->second != quantity) plan.conflicts.emplace_back(field, std::string(kind) + " " + resource);
+        if (it->second != quantity)
+          plan.conflicts.emplace_back(field, std::string(kind) + " " + resource + " in " + who);
         continue;
       }
       plan.changes.push_back({field,
@@ -94,7 +95,8 @@ void plan_container(const Preset& preset, const k8s::Container& c, const nlohman
     const nlohmann::json& path = mount["mountPath"];
     if (const nlohmann::json* existing = find_by(json, "volumeMounts", "mountPath", path)) {
       if (*existing != mount) {
-        plan.conflicts.emplace_back(field_of(c, ".volumeMounts"), "the mount at " + path.get<std::string>());
+        plan.conflicts.emplace_back(field_of(c, ".volumeMounts"),
+                                    "the mount at " + path.get<std::string>() + " in " + who);
       }
       continue;
     }
@@ -187,7 +189,7 @@ void rule_presets(RuleContext& ctx) {
           "preset " + preset.name + " sets " + what +
               " differently; the value in the object is kept (presets never overwrite what was set).\n"
               "Fix: nothing if the object's value is intended; otherwise remove it to take the preset's.",
-          "kept " + what + " as set (" + field + "), not preset " + preset.name + "'s value");
+          "kept " + what + " as set, not preset " + preset.name + "'s value");
     }
     if (plan.changes.empty()) continue;
     if (!apply) {

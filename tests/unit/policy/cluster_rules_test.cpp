@@ -8,6 +8,7 @@
 #include "gpuadmit/policy/evaluate.hpp"
 #include "support/fixtures.hpp"
 
+using gpuadmit::policy::Action;
 using gpuadmit::policy::ClusterView;
 using gpuadmit::policy::RuleSet;
 using nlohmann::json;
@@ -347,4 +348,18 @@ TEST_CASE("a pod that picks nodes by hostname is judged node by node, not by gro
                    "5 nodes do not match nodeSelector kubernetes.io/hostname=b-1 (present: a-0, a-1, a-2, "
                    "b-0, b-1, c-0)"));
   }
+}
+
+TEST_CASE("node-fit only warns when no node offers the GPU resource at all (a pool scaled to zero)",
+          "[cluster][node-fit]") {
+  std::string body = gpus("1");
+  body.replace(body.find("nvidia.com/gpu"), 14, "habana.ai/gaudi");
+  const json object = pod(body);
+  auto [no_node_offers, denied] =
+      GENERATE(table<Action, bool>({{Action::kWarn, false}, {Action::kEnforce, true}}));
+  RuleSet rules;
+  rules.node_fit.no_node_offers = no_node_offers;
+  const auto r = check(object, cluster_view(), rules);
+  CHECK(r.allowed == !denied);
+  CHECK_THAT(all_text(r), Catch::Contains("no node offers habana.ai/gaudi"));
 }
