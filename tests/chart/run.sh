@@ -459,7 +459,8 @@ MC_SCENARIOS=(cpu-pod-untouched cuda-image-without-gpu-warns stray-gpu-toleratio
   untolerated-gpu-pod-scheduled-with-gpuadmit burstable-gpu-pod-stored-guaranteed gpu-request-without-limit-fixed
   validating-webhook-denial-message correct-gpu-pod-unchanged dry-run-server-shows-mutation
   custom-gpu-taint-tolerated-and-scheduled gpus-beyond-every-node-denied unknown-gpu-type-denied-with-models
-  small-checkpoint-claim-denied)   # (those not present in tests/e2e/scenarios are skipped)
+  small-checkpoint-claim-denied deployment-fractional-gpu-denied job-template-fixed pytorchjob-templates-fixed)
+  # (those not present in tests/e2e/scenarios are skipped)
 
 phase_e2e() {
   local s have=()
