@@ -34,7 +34,9 @@ class Reader {
     json out;
     skip_space();
     const DropMask all = drop_.empty() ? 0 : static_cast<DropMask>((std::uint64_t{1} << drop_.size()) - 1);
-    if (!value(&out, 0, all)) return make_error(error_);
+    if (!value(&out, 0, all)) {
+      return make_error(error_);
+    }
     skip_space();
     if (p_ != end_) {
       fail("unexpected content after the JSON value");
@@ -52,7 +54,9 @@ class Reader {
   std::string error_;
 
   bool fail(std::string_view what) {
-    if (!error_.empty()) return false;
+    if (!error_.empty()) {
+      return false;
+    }
     std::size_t line = 1;
     std::size_t column = 1;
     for (const char* c = begin_; c < p_ && c < end_; ++c) {
@@ -69,12 +73,16 @@ class Reader {
   }
 
   void skip_space() {
-    while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) {
+      ++p_;
+    }
   }
 
   // `out` is null while checking a dropped value: syntax only, nothing stored.
   bool value(json* out, std::size_t depth, DropMask alive) {
-    if (p_ == end_) return fail("unexpected end of input; expected a value");
+    if (p_ == end_) {
+      return fail("unexpected end of input; expected a value");
+    }
     switch (*p_) {
       case '{':
         return object(out, depth + 1, alive);
@@ -82,9 +90,13 @@ class Reader {
         return array(out, depth + 1);
       case '"': {
         ++p_;
-        if (out == nullptr) return string(nullptr);
+        if (out == nullptr) {
+          return string(nullptr);
+        }
         std::string s;
-        if (!string(&s)) return false;
+        if (!string(&s)) {
+          return false;
+        }
         *out = std::move(s);
         return true;
       }
@@ -104,7 +116,9 @@ class Reader {
       return fail("invalid literal");
     }
     p_ += word.size();
-    if (out != nullptr) *out = std::move(value);
+    if (out != nullptr) {
+      *out = std::move(value);
+    }
     return true;
   }
 
@@ -123,9 +137,13 @@ class Reader {
   DropMask narrow(DropMask alive, std::size_t depth, const std::string& key, bool& drop_member) const {
     DropMask next = 0;
     for (std::size_t i = 0; i < drop_.size(); ++i) {
-      if ((alive & (DropMask{1} << i)) == 0) continue;
+      if ((alive & (DropMask{1} << i)) == 0) {
+        continue;
+      }
       const JsonPath& path = drop_[i];
-      if (path.size() < depth || path[depth - 1] != key) continue;
+      if (path.size() < depth || path[depth - 1] != key) {
+        continue;
+      }
       if (path.size() == depth) {
         drop_member = true;
       } else {
@@ -136,7 +154,9 @@ class Reader {
   }
 
   bool object(json* out, std::size_t depth, DropMask alive) {
-    if (!enter(depth)) return false;
+    if (!enter(depth)) {
+      return false;
+    }
     json::object_t* members = nullptr;
     if (out != nullptr) {
       *out = json::object();
@@ -148,21 +168,31 @@ class Reader {
     }
     std::string key;
     while (true) {
-      if (p_ == end_ || *p_ != '"') return fail("expected a string as an object key");
+      if (p_ == end_ || *p_ != '"') {
+        return fail("expected a string as an object key");
+      }
       ++p_;
       key.clear();
-      if (!string(&key)) return false;
+      if (!string(&key)) {
+        return false;
+      }
       skip_space();
-      if (p_ == end_ || *p_ != ':') return fail("expected ':' after an object key");
+      if (p_ == end_ || *p_ != ':') {
+        return fail("expected ':' after an object key");
+      }
       ++p_;
       skip_space();
       bool drop_member = false;
       const DropMask next = alive != 0 ? narrow(alive, depth, key, drop_member) : 0;
       if (members == nullptr || drop_member) {
-        if (!value(nullptr, depth, 0)) return false;
+        if (!value(nullptr, depth, 0)) {
+          return false;
+        }
       } else {
         json element;
-        if (!value(&element, depth, next)) return false;
+        if (!value(&element, depth, next)) {
+          return false;
+        }
         members->insert_or_assign(members->end(), std::move(key), std::move(element));
         key = std::string();
       }
@@ -181,7 +211,9 @@ class Reader {
   }
 
   bool array(json* out, std::size_t depth) {
-    if (!enter(depth)) return false;
+    if (!enter(depth)) {
+      return false;
+    }
     json::array_t* elements = nullptr;
     if (out != nullptr) {
       *out = json::array();
@@ -193,10 +225,14 @@ class Reader {
     }
     while (true) {
       if (elements == nullptr) {
-        if (!value(nullptr, depth, 0)) return false;
+        if (!value(nullptr, depth, 0)) {
+          return false;
+        }
       } else {
         elements->emplace_back();
-        if (!value(&elements->back(), depth, 0)) return false;
+        if (!value(&elements->back(), depth, 0)) {
+          return false;
+        }
       }
       skip_space();
       if (p_ != end_ && *p_ == ',') {
@@ -213,19 +249,29 @@ class Reader {
   }
 
   static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= '0' && c <= '9') {
+      return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+      return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+      return c - 'A' + 10;
+    }
     return -1;
   }
 
   // Reads the 4 hex digits after "\u".
   bool hex4(std::uint32_t& code) {
-    if (end_ - p_ < 4) return fail("incomplete \\u escape");
+    if (end_ - p_ < 4) {
+      return fail("incomplete \\u escape");
+    }
     code = 0;
     for (int i = 0; i < 4; ++i) {
       const int d = hex_digit(p_[i]);
-      if (d < 0) return fail("invalid \\u escape");
+      if (d < 0) {
+        return fail("invalid \\u escape");
+      }
       code = code * 16 + static_cast<std::uint32_t>(d);
     }
     p_ += 4;
@@ -251,7 +297,9 @@ class Reader {
   }
 
   bool escape(std::string* out) {
-    if (p_ == end_) return fail("incomplete escape in a string");
+    if (p_ == end_) {
+      return fail("incomplete escape in a string");
+    }
     const char c = *p_++;
     char plain = 0;
     switch (c) {
@@ -281,24 +329,37 @@ class Reader {
         break;
       case 'u': {
         std::uint32_t code = 0;
-        if (!hex4(code)) return false;
-        if (code >= 0xDC00 && code <= 0xDFFF) return fail("a low surrogate \\u escape without a high one");
+        if (!hex4(code)) {
+          return false;
+        }
+        if (code >= 0xDC00 && code <= 0xDFFF) {
+          return fail("a low surrogate \\u escape without a high one");
+        }
         if (code >= 0xD800 && code <= 0xDBFF) {
           std::uint32_t low = 0;
-          if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u')
+          if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') {
             return fail("a high surrogate must be followed by a low one");
+          }
           p_ += 2;
-          if (!hex4(low)) return false;
-          if (low < 0xDC00 || low > 0xDFFF) return fail("a high surrogate must be followed by a low one");
+          if (!hex4(low)) {
+            return false;
+          }
+          if (low < 0xDC00 || low > 0xDFFF) {
+            return fail("a high surrogate must be followed by a low one");
+          }
           code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
         }
-        if (out != nullptr) append_utf8(*out, code);
+        if (out != nullptr) {
+          append_utf8(*out, code);
+        }
         return true;
       }
       default:
         return fail("invalid escape in a string");
     }
-    if (out != nullptr) out->push_back(plain);
+    if (out != nullptr) {
+      out->push_back(plain);
+    }
     return true;
   }
 
@@ -314,18 +375,30 @@ class Reader {
       length = 2;
     } else if (in(lead, 0xE0, 0xEF)) {
       length = 3;
-      if (lead == 0xE0) lo = 0xA0;
-      if (lead == 0xED) hi = 0x9F;
+      if (lead == 0xE0) {
+        lo = 0xA0;
+      }
+      if (lead == 0xED) {
+        hi = 0x9F;
+      }
     } else if (in(lead, 0xF0, 0xF4)) {
       length = 4;
-      if (lead == 0xF0) lo = 0x90;
-      if (lead == 0xF4) hi = 0x8F;
+      if (lead == 0xF0) {
+        lo = 0x90;
+      }
+      if (lead == 0xF4) {
+        hi = 0x8F;
+      }
     } else {
       return fail("invalid UTF-8 in a string");
     }
-    if (end_ - p_ < length || !in(byte(1), lo, hi)) return fail("invalid UTF-8 in a string");
+    if (end_ - p_ < length || !in(byte(1), lo, hi)) {
+      return fail("invalid UTF-8 in a string");
+    }
     for (std::ptrdiff_t i = 2; i < length; ++i) {
-      if (!in(byte(i), 0x80, 0xBF)) return fail("invalid UTF-8 in a string");
+      if (!in(byte(i), 0x80, 0xBF)) {
+        return fail("invalid UTF-8 in a string");
+      }
     }
     p_ += length;
     return true;
@@ -337,34 +410,50 @@ class Reader {
       const char* run = p_;
       while (p_ != end_) {
         const auto c = static_cast<unsigned char>(*p_);
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) {
+          break;
+        }
         ++p_;
       }
-      if (p_ == end_) return fail("unterminated string");
+      if (p_ == end_) {
+        return fail("unterminated string");
+      }
       const auto c = static_cast<unsigned char>(*p_);
       if (c >= 0x80) {
-        if (!utf8_sequence()) return false;
+        if (!utf8_sequence()) {
+          return false;
+        }
         // The run continues through the sequence: copy both together below.
         while (p_ != end_) {
           const auto d = static_cast<unsigned char>(*p_);
-          if (d == '"' || d == '\\' || d < 0x20) break;
+          if (d == '"' || d == '\\' || d < 0x20) {
+            break;
+          }
           if (d >= 0x80) {
-            if (!utf8_sequence()) return false;
+            if (!utf8_sequence()) {
+              return false;
+            }
           } else {
             ++p_;
           }
         }
-        if (out != nullptr) out->append(run, p_);
+        if (out != nullptr) {
+          out->append(run, p_);
+        }
         continue;
       }
-      if (out != nullptr) out->append(run, p_);
+      if (out != nullptr) {
+        out->append(run, p_);
+      }
       if (c == '"') {
         ++p_;
         return true;
       }
       if (c == '\\') {
         ++p_;
-        if (!escape(out)) return false;
+        if (!escape(out)) {
+          return false;
+        }
         continue;
       }
       return fail("control character in a string (escape it)");
@@ -375,32 +464,50 @@ class Reader {
 
   bool number(json* out) {
     const char* start = p_;
-    if (p_ != end_ && *p_ == '-') ++p_;
+    if (p_ != end_ && *p_ == '-') {
+      ++p_;
+    }
     if (p_ == end_ || !digit(*p_)) {
       p_ = start;
       return fail("invalid value (expected a string, number, object, array, true, false or null)");
     }
     if (*p_ == '0') {
       ++p_;
-      if (p_ != end_ && digit(*p_)) return fail("leading zeros are not allowed in numbers");
+      if (p_ != end_ && digit(*p_)) {
+        return fail("leading zeros are not allowed in numbers");
+      }
     } else {
-      while (p_ != end_ && digit(*p_)) ++p_;
+      while (p_ != end_ && digit(*p_)) {
+        ++p_;
+      }
     }
     bool integer = true;
     if (p_ != end_ && *p_ == '.') {
       integer = false;
       ++p_;
-      if (p_ == end_ || !digit(*p_)) return fail("expected a digit after the decimal point");
-      while (p_ != end_ && digit(*p_)) ++p_;
+      if (p_ == end_ || !digit(*p_)) {
+        return fail("expected a digit after the decimal point");
+      }
+      while (p_ != end_ && digit(*p_)) {
+        ++p_;
+      }
     }
     if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
       integer = false;
       ++p_;
-      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      if (p_ == end_ || !digit(*p_)) return fail("expected a digit in the exponent");
-      while (p_ != end_ && digit(*p_)) ++p_;
+      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) {
+        ++p_;
+      }
+      if (p_ == end_ || !digit(*p_)) {
+        return fail("expected a digit in the exponent");
+      }
+      while (p_ != end_ && digit(*p_)) {
+        ++p_;
+      }
     }
-    if (out == nullptr) return true;
+    if (out == nullptr) {
+      return true;
+    }
     if (integer) {
       if (*start == '-') {
         std::int64_t v = 0;
@@ -418,7 +525,9 @@ class Reader {
     }
     double d = 0;
     const auto [end, ec] = std::from_chars(start, p_, d);
-    if (ec != std::errc() || end != p_) return fail("number out of range");
+    if (ec != std::errc() || end != p_) {
+      return fail("number out of range");
+    }
     *out = d;
     return true;
   }
@@ -428,7 +537,9 @@ class Reader {
 
 Result<nlohmann::json> read_json(std::string_view text, std::size_t max_depth,
                                  std::span<const JsonPath> drop) {
-  if (drop.size() > kMaxDropPaths) return make_error("internal: too many JSON drop paths");
+  if (drop.size() > kMaxDropPaths) {
+    return make_error("internal: too many JSON drop paths");
+  }
   return Reader(text, max_depth, drop).document();
 }
 

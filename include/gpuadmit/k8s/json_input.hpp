@@ -15,8 +15,8 @@
 namespace gpuadmit::k8s {
 
 struct JsonLimits {
-  std::size_t max_bytes =
-      7 * 1024 * 1024;         // controller-runtime's AdmissionReview cap: 2 objects × 3 MiB + 1 MiB
+  // controller-runtime's AdmissionReview cap: 2 objects × 3 MiB + 1 MiB.
+  std::size_t max_bytes = std::size_t{7} * 1024 * 1024;
   std::size_t max_depth = 64;  // real pods nest about 12 deep
 };
 
