@@ -19,6 +19,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMaxDropPaths = 32;
+constexpr std::size_t kMaxDepth = 1000;
 using DropMask = std::uint32_t;
 
 class Reader {
@@ -537,6 +538,11 @@ class Reader {
 
 Result<nlohmann::json> read_json(std::string_view text, std::size_t max_depth,
                                  std::span<const JsonPath> drop) {
+  // Each level of nesting is a stack frame here (a few hundred bytes, more under sanitizers).
+  if (max_depth > kMaxDepth) {
+    return make_error("internal: a JSON depth limit of " + std::to_string(max_depth) + " (at most " +
+                      std::to_string(kMaxDepth) + ")");
+  }
   if (drop.size() > kMaxDropPaths) {
     return make_error("internal: too many JSON drop paths");
   }
