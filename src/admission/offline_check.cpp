@@ -30,11 +30,9 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
     result.name = generate_name.empty() ? "<unnamed>" : generate_name + "*";
   }
   const std::string api_version = object.value("apiVersion", std::string());
-  const auto slash = api_version.find('/');
-  const std::string group = slash == std::string::npos ? std::string() : api_version.substr(0, slash);
   const bool judged =
       ((result.kind == "Pod" || result.kind == "PersistentVolumeClaim") && api_version == "v1") ||
-      rules.workload_of(group, result.kind) != nullptr;
+      rules.workload_of(policy::api_group(api_version), result.kind) != nullptr;
   if (!judged) {
     result.checked = false;
     result.skipped_reason =

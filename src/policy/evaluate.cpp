@@ -86,11 +86,11 @@ namespace {
 
 constexpr std::string_view kMutatedBy = "gpuadmit.io/mutated-by";
 
-// "apps/v1" → "apps"; "v1" → "" (the core group).
-std::string api_group(const nlohmann::json& object) {
-  const std::string api_version = object.value("apiVersion", std::string());
-  const auto slash = api_version.find('/');
-  return slash == std::string::npos ? std::string() : api_version.substr(0, slash);
+// The API group of an object or an owner reference, from its apiVersion.
+std::string_view group_of(const nlohmann::json& object) {
+  const auto it = object.find("apiVersion");
+  return it != object.end() && it->is_string() ? api_group(it->get_ref<const std::string&>())
+                                               : std::string_view();
 }
 
 const nlohmann::json* annotations_of(const nlohmann::json& object) {
@@ -106,12 +106,7 @@ std::string mutated_by(const nlohmann::json& object, const Decision& decision) {
   if (const nlohmann::json* annotations = annotations_of(object)) {
     const auto it = annotations->find(kMutatedBy);
     if (it != annotations->end() && it->is_string()) {
-      std::string_view rest = it->get_ref<const std::string&>();
-      while (!rest.empty()) {
-        const auto comma = rest.find(',');
-        if (comma != 0) ids.emplace(rest.substr(0, comma));
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      }
+      for (std::string& id : split(it->get_ref<const std::string&>(), ',')) ids.insert(std::move(id));
     }
   }
   for (const Fix& f : decision.fixes) ids.insert(f.rule);
@@ -131,7 +126,7 @@ std::string checked_controller(const nlohmann::json& object, const RuleSet& rule
   for (const nlohmann::json& owner : *owners) {
     if (!owner.is_object() || owner.value("controller", false) != true) continue;
     const std::string kind = owner.value("kind", std::string());
-    if (rules.workload_of(api_group(owner), kind) != nullptr)
+    if (rules.workload_of(group_of(owner), kind) != nullptr)
       return kind + "/" + owner.value("name", std::string());
   }
   return {};
@@ -191,39 +186,24 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
   return decision;
 }
 
-// RFC 6901 reference token.
-std::string pointer_token(std::string_view key) {
-  std::string out;
-  for (const char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
+// A pod template found in a workload, by the keys that lead to it.
 struct TemplateSite {
   const nlohmann::json* pod_template = nullptr;
-  std::string pointer;  // "/spec/template"
-  std::string field;    // "spec.template"
-  std::string label;    // the replica type for Kubeflow jobs ("Worker"), else empty
+  std::vector<std::string> keys;  // {"spec", "template"}
+  std::string label;              // the replica type for Kubeflow jobs ("Worker"), else empty
   std::int64_t replicas = 1;
-  std::vector<std::string> keys;  // the path, for finding the same template in the old object
-};
 
-std::vector<std::string> split_path(std::string_view path) {
-  std::vector<std::string> out;
-  while (!path.empty()) {
-    const auto dot = path.find('.');
-    out.emplace_back(path.substr(0, dot));
-    path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+  [[nodiscard]] std::string pointer() const {  // "/spec/template"
+    std::string out;
+    for (const std::string& key : keys) append_pointer_token(out, key);
+    return out;
   }
-  return out;
-}
+  [[nodiscard]] std::string field() const {  // "spec.template"
+    std::string out;
+    for (const std::string& key : keys) out += (out.empty() ? "" : ".") + key;
+    return out;
+  }
+};
 
 void find_templates(const nlohmann::json& node, const std::vector<std::string>& segments, std::size_t depth,
                     const WorkloadKind& kind, const nlohmann::json* parent, TemplateSite site,
@@ -246,8 +226,6 @@ void find_templates(const nlohmann::json& node, const std::vector<std::string>& 
   for (const auto& [key, child] : node.get_ref<const nlohmann::json::object_t&>()) {
     if (glob ? !glob_match(segment, key) : key != segment) continue;
     TemplateSite next = site;
-    next.pointer += "/" + pointer_token(key);
-    next.field += (next.field.empty() ? "" : ".") + key;
     next.keys.push_back(key);
     // The last wildcard key before the template names the replica type (Master, Worker, Launcher).
     if (glob && depth + 1 < segments.size()) next.label = key;
@@ -271,25 +249,27 @@ std::string prefixed(const std::string& site_field, const std::string& field) {
 }
 
 void merge(const TemplateSite& site, bool several, Decision&& from, Decision& into) {
+  const std::string site_field = site.field();
+  const std::string site_pointer = site.pointer();
   const std::string tag = several && !site.label.empty() ? site.label + ": " : std::string();
   for (auto* list : {&from.violations, &from.warnings, &from.audits}) {
     std::vector<Finding>& target = list == &from.violations ? into.violations
                                    : list == &from.warnings ? into.warnings
                                                             : into.audits;
     for (Finding& f : *list) {
-      f.field = prefixed(site.field, f.field);
+      f.field = prefixed(site_field, f.field);
       f.summary = tag + f.summary;
       target.push_back(std::move(f));
     }
   }
   for (Fix& f : from.fixes) {
-    f.field = prefixed(site.field, f.field);
+    f.field = prefixed(site_field, f.field);
     f.description = tag + f.description;
     into.fixes.push_back(std::move(f));
   }
   for (std::string& n : from.notices) into.notices.push_back(tag + n);
   for (nlohmann::json& op : from.patch) {
-    op["path"] = site.pointer + op["path"].get<std::string>();
+    op["path"] = site_pointer + op["path"].get<std::string>();
     into.patch.push_back(std::move(op));
   }
   for (std::string& r : from.skipped_rules) {
@@ -303,7 +283,7 @@ void merge(const TemplateSite& site, bool several, Decision&& from, Decision& in
 // spec), and what is found is reported against the template's own fields and patched there.
 Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules, const WorkloadKind& kind) {
   std::vector<TemplateSite> sites;
-  find_templates(request.object, split_path(kind.template_path), 0, kind, nullptr, TemplateSite{}, sites);
+  find_templates(request.object, split(kind.template_path, '.'), 0, kind, nullptr, TemplateSite{}, sites);
   Decision decision;
   std::size_t judged = 0;
   for (const TemplateSite& site : sites) {
@@ -322,7 +302,7 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
     Request sub{pod, request.namespace_, request.mode, request.cluster};
     sub.replicas = site.replicas;
     auto result = evaluate_pod(sub, rules);
-    if (!result) return make_error(site.field + ": " + result.error().message);
+    if (!result) return make_error(site.field() + ": " + result.error().message);
     merge(site, sites.size() > 1, std::move(*result), decision);
     ++judged;
   }
@@ -333,24 +313,14 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
     return decision;
   }
   if (request.mode == Mode::kMutate && decision.changed()) {
-    const std::string trail = mutated_by(request.object, decision);
-    const nlohmann::json* annotations = annotations_of(request.object);
-    const auto current =
-        annotations != nullptr ? annotations->find(kMutatedBy) : nlohmann::json::const_iterator();
-    if (annotations == nullptr) {
-      if (request.object.contains("metadata")) {
-        decision.patch.push_back({{"op", "add"},
-                                  {"path", "/metadata/annotations"},
-                                  {"value", {{std::string(kMutatedBy), trail}}}});
-      } else {
-        decision.patch.push_back({{"op", "add"},
-                                  {"path", "/metadata"},
-                                  {"value", {{"annotations", {{std::string(kMutatedBy), trail}}}}}});
-      }
-    } else if (current == annotations->end() || *current != trail) {
-      decision.patch.push_back(
-          {{"op", "add"}, {"path", "/metadata/annotations/" + pointer_token(kMutatedBy)}, {"value", trail}});
+    // The workload's own audit trail goes through the same projection and diff as a pod's fixes.
+    nlohmann::json working = {{"metadata", nlohmann::json::object()}};
+    if (const nlohmann::json* annotations = annotations_of(request.object)) {
+      working["metadata"]["annotations"] = *annotations;
     }
+    working["metadata"]["annotations"][std::string(kMutatedBy)] = mutated_by(request.object, decision);
+    for (nlohmann::json& op : diff_projection(request.object, working))
+      decision.patch.push_back(std::move(op));
   }
   report_on_controller(request.object, rules, decision);
   return decision;
@@ -377,7 +347,7 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
     return decision;
   }
   if (kind.empty() || kind == "Pod") return evaluate_pod(request, rules);
-  if (const WorkloadKind* workload = rules.workload_of(api_group(request.object), kind)) {
+  if (const WorkloadKind* workload = rules.workload_of(group_of(request.object), kind)) {
     return evaluate_workload(request, rules, *workload);
   }
   decision.evaluated = false;

@@ -9,20 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-// RFC 6901 escaping of one reference token.
-void push_token(std::string& path, std::string_view token) {
-  path.push_back('/');
-  for (const char c : token) {
-    if (c == '~') {
-      path += "~0";
-    } else if (c == '/') {
-      path += "~1";
-    } else {
-      path.push_back(c);
-    }
-  }
-}
-
 json op(const char* name, const std::string& path) {
   return json{{"op", name}, {"path", path}};
 }
@@ -41,7 +27,7 @@ void diff_object(const json& source, const json& target, std::string& path, json
   auto t = to.begin();
   for (const auto& member : from) {
     while (t != to.end() && t->first < member.first) added.push_back(&*t++);
-    push_token(path, member.first);
+    append_pointer_token(path, member.first);
     if (t != to.end() && t->first == member.first) {
       append_diff(member.second, t->second, path, patch);
       ++t;
@@ -52,7 +38,7 @@ void diff_object(const json& source, const json& target, std::string& path, json
   }
   for (; t != to.end(); ++t) added.push_back(&*t);
   for (const auto* member : added) {
-    push_token(path, member->first);
+    append_pointer_token(path, member->first);
     patch.push_back(op("add", path, member->second));
     path.resize(base);
   }
@@ -80,6 +66,19 @@ void diff_array(const json& source, const json& target, std::string& path, json&
 }
 
 }  // namespace
+
+void append_pointer_token(std::string& path, std::string_view token) {
+  path.push_back('/');
+  for (const char c : token) {
+    if (c == '~') {
+      path += "~0";
+    } else if (c == '/') {
+      path += "~1";
+    } else {
+      path.push_back(c);
+    }
+  }
+}
 
 void append_diff(const json& source, const json& target, std::string& path, json& patch) {
   if (source.type() != target.type()) {

@@ -3,10 +3,14 @@
 // visiting each node once: nlohmann's version compares whole subtrees at every level before descending
 // and rebuilds the path string for each node, which made it half the cost of a /mutate review.
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 namespace gpuadmit::policy {
+
+// Appends "/" and `token` escaped as RFC 6901 says (~ → ~0, / → ~1) to the JSON Pointer `path`.
+void append_pointer_token(std::string& path, std::string_view token);
 
 // Appends to `patch` (a JSON array) the operations that turn `source` into `target`, with paths
 // prefixed by `path` (a JSON Pointer, "" for the root). Arrays are compared index by index: changed

@@ -85,6 +85,11 @@ const WorkloadKind* RuleSet::workload_of(std::string_view api_group, std::string
   return nullptr;
 }
 
+std::string_view api_group(std::string_view api_version) noexcept {
+  const auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? std::string_view() : api_version.substr(0, slash);
+}
+
 // Kubernetes' own controllers and the Kubeflow training operator (v1 replica specs, MPIJob v2 too).
 std::vector<WorkloadKind> default_workload_kinds() {
   return {

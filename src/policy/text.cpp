@@ -36,4 +36,14 @@ std::string one_line(std::string_view text, std::size_t limit) {
   return clean + "…";
 }
 
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const auto at = text.find(separator);
+    if (at != 0) out.emplace_back(text.substr(0, at));
+    text = at == std::string_view::npos ? std::string_view() : text.substr(at + 1);
+  }
+  return out;
+}
+
 }  // namespace gpuadmit::policy

@@ -180,6 +180,9 @@ struct WorkloadKind {
 
 std::vector<WorkloadKind> default_workload_kinds();
 
+// The API group of an apiVersion: "apps/v1" → "apps", "v1" → "" (the core group).
+std::string_view api_group(std::string_view api_version) noexcept;
+
 // What cluster-aware verdicts do while the cluster view is stale (the API server unreachable).
 enum class OnStale : std::uint8_t { kWarn, kEnforce, kSkip };
 std::string_view to_string(OnStale on_stale) noexcept;

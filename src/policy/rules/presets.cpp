@@ -160,15 +160,11 @@ Plan plan_preset(const Preset& preset, const RuleContext& ctx) {
 
 // "a,b" plus the names not in it yet, in order.
 std::string merged_list(std::string existing, const std::vector<std::string>& names) {
+  const std::vector<std::string> present = split(existing, ',');
   for (const std::string& name : names) {
-    std::string_view rest = existing;
-    bool present = false;
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      if (rest.substr(0, comma) == name) present = true;
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (std::find(present.begin(), present.end(), name) == present.end()) {
+      existing += (existing.empty() ? "" : ",") + name;
     }
-    if (!present) existing += (existing.empty() ? "" : ",") + name;
   }
   return existing;
 }

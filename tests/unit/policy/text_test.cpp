@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include "gpuadmit/policy/text.hpp"
 
 using gpuadmit::policy::one_line;
@@ -18,4 +21,16 @@ TEST_CASE("one_line folds control characters and bounds the length in characters
   const std::string out = one_line(input, limit);
   CHECK(out == expected);
   CHECK(rune_count(out) <= limit);
+}
+
+TEST_CASE("split drops empty items and keeps the order", "[text]") {
+  auto [input, expected] = GENERATE(table<std::string, std::vector<std::string>>({
+      {"", {}},
+      {"a", {"a"}},
+      {"b,a", {"b", "a"}},
+      {",a,,b,", {"a", "b"}},
+      {"spec.*ReplicaSpecs.*.template", {"spec.*ReplicaSpecs.*.template"}},
+  }));
+  CAPTURE(input);
+  CHECK(gpuadmit::policy::split(input, ',') == expected);
 }
