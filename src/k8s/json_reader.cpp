@@ -405,47 +405,29 @@ class Reader {
     return true;
   }
 
-  // After the opening quote; leaves p_ after the closing one.
+  // After the opening quote; leaves p_ after the closing one. Plain bytes and whole UTF-8 sequences are
+  // copied in runs; escapes and the closing quote end a run.
   bool string(std::string* out) {
     while (true) {
       const char* run = p_;
       while (p_ != end_) {
         const auto c = static_cast<unsigned char>(*p_);
-        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) {
+        if (c == '"' || c == '\\' || c < 0x20) {
           break;
         }
-        ++p_;
+        if (c < 0x80) {
+          ++p_;
+        } else if (!utf8_sequence()) {
+          return false;
+        }
       }
       if (p_ == end_) {
         return fail("unterminated string");
       }
-      const auto c = static_cast<unsigned char>(*p_);
-      if (c >= 0x80) {
-        if (!utf8_sequence()) {
-          return false;
-        }
-        // The run continues through the sequence: copy both together below.
-        while (p_ != end_) {
-          const auto d = static_cast<unsigned char>(*p_);
-          if (d == '"' || d == '\\' || d < 0x20) {
-            break;
-          }
-          if (d >= 0x80) {
-            if (!utf8_sequence()) {
-              return false;
-            }
-          } else {
-            ++p_;
-          }
-        }
-        if (out != nullptr) {
-          out->append(run, p_);
-        }
-        continue;
-      }
       if (out != nullptr) {
         out->append(run, p_);
       }
+      const auto c = static_cast<unsigned char>(*p_);
       if (c == '"') {
         ++p_;
         return true;
