@@ -5,6 +5,7 @@
 #include "gpuadmit/admission/json_patch.hpp"
 #include "gpuadmit/admission/messages.hpp"
 #include "gpuadmit/k8s/json_input.hpp"
+#include "gpuadmit/k8s/json_output.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 #include "gpuadmit/policy/text.hpp"
 
@@ -143,7 +144,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
                       string_or_empty(request, "subResource").empty() && object_it != request.end() &&
                       object_it->is_object();
   if (!judged) {
-    out.body = response.dump();
+    out.body = k8s::json_text(response);
     return out;
   }
   const json& object = *object_it;
@@ -170,7 +171,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
         {"code", 500},
         {"reason", "InternalError"},
         {"message", "gpuadmit could not decide on this " + out.kind + ": " + out.error}};
-    out.body = response.dump();
+    out.body = k8s::json_text(response);
     return out;
   }
   out.rules_fired = decision->rules_fired();
@@ -188,7 +189,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
         {"code", 403},
         {"reason", "Forbidden"},
         {"message", denial_message(*decision, noun(out.kind), out.name.empty() ? "<unnamed>" : out.name)}};
-    out.body = response.dump();
+    out.body = k8s::json_text(response);
     return out;
   }
 
@@ -196,10 +197,10 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
     const json& patch = decision->patch;
     out.patch_operations = patch.size();
     set_warnings(r, decision->notices, out);
-    out.body = response.dump();
+    out.body = k8s::json_text(response);
     if (!patch.empty()) {
       out.verdict = Verdict::kPatched;
-      splice_patch(out.body, base64_encode(patch.dump()));
+      splice_patch(out.body, base64_encode(k8s::json_text(patch)));
     }
     return out;
   }
@@ -208,7 +209,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   warnings.reserve(decision->warnings.size());
   for (const policy::Finding& f : decision->warnings) warnings.push_back(f.summary);
   set_warnings(r, warnings, out);
-  out.body = response.dump();
+  out.body = k8s::json_text(response);
   return out;
 }
 

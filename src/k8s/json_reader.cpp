@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include "utf8.hpp"
+
 namespace gpuadmit::k8s {
 namespace {
 
@@ -366,40 +368,9 @@ class Reader {
 
   // One multi-byte UTF-8 sequence starting at p_ (a byte >= 0x80), as RFC 3629 allows it.
   bool utf8_sequence() {
-    const auto byte = [this](std::ptrdiff_t i) { return static_cast<unsigned char>(p_[i]); };
-    const auto in = [](unsigned char b, unsigned char lo, unsigned char hi) { return b >= lo && b <= hi; };
-    const unsigned char lead = byte(0);
-    std::ptrdiff_t length = 0;
-    unsigned char lo = 0x80;
-    unsigned char hi = 0xBF;
-    if (in(lead, 0xC2, 0xDF)) {
-      length = 2;
-    } else if (in(lead, 0xE0, 0xEF)) {
-      length = 3;
-      if (lead == 0xE0) {
-        lo = 0xA0;
-      }
-      if (lead == 0xED) {
-        hi = 0x9F;
-      }
-    } else if (in(lead, 0xF0, 0xF4)) {
-      length = 4;
-      if (lead == 0xF0) {
-        lo = 0x90;
-      }
-      if (lead == 0xF4) {
-        hi = 0x8F;
-      }
-    } else {
+    const std::ptrdiff_t length = utf8_sequence_length(p_, end_);
+    if (length == 0) {
       return fail("invalid UTF-8 in a string");
-    }
-    if (end_ - p_ < length || !in(byte(1), lo, hi)) {
-      return fail("invalid UTF-8 in a string");
-    }
-    for (std::ptrdiff_t i = 2; i < length; ++i) {
-      if (!in(byte(i), 0x80, 0xBF)) {
-        return fail("invalid UTF-8 in a string");
-      }
     }
     p_ += length;
     return true;

@@ -1,0 +1,144 @@
+#include "gpuadmit/k8s/json_output.hpp"
+
+#include <array>
+#include <charconv>
+#include <cstdint>
+
+#include "utf8.hpp"
+
+namespace gpuadmit::k8s {
+namespace {
+
+using nlohmann::json;
+
+bool plain(unsigned char c) {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+void append_string(std::string& out, const std::string& text) {
+  out.push_back('"');
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (p != end) {
+    const char* run = p;
+    while (p != end && plain(static_cast<unsigned char>(*p))) {
+      ++p;
+    }
+    out.append(run, p);
+    if (p == end) {
+      break;
+    }
+    const auto c = static_cast<unsigned char>(*p);
+    if (c >= 0x80) {
+      const std::ptrdiff_t length = utf8_sequence_length(p, end);
+      if (length == 0) {
+        (void)json(text).dump();  // throws type_error 316 with nlohmann's own message
+        return;                   // not reached: dump() throws on invalid UTF-8
+      }
+      out.append(p, static_cast<std::size_t>(length));
+      p += length;
+      continue;
+    }
+    ++p;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default: {  // the other control characters, as nlohmann prints them: \u001f
+        constexpr std::string_view kHex = "0123456789abcdef";
+        out += "\\u00";
+        out.push_back(kHex[c >> 4U]);
+        out.push_back(kHex[c & 0xFU]);
+      }
+    }
+  }
+  out.push_back('"');
+}
+
+template <typename Integer>
+void append_integer(std::string& out, Integer value) {
+  std::array<char, 24> digits{};
+  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+  out.append(digits.data(), result.ptr);
+}
+
+}  // namespace
+
+void append_json(std::string& out, const nlohmann::json& value) {
+  switch (value.type()) {
+    case json::value_t::object: {
+      out.push_back('{');
+      bool first = true;
+      for (const auto& [key, member] : value.get_ref<const json::object_t&>()) {
+        if (!first) {
+          out.push_back(',');
+        }
+        first = false;
+        append_string(out, key);
+        out.push_back(':');
+        append_json(out, member);
+      }
+      out.push_back('}');
+      return;
+    }
+    case json::value_t::array: {
+      out.push_back('[');
+      bool first = true;
+      for (const json& element : value.get_ref<const json::array_t&>()) {
+        if (!first) {
+          out.push_back(',');
+        }
+        first = false;
+        append_json(out, element);
+      }
+      out.push_back(']');
+      return;
+    }
+    case json::value_t::string:
+      append_string(out, value.get_ref<const std::string&>());
+      return;
+    case json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case json::value_t::null:
+      out += "null";
+      return;
+    case json::value_t::number_integer:
+      append_integer(out, value.get<std::int64_t>());
+      return;
+    case json::value_t::number_unsigned:
+      append_integer(out, value.get<std::uint64_t>());
+      return;
+    case json::value_t::number_float:
+    case json::value_t::binary:
+    case json::value_t::discarded:
+      out += value.dump();
+      return;
+  }
+}
+
+std::string json_text(const nlohmann::json& value) {
+  std::string out;
+  append_json(out, value);
+  return out;
+}
+
+}  // namespace gpuadmit::k8s
