@@ -4,16 +4,12 @@
 #include <charconv>
 #include <cstdint>
 
-#include "utf8.hpp"
+#include "json_chars.hpp"
 
 namespace gpuadmit::k8s {
 namespace {
 
 using nlohmann::json;
-
-bool plain(unsigned char c) {
-  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
-}
 
 void append_string(std::string& out, const std::string& text) {
   out.push_back('"');
@@ -21,9 +17,7 @@ void append_string(std::string& out, const std::string& text) {
   const char* const end = p + text.size();
   while (p != end) {
     const char* run = p;
-    while (p != end && plain(static_cast<unsigned char>(*p))) {
-      ++p;
-    }
+    p = skip_plain_ascii(p, end);
     out.append(run, p);
     if (p == end) {
       break;

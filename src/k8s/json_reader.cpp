@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 
-#include "utf8.hpp"
+#include "json_chars.hpp"
 
 namespace gpuadmit::k8s {
 namespace {
@@ -381,14 +381,12 @@ class Reader {
   bool string(std::string* out) {
     while (true) {
       const char* run = p_;
-      while (p_ != end_) {
-        const auto c = static_cast<unsigned char>(*p_);
-        if (c == '"' || c == '\\' || c < 0x20) {
-          break;
+      while (true) {
+        p_ = skip_plain_ascii(p_, end_);
+        if (p_ == end_ || static_cast<unsigned char>(*p_) < 0x80) {
+          break;  // the end, or a quote, backslash or control character
         }
-        if (c < 0x80) {
-          ++p_;
-        } else if (!utf8_sequence()) {
+        if (!utf8_sequence()) {
           return false;
         }
       }
