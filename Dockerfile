@@ -25,6 +25,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends \
       libyaml-cpp0.7 \
       libspdlog1.10 \
       libfmt9 \
+      libtcmalloc-minimal4 \
  && rm -rf /var/lib/apt/lists/*
 # The chart runs it with runAsUser 65532 and a read-only root filesystem: nothing is written at run time.
 RUN groupadd --system --gid 65532 gpuadmit && useradd --system --uid 65532 --gid 65532 --no-create-home --shell /usr/sbin/nologin gpuadmit

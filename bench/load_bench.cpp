@@ -283,10 +283,10 @@ int main(int argc, char** argv) {
   const std::vector<std::string> constant_body{corpus.front()};
   std::printf(
       "gpuadmit load bench: %d keep-alive TLS connections, %.1f s per phase, server threads %u, "
-      "%u cores; corpus %zu reviews, mean %zu bytes\n\n",
+      "%u cores, %s; corpus %zu reviews, mean %zu bytes\n\n",
       options.connections, static_cast<double>(options.duration.count()) / 1000.0,
       options.server_threads == 0 ? std::thread::hardware_concurrency() : options.server_threads,
-      std::thread::hardware_concurrency(), corpus.size(), corpus_bytes / corpus.size());
+      std::thread::hardware_concurrency(), GPUADMIT_ALLOCATOR, corpus.size(), corpus_bytes / corpus.size());
   std::printf("%-16s %14s %12s %10s %10s %10s %9s %14s\n", "endpoint", "saturation/s", "half-load/s",
               "p50 µs", "p99 µs", "max µs", "failures", "CPU µs/req");
 

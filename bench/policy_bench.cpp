@@ -173,8 +173,8 @@ int main(int argc, char** argv) {
   double workload_us[2] = {0, 0};
   std::size_t workload_fixes = 0;
   {
-    const auto deployment_docs =
-        gpuadmit::config::read_documents(read_file("tests/fixtures/workloads/deployment.yaml"), "deployment.yaml");
+    const auto deployment_docs = gpuadmit::config::read_documents(
+        read_file("tests/fixtures/workloads/deployment.yaml"), "deployment.yaml");
     if (!deployment_docs || deployment_docs->empty()) {
       std::fprintf(stderr, "policy_bench: cannot read tests/fixtures/workloads/deployment.yaml\n");
       return 1;
@@ -187,21 +187,23 @@ int main(int argc, char** argv) {
                        {"spec", {{"pytorchReplicaSpecs", json::object()}}}};
     for (const char* type : {"Master", "Worker", "Evaluator"}) {
       pytorchjob["spec"]["pytorchReplicaSpecs"][type] = {
-          {"replicas", 2}, {"template", {{"metadata", {{"labels", {{"role", type}}}}}, {"spec", parsed[0]["spec"]}}}};
+          {"replicas", 2},
+          {"template", {{"metadata", {{"labels", {{"role", type}}}}}, {"spec", parsed[0]["spec"]}}}};
     }
     const json* workloads[2] = {&deployment, &pytorchjob};
     for (int w = 0; w < 2; ++w) {
       workload_us[w] = per_item_us(static_cast<std::size_t>(kRounds), [&] {
         for (int r = 0; r < kRounds; ++r) {
-          auto d = gpuadmit::policy::evaluate({*workloads[w], "ml-team", gpuadmit::policy::Mode::kMutate}, rules);
+          auto d =
+              gpuadmit::policy::evaluate({*workloads[w], "ml-team", gpuadmit::policy::Mode::kMutate}, rules);
           workload_fixes += d->fixes.size();
         }
       });
     }
   }
 
-  std::printf("policy core benchmark: %zu pods in the corpus (%zu bytes on average), %d rounds\n",
-              corpus.size(), bytes / corpus.size(), kRounds);
+  std::printf("policy core benchmark: %zu pods in the corpus (%zu bytes on average), %d rounds, %s\n",
+              corpus.size(), bytes / corpus.size(), kRounds, GPUADMIT_ALLOCATOR);
   std::printf("  parse            %8.2f us/pod\n", parse_us);
   std::printf("  evaluate+mutate  %8.2f us/pod   (target < 20)\n", mutate_us);
   std::printf("  validate         %8.2f us/pod\n", validate_us);
@@ -213,7 +215,8 @@ int main(int argc, char** argv) {
   std::printf("  review /validate %8.2f us/review\n", review_us[1]);
   std::printf("  Deployment       %8.2f us/object (evaluate+mutate, one template)\n", workload_us[0]);
   std::printf("  PyTorchJob       %8.2f us/object (evaluate+mutate, three replica specs)\n", workload_us[1]);
-  std::printf("  (checksums: %zu fixes, %zu violations, %zu patch bytes, %zu response bytes, %zu workload fixes)\n",
-              fixes, violations, patch_bytes, response_bytes, workload_fixes);
+  std::printf(
+      "  (checksums: %zu fixes, %zu violations, %zu patch bytes, %zu response bytes, %zu workload fixes)\n",
+      fixes, violations, patch_bytes, response_bytes, workload_fixes);
   return 0;
 }

@@ -8,6 +8,7 @@ packages=(
   libboost1.81-dev libssl-dev openssl nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev catch2
   curl ca-certificates python3 wrk
   python3-yaml
+  libgoogle-perftools-dev
 )
 
 missing=()
