@@ -74,8 +74,12 @@ std::vector<std::string> load_corpus(const std::string& source_dir) {
   for (const auto& entry :
        std::filesystem::directory_iterator(std::filesystem::path(source_dir) / "tests/fixtures/pods")) {
     auto documents = gpuadmit::config::read_documents(read_text(entry.path()), entry.path().string());
-    if (!documents) continue;
-    for (const auto& document : *documents) corpus.push_back(review_of(document.object, ++n).dump());
+    if (!documents) {
+      continue;
+    }
+    for (const auto& document : *documents) {
+      corpus.push_back(review_of(document.object, ++n).dump());
+    }
   }
   json large = example["request"]["object"];
   json& containers = large["spec"]["containers"];
@@ -111,7 +115,9 @@ std::vector<std::string> after_mutation(const std::vector<std::string>& corpus,
     const gpuadmit::policy::Request request{object, review["request"].value("namespace", ""),
                                             gpuadmit::policy::Mode::kMutate};
     const auto decision = gpuadmit::policy::evaluate(request, rules);
-    if (decision && decision->allowed() && !decision->patch.empty()) object = object.patch(decision->patch);
+    if (decision && decision->allowed() && !decision->patch.empty()) {
+      object = object.patch(decision->patch);
+    }
     out.push_back(review.dump());
   }
   return out;
@@ -129,7 +135,9 @@ struct Phase {
     return requests > 0 ? cpu_seconds * 1e6 / static_cast<double>(requests) : 0;
   }
   [[nodiscard]] double percentile(double p) const {
-    if (latencies_us.empty()) return 0;
+    if (latencies_us.empty()) {
+      return 0;
+    }
     std::vector<double> sorted = latencies_us;
     std::sort(sorted.begin(), sorted.end());
     return sorted[std::min(sorted.size() - 1,
@@ -156,7 +164,9 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
   std::vector<HttpsClient> clients;
   for (int i = 0; i < options.connections; ++i) {
     clients.push_back(make_client());
-    if (!clients.back().connect()) failures.fetch_add(1);
+    if (!clients.back().connect()) {
+      failures.fetch_add(1);
+    }
   }
   const auto start = Clock::now() + 100ms;  // every thread starts together
   const double cpu_before = process_cpu_seconds();
@@ -186,13 +196,17 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
           requests.fetch_add(1, std::memory_order_relaxed);
           local.push_back(std::chrono::duration<double, std::micro>(done - next).count());
         }
-        if (rate > 0) next += std::chrono::duration_cast<Clock::duration>(interval);
+        if (rate > 0) {
+          next += std::chrono::duration_cast<Clock::duration>(interval);
+        }
       }
       const std::lock_guard lock(mutex);
       latencies.insert(latencies.end(), local.begin(), local.end());
     });
   }
-  for (std::thread& thread : threads) thread.join();
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
   const double seconds = std::chrono::duration<double>(std::min(Clock::now(), end) - start).count();
   // The 100 ms before the start are spent asleep, so the CPU time is the phase's own.
   return Phase{requests.load(), failures.load(), seconds, process_cpu_seconds() - cpu_before,
@@ -224,20 +238,23 @@ int main(int argc, char** argv) {
   BenchOptions options;
   const std::vector<std::string> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (i + 1 >= args.size()) return usage();
-    const std::string& value = args[i + 1];
-    if (args[i] == "--connections")
-      options.connections = std::stoi(value);
-    else if (args[i] == "--seconds")
-      options.duration = std::chrono::milliseconds(static_cast<long>(std::stod(value) * 1000));
-    else if (args[i] == "--max-requests")
-      options.max_requests = std::stoull(value);
-    else if (args[i] == "--server-threads")
-      options.server_threads = static_cast<unsigned>(std::stoul(value));
-    else if (args[i] == "--rounds")
-      options.rounds = std::max(1, std::stoi(value));
-    else
+    if (i + 1 >= args.size()) {
       return usage();
+    }
+    const std::string& value = args[i + 1];
+    if (args[i] == "--connections") {
+      options.connections = std::stoi(value);
+    } else if (args[i] == "--seconds") {
+      options.duration = std::chrono::milliseconds(static_cast<long>(std::stod(value) * 1000));
+    } else if (args[i] == "--max-requests") {
+      options.max_requests = std::stoull(value);
+    } else if (args[i] == "--server-threads") {
+      options.server_threads = static_cast<unsigned>(std::stoul(value));
+    } else if (args[i] == "--rounds") {
+      options.rounds = std::max(1, std::stoi(value));
+    } else {
+      return usage();
+    }
     ++i;
   }
 
@@ -252,7 +269,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto files = gpuadmit::server::write_certificate_files(directory, ca->certificate, *serving);
-  if (!files) return 1;
+  if (!files) {
+    return 1;
+  }
 
   gpuadmit::server::WebhookConfig config;
   config.server.host = "127.0.0.1";
@@ -279,7 +298,9 @@ int main(int argc, char** argv) {
 
   const std::vector<std::string> corpus = load_corpus(options.source_dir);
   std::size_t corpus_bytes = 0;
-  for (const std::string& body : corpus) corpus_bytes += body.size();
+  for (const std::string& body : corpus) {
+    corpus_bytes += body.size();
+  }
   const std::vector<std::string> constant_body{corpus.front()};
   std::printf(
       "gpuadmit load bench: %d keep-alive TLS connections, %.1f s per phase, server threads %u, "
@@ -304,7 +325,9 @@ int main(int argc, char** argv) {
     std::size_t reviews = 0;
     const auto begin = Clock::now();
     while (Clock::now() - begin < 1s) {
-      for (const std::string& body : bodies) (void)gpuadmit::admission::review(body, endpoint, *rules);
+      for (const std::string& body : bodies) {
+        (void)gpuadmit::admission::review(body, endpoint, *rules);
+      }
       reviews += bodies.size();
     }
     return std::chrono::duration<double, std::micro>(Clock::now() - begin).count() /
