@@ -11,7 +11,16 @@ namespace {
 
 using nlohmann::json;
 
-void append_string(std::string& out, const std::string& text) {
+template <typename Integer>
+void append_integer(std::string& out, Integer value) {
+  std::array<char, 24> digits{};
+  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+  out.append(digits.data(), result.ptr);
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view text, InvalidUtf8 invalid) {
   out.push_back('"');
   const char* p = text.data();
   const char* const end = p + text.size();
@@ -25,12 +34,17 @@ void append_string(std::string& out, const std::string& text) {
     const auto c = static_cast<unsigned char>(*p);
     if (c >= 0x80) {
       const std::ptrdiff_t length = utf8_sequence_length(p, end);
-      if (length == 0) {
-        (void)json(text).dump();  // throws type_error 316 with nlohmann's own message
-        return;                   // not reached: dump() throws on invalid UTF-8
+      if (length > 0) {
+        out.append(p, static_cast<std::size_t>(length));
+        p += length;
+        continue;
       }
-      out.append(p, static_cast<std::size_t>(length));
-      p += length;
+      if (invalid == InvalidUtf8::kThrow) {
+        (void)json(std::string(text)).dump();  // throws type_error 316 with nlohmann's own message
+        return;                                // not reached: dump() throws on invalid UTF-8
+      }
+      out += "\\ufffd";
+      ++p;
       continue;
     }
     ++p;
@@ -67,15 +81,6 @@ void append_string(std::string& out, const std::string& text) {
   out.push_back('"');
 }
 
-template <typename Integer>
-void append_integer(std::string& out, Integer value) {
-  std::array<char, 24> digits{};
-  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), value);
-  out.append(digits.data(), result.ptr);
-}
-
-}  // namespace
-
 void append_json(std::string& out, const nlohmann::json& value) {
   switch (value.type()) {
     case json::value_t::object: {
@@ -86,7 +91,7 @@ void append_json(std::string& out, const nlohmann::json& value) {
           out.push_back(',');
         }
         first = false;
-        append_string(out, key);
+        append_json_string(out, key);
         out.push_back(':');
         append_json(out, member);
       }
@@ -107,7 +112,7 @@ void append_json(std::string& out, const nlohmann::json& value) {
       return;
     }
     case json::value_t::string:
-      append_string(out, value.get_ref<const std::string&>());
+      append_json_string(out, value.get_ref<const std::string&>());
       return;
     case json::value_t::boolean:
       out += value.get<bool>() ? "true" : "false";

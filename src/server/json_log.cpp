@@ -8,6 +8,8 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include "gpuadmit/k8s/json_output.hpp"
+
 namespace gpuadmit::server {
 namespace {
 
@@ -38,82 +40,12 @@ void append_timestamp(std::string& out) {
   out.append(fraction.data(), fraction.size());
 }
 
-// Length of the valid UTF-8 sequence starting at text[i], or 0 (RFC 3629: no overlongs, no surrogates,
-// nothing above U+10FFFF).
-std::size_t utf8_sequence(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  const unsigned char lead = byte(0);
-  std::size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(1) < low || byte(1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k) {
-    if (byte(k) < 0x80 || byte(k) > 0xBF) return 0;
-  }
-  return length;
+// Log lines never throw: bytes that are not UTF-8 become U+FFFD.
+void append_json_string(std::string& out, std::string_view text) {
+  k8s::append_json_string(out, text, k8s::InvalidUtf8::kReplace);
 }
 
 }  // namespace
-
-void append_json_string(std::string& out, std::string_view text) {
-  constexpr std::string_view kHex = "0123456789abcdef";
-  out += '"';
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80) {
-      const std::size_t length = utf8_sequence(text, i);
-      if (length == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(text.substr(i, length));
-        i += length;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4U];
-          out += kHex[c & 0xFU];
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-    ++i;
-  }
-  out += '"';
-}
 
 LogLine::LogLine(spdlog::level::level_enum level, std::string_view msg) : level_(level) {
   text_.reserve(512);

@@ -8,12 +8,20 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 namespace gpuadmit::k8s {
 
 void append_json(std::string& out, const nlohmann::json& value);
+
+// What a string literal does with bytes that are not UTF-8: throw as dump() does (responses), or write
+// U+FFFD for each such byte (log lines, which must never throw on a name a user crafted).
+enum class InvalidUtf8 { kThrow, kReplace };
+
+// Appends `text` as a JSON string literal, quotes included.
+void append_json_string(std::string& out, std::string_view text, InvalidUtf8 invalid = InvalidUtf8::kThrow);
 std::string json_text(const nlohmann::json& value);
 
 }  // namespace gpuadmit::k8s

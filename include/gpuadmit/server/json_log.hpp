@@ -1,6 +1,7 @@
 // JSON-lines logging on top of spdlog: every line is one JSON object starting with "ts", "level" and "msg".
-// Strings are escaped here (control characters, quotes, and invalid UTF-8 replaced by U+FFFD), so a pod
-// name crafted by a user can neither break a line nor turn logging into an exception.
+// Strings are escaped by the same writer as responses (k8s::append_json_string), with invalid UTF-8
+// replaced by U+FFFD, so a pod name crafted by a user can neither break a line nor turn logging into an
+// exception.
 #pragma once
 
 #include <atomic>
@@ -21,9 +22,6 @@ class logger;
 namespace gpuadmit::server {
 
 using LogFields = nlohmann::ordered_json;
-
-// Appends `text` as a JSON string literal (with quotes).
-void append_json_string(std::string& out, std::string_view text);
 
 // One log line built field by field into a single string: the per-review line is on the hot path, and a
 // JSON DOM for it costs more than the rest of the transport's work on a request.

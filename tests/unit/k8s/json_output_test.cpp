@@ -78,6 +78,20 @@ TEST_CASE("json_text refuses invalid UTF-8 as dump does", "[json]") {
                        Catch::Predicate<json::type_error>([](const auto& e) { return e.id == 316; }));
 }
 
+TEST_CASE("append_json_string can write U+FFFD for each byte that is not UTF-8 instead of throwing",
+          "[json]") {
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const Case c = GENERATE(Case{"ok \xFF", "ok \xEF\xBF\xBD"}, Case{"\xE2\x82", "\xEF\xBF\xBD\xEF\xBF\xBD"},
+                          Case{"a\xC0\xAF\xC3\xA9", "a\xEF\xBF\xBD\xEF\xBF\xBD\xC3\xA9"});
+  std::string out;
+  gpuadmit::k8s::append_json_string(out, c.text, gpuadmit::k8s::InvalidUtf8::kReplace);
+  CAPTURE(out);
+  CHECK(json::parse(out).get<std::string>() == c.expected);
+}
+
 TEST_CASE("json_text prints every fixture and example as dump does", "[json]") {
   std::size_t documents = 0;
   for (const char* folder : {"tests/fixtures", "deploy"}) {
