@@ -2,6 +2,7 @@
 // accept exactly the same strings, and one scan for runs of plain ASCII.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -51,8 +52,9 @@ inline std::ptrdiff_t utf8_sequence_length(const char* p, const char* end) noexc
 
 // Skips plain ASCII: printable bytes other than '"' and '\\'. Stops at the first byte that needs a look
 // (a quote, a backslash, a control character, or a byte >= 0x80). Strings are most of an AdmissionReview,
-// so it tests eight bytes at a time; the word tests can only say "somewhere in these eight", and the byte
-// loop at the end finds where.
+// so it tests eight bytes at a time. Each word test can flag bytes above the first real hit (a borrow runs
+// up), never below it, so on a little-endian machine the lowest flag is the byte; most keys and values are
+// shorter than a word, so finding it without a byte loop is what matters.
 inline const char* skip_plain_ascii(const char* p, const char* end) noexcept {
   constexpr std::uint64_t kOnes = 0x0101010101010101U;
   constexpr std::uint64_t kHigh = 0x8080808080808080U;
@@ -62,7 +64,11 @@ inline const char* skip_plain_ascii(const char* p, const char* end) noexcept {
     std::memcpy(&w, p, sizeof w);
     const std::uint64_t below_space = (w - kOnes * 0x20U) & ~w & kHigh;  // some byte < 0x20
     const std::uint64_t special = has_zero_byte(w ^ (kOnes * '"')) | has_zero_byte(w ^ (kOnes * '\\'));
-    if ((below_space | special | (w & kHigh)) != 0) {
+    const std::uint64_t flags = below_space | special | (w & kHigh);
+    if (flags != 0) {
+      if constexpr (std::endian::native == std::endian::little) {
+        return p + std::countr_zero(flags) / 8;
+      }
       break;
     }
     p += 8;

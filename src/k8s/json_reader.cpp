@@ -96,12 +96,9 @@ class Reader {
         if (out == nullptr) {
           return string(nullptr);
         }
-        std::string s;
-        if (!string(&s)) {
-          return false;
-        }
-        *out = std::move(s);
-        return true;
+        // Read straight into the value's own string: no temporary, no move.
+        *out = json::value_t::string;
+        return string(out->get_ptr<json::string_t*>());
       }
       case 't':
         return literal("true", out, json(true));
@@ -192,12 +189,13 @@ class Reader {
           return false;
         }
       } else {
-        json element;
-        if (!value(&element, depth, next)) {
+        // The member is made first and read in place (a duplicate key reads over the earlier value, which
+        // is what keeping the last one means); the hint makes keys that arrive in order cost no search.
+        const auto member = members->try_emplace(members->end(), std::move(key));
+        key = std::string();
+        if (!value(&member->second, depth, next)) {
           return false;
         }
-        members->insert_or_assign(members->end(), std::move(key), std::move(element));
-        key = std::string();
       }
       skip_space();
       if (p_ != end_ && *p_ == ',') {
@@ -394,7 +392,7 @@ class Reader {
         return fail("unterminated string");
       }
       if (out != nullptr) {
-        out->append(run, p_);
+        out->append(run, static_cast<std::size_t>(p_ - run));  // (pointer, size): not the iterator overload
       }
       const auto c = static_cast<unsigned char>(*p_);
       if (c == '"') {

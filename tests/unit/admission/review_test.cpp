@@ -178,6 +178,35 @@ TEST_CASE("bodies that are not an AdmissionReview get HTTP 400 and a one-line re
   CHECK(outcome.body.find('\n') == outcome.body.size() - 1);
 }
 
+TEST_CASE("envelope members no rule reads are skipped, but still checked as JSON", "[review]") {
+  // The request's resource and request* echoes and the user's uid, groups and extras are never built;
+  // the username (logged) and request.kind (routing) are.
+  json base =
+      json::parse(gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/fractional-gpu.yaml")));
+  base["request"]["userInfo"] = {{"username", "alice"},
+                                 {"uid", "u-1"},
+                                 {"groups", {"system:authenticated", "ml-team"}},
+                                 {"extra", {{"scopes", {"a", "b"}}}}};
+  base["request"]["requestKind"] = {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}};
+  const auto read = review(base.dump(), Endpoint::kValidate, kRules);
+  CHECK(read.user == "alice");
+  CHECK(read.kind == "Pod");
+  CHECK(read.verdict == Verdict::kDenied);
+
+  const std::string body = base.dump();
+  for (const std::string& member :
+       {std::string(R"("groups":[)"), std::string(R"("requestKind":{)"), std::string(R"("extra":{)")}) {
+    const auto at = body.find(member);
+    REQUIRE(at != std::string::npos);
+    std::string broken = body;
+    broken.insert(at + member.size(), "tru,");  // an invalid literal inside the skipped member
+    const auto outcome = review(broken, Endpoint::kValidate, kRules);
+    INFO(member);
+    CHECK(outcome.http_status == 400);
+    CHECK_THAT(outcome.body, Catch::Contains("malformed JSON"));
+  }
+}
+
 TEST_CASE("generateName pods are named by their prefix in logs and messages", "[review]") {
   json pod = gpuadmit::test::fixture("pods/fractional-gpu.yaml");
   pod["metadata"].erase("name");
