@@ -56,15 +56,18 @@ nlohmann::json diff_projection(const nlohmann::json& object, const nlohmann::jso
   if (meta == working.end()) return patch;
   const auto original_meta = object.find("metadata");
   if (original_meta == object.end() || !original_meta->is_object()) {
-    if (!meta->empty()) patch.push_back({{"op", "add"}, {"path", "/metadata"}, {"value", *meta}});
+    if (!meta->empty()) patch.push_back(patch_op("add", "/metadata", *meta));
     return patch;
   }
   for (const auto& [key, value] : meta->get_ref<const nlohmann::json::object_t&>()) {
     const auto before = original_meta->find(key);
     if (before == original_meta->end()) {
-      patch.push_back({{"op", "add"}, {"path", "/metadata/" + key}, {"value", value}});
+      std::string path = "/metadata";
+      append_pointer_token(path, key);
+      patch.push_back(patch_op("add", path, value));
     } else {
-      std::string path = "/metadata/" + key;
+      std::string path = "/metadata";
+      append_pointer_token(path, key);
       append_diff(*before, value, path, patch);
     }
   }

@@ -9,6 +9,10 @@
 
 namespace gpuadmit::policy {
 
+// One operation: {"op": name, "path": path} and, with a value, "value".
+nlohmann::json patch_op(const char* name, const std::string& path);
+nlohmann::json patch_op(const char* name, const std::string& path, const nlohmann::json& value);
+
 // Appends "/" and `token` escaped as RFC 6901 says (~ → ~0, / → ~1) to the JSON Pointer `path`.
 void append_pointer_token(std::string& path, std::string_view token);
 

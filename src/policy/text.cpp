@@ -10,6 +10,14 @@ std::size_t rune_count(std::string_view text) noexcept {
 }
 
 std::string one_line(std::string_view text, std::size_t limit) {
+  const auto is_control = [](char ch) {
+    const auto byte = static_cast<unsigned char>(ch);
+    return byte < 0x20 || byte == 0x7f;
+  };
+  // Most summaries are one line already and short: a copy, without the byte-by-byte rebuild below.
+  if (std::none_of(text.begin(), text.end(), is_control) && (limit == 0 || text.size() <= limit)) {
+    return std::string(text);
+  }
   // Control characters (newlines, tabs) make the API server drop a warning silently: fold them to spaces.
   std::string clean;
   clean.reserve(text.size());

@@ -204,18 +204,18 @@ void rule_memory_floor(RuleContext& ctx) {
   for (const k8s::Container& c : pod.containers) {
     const std::int64_t gpus = ctx.gpu_units(c);
     if (gpus <= 0) continue;
-    k8s::Quantity floor = cfg.overhead + cfg.per_gpu.times(gpus);
-    std::string floor_how = human(cfg.overhead) + " overhead + " + std::to_string(gpus) + " GPU" +
-                            (gpus > 1 ? "s" : "") + " × " + human(cfg.per_gpu);
-    std::string floor_short = floor_how;
-    if (estimate) {
-      floor = *estimate;
-      floor_how = how;
-      floor_short = short_how;
-    }
+    const k8s::Quantity floor = estimate ? *estimate : cfg.overhead + cfg.per_gpu.times(gpus);
     const k8s::Quantity* limit = find(c.resources.limits, "memory");
     if (limit == nullptr) limit = find(c.resources.requests, "memory");
     if (limit != nullptr && *limit >= floor) continue;
+    // Explanations are written only for a container that falls short.
+    std::string floor_how = how;
+    std::string floor_short = short_how;
+    if (!estimate) {
+      floor_how = human(cfg.overhead) + " overhead + " + std::to_string(gpus) + " GPU" +
+                  (gpus > 1 ? "s" : "") + " × " + human(cfg.per_gpu);
+      floor_short = floor_how;
+    }
     const std::string have = limit != nullptr ? "a memory limit of " + human(*limit) : "no memory limit";
     ctx.report(
         kMemoryFloor, cfg.action, field_of(c, ".resources.limits.memory"),
