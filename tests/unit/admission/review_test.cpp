@@ -207,6 +207,48 @@ TEST_CASE("envelope members no rule reads are skipped, but still checked as JSON
   }
 }
 
+TEST_CASE("responses are printed exactly as nlohmann would print them", "[review]") {
+  // The response is written as text, not dumped from a DOM: every shape (allowed, denied with status,
+  // warnings, audit annotations, could-not-decide) must read back as the same JSON and print the same.
+  gpuadmit::policy::RuleSet audit_rules;
+  audit_rules.guaranteed_qos.action = gpuadmit::policy::Action::kAudit;
+  audit_rules.memory_floor.action = gpuadmit::policy::Action::kWarn;
+  const gpuadmit::policy::RuleSet* rule_sets[] = {&kRules, &audit_rules};
+  std::size_t shapes = 0;
+  for (const std::string name : {"good-gpu-pod", "fractional-gpu", "vit-b-burstable", "gpu-pod-with-sidecar",
+                                 "gpu-request-without-limit", "cpu-pod-with-gpu-toleration"}) {
+    for (const auto* rules : rule_sets) {
+      for (const Endpoint endpoint : {Endpoint::kValidate, Endpoint::kMutate}) {
+        const auto outcome = review(
+            gpuadmit::test::admission_review(gpuadmit::test::fixture("pods/" + name + ".yaml"), "uid-\"q\""),
+            endpoint, *rules);
+        INFO(name << " " << to_string(endpoint) << ": " << outcome.body);
+        REQUIRE(outcome.http_status == 200);
+        json parsed = json::parse(outcome.body);
+        CHECK(parsed["response"]["uid"] == "uid-\"q\"");
+        if (outcome.verdict == Verdict::kPatched) {
+          // The patch is appended after the sorted members; everything before it is canonical.
+          parsed["response"].erase("patch");
+          parsed["response"].erase("patchType");
+          CHECK(outcome.body.starts_with(parsed.dump().substr(0, parsed.dump().size() - 2)));
+        } else {
+          CHECK(outcome.body == parsed.dump());
+        }
+        shapes |= (parsed["response"].contains("status") ? 1U : 0U) |
+                  (parsed["response"].contains("warnings") ? 2U : 0U) |
+                  (parsed["response"].contains("auditAnnotations") ? 4U : 0U) |
+                  (outcome.verdict == Verdict::kPatched ? 8U : 0U);
+      }
+    }
+  }
+  CHECK(shapes == 15U);  // every optional member was printed at least once
+
+  const auto error = review(gpuadmit::test::admission_review(json{{"kind", "Pod"}, {"spec", 1}}),
+                            Endpoint::kValidate, kRules);
+  REQUIRE(error.verdict == Verdict::kError);
+  CHECK(error.body == json::parse(error.body).dump());
+}
+
 TEST_CASE("generateName pods are named by their prefix in logs and messages", "[review]") {
   json pod = gpuadmit::test::fixture("pods/fractional-gpu.yaml");
   pod["metadata"].erase("name");
