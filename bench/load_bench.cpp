@@ -46,6 +46,7 @@ struct BenchOptions {
   int rounds = 4;  // saturation runs the endpoints in turn, this many times: background load hits all alike
   std::uint64_t max_requests = 2'000'000;  // per phase, a bound besides time
   unsigned server_threads = 0;
+  std::string only;  // one endpoint label: that endpoint alone, for profilers (no ratio, no in-process loops)
   std::string source_dir = GPUADMIT_SOURCE_DIR;
 };
 
@@ -227,7 +228,10 @@ std::string proc_status(const std::string& field) {
 int usage() {
   std::fputs(
       "usage: gpuadmit_load_bench [--connections K] [--seconds S] [--rounds R] [--max-requests N] "
-      "[--server-threads N]\n",
+      "[--server-threads N] [--only ENDPOINT]\n"
+      "  --only runs one endpoint (/bench/constant, /validate, \"/validate (raw)\", /mutate) and nothing "
+      "else,\n"
+      "  so that a profiler sees only its requests (bench/instructions.sh uses it)\n",
       stderr);
   return 2;
 }
@@ -250,6 +254,13 @@ int main(int argc, char** argv) {
       options.max_requests = std::stoull(value);
     } else if (args[i] == "--server-threads") {
       options.server_threads = static_cast<unsigned>(std::stoul(value));
+    } else if (args[i] == "--only") {
+      options.only = value;
+      if (value != "/bench/constant" && value != "/validate" && value != "/validate (raw)" &&
+          value != "/mutate") {
+        std::fprintf(stderr, "--only: no endpoint labelled \"%s\"\n", value.c_str());
+        return usage();
+      }
     } else if (args[i] == "--rounds") {
       options.rounds = std::max(1, std::stoi(value));
     } else {
@@ -315,10 +326,13 @@ int main(int argc, char** argv) {
   // what mutation fixed no longer shows) and on the raw corpus (every finding denied in full, the worst
   // case: long messages).
   const std::vector<std::string> validate_corpus = after_mutation(corpus, *(*webhook)->policy().current());
-  const std::vector<Target> targets{{"/bench/constant", "/bench/constant", &constant_body},
-                                    {"/validate", "/validate", &validate_corpus},
-                                    {"/validate (raw)", "/validate", &corpus},
-                                    {"/mutate", "/mutate", &corpus}};
+  std::vector<Target> targets{{"/bench/constant", "/bench/constant", &constant_body},
+                              {"/validate", "/validate", &validate_corpus},
+                              {"/validate (raw)", "/validate", &corpus},
+                              {"/mutate", "/mutate", &corpus}};
+  if (!options.only.empty()) {
+    std::erase_if(targets, [&](const Target& target) { return target.label != options.only; });
+  }
   // The admission layer alone on the same corpora, one thread, no sockets: what the ratio is made of.
   const auto rules = (*webhook)->policy().current();
   const auto core_us = [&](gpuadmit::admission::Endpoint endpoint, const std::vector<std::string>& bodies) {
@@ -333,9 +347,22 @@ int main(int argc, char** argv) {
     return std::chrono::duration<double, std::micro>(Clock::now() - begin).count() /
            static_cast<double>(reviews);
   };
+  if (!options.only.empty()) {
+    // One saturation phase and nothing else: with --max-requests, exactly that many requests are made, so
+    // two runs with different counts difference out the start-up (bench/instructions.sh).
+    const Target& target = targets.front();
+    const Phase phase = run_phase(make_client, target.path, *target.bodies, options, 0);
+    std::printf("%-16s %14.0f %12s %10s %10s %10s %9llu %14.1f\n", target.label.c_str(), phase.rate(), "-",
+                "-", "-", "-", static_cast<unsigned long long>(phase.failures),  // NOLINT(google-runtime-int)
+                phase.cpu_per_request_us());
+    (*webhook)->stop_now();
+    (*webhook)->wait();
+    std::filesystem::remove_all(directory);
+    return phase.failures == 0 ? 0 : 1;
+  }
   for (const Target& target : targets) {
     run_phase(make_client, target.path, *target.bodies,
-              {options.connections, 300ms, 1, options.max_requests, 0, {}},
+              {options.connections, 300ms, 1, options.max_requests, 0, {}, {}},
               0);  // warm-up
   }
   // Saturation, interleaved: round after round of every endpoint.
