@@ -4,6 +4,7 @@
 
 #include "gpuadmit/admission/json_patch.hpp"
 #include "gpuadmit/admission/messages.hpp"
+#include "gpuadmit/k8s/json_document.hpp"
 #include "gpuadmit/k8s/json_input.hpp"
 #include "gpuadmit/k8s/json_output.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
@@ -35,9 +36,15 @@ const std::vector<k8s::JsonPath> kNeverRead{
     {"request", "userInfo", "extra"},
 };
 
-std::string string_or_empty(const json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+// A string member of an object, or "" when absent or not a string.
+std::string string_or_empty(const k8s::JsonValue& object, std::string_view key) {
+  const k8s::JsonValue* value = object.is_object() ? object.find(key) : nullptr;
+  return value != nullptr && value->is_string() ? std::string(value->string()) : std::string();
+}
+
+const k8s::JsonValue* object_member(const k8s::JsonValue& object, std::string_view key) {
+  const k8s::JsonValue* value = object.find(key);
+  return value != nullptr && value->is_object() ? value : nullptr;
 }
 
 Outcome malformed(Outcome out, std::string reason) {
@@ -144,9 +151,11 @@ std::string_view to_string(Endpoint endpoint) noexcept {
 Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,
                const policy::ClusterView* cluster) {
   Outcome out;
-  auto parsed = k8s::parse_json(body, kReviewLimits, kNeverRead);
+  // Read into an arena document: a pod is judged from it as it is; nlohmann::json is built only for what
+  // a fix edits or a workload's templates (see policy::ObjectRef). `body` outlives the document.
+  auto parsed = k8s::parse_json_document(body, kReviewLimits, kNeverRead);
   if (!parsed) return malformed(std::move(out), parsed.error().message);
-  const json& review = *parsed;
+  const k8s::JsonValue& review = parsed->root();
   if (!review.is_object()) return malformed(std::move(out), "the body is not a JSON object");
   if (string_or_empty(review, "apiVersion") != "admission.k8s.io/v1" ||
       string_or_empty(review, "kind") != "AdmissionReview") {
@@ -154,53 +163,48 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
                      "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview "
                      "(register the webhook with admissionReviewVersions: [v1])");
   }
-  const auto request_it = review.find("request");
-  if (request_it == review.end() || !request_it->is_object())
-    return malformed(std::move(out), "missing request");
-  const json& request = *request_it;
+  const k8s::JsonValue* request_it = object_member(review, "request");
+  if (request_it == nullptr) return malformed(std::move(out), "missing request");
+  const k8s::JsonValue& request = *request_it;
   out.uid = string_or_empty(request, "uid");
   if (out.uid.empty()) return malformed(std::move(out), "request.uid is missing");
   out.operation = string_or_empty(request, "operation");
   out.namespace_ = string_or_empty(request, "namespace");
   out.name = string_or_empty(request, "name");
-  if (const auto kind = request.find("kind"); kind != request.end() && kind->is_object()) {
-    out.kind = string_or_empty(*kind, "kind");
-  }
-  if (const auto user = request.find("userInfo"); user != request.end() && user->is_object()) {
+  const k8s::JsonValue* kind = object_member(request, "kind");
+  if (kind != nullptr) out.kind = string_or_empty(*kind, "kind");
+  if (const k8s::JsonValue* user = object_member(request, "userInfo")) {
     out.user = string_or_empty(*user, "username");
   }
 
   Response response;
-  const auto object_it = request.find("object");
-  std::string group;
-  if (const auto kind = request.find("kind"); kind != request.end() && kind->is_object()) {
-    group = string_or_empty(*kind, "group");
-  }
+  const k8s::JsonValue* object_it = object_member(request, "object");
+  const std::string group = kind != nullptr ? string_or_empty(*kind, "group") : std::string();
   const bool workload = rules.workload_of(group, out.kind) != nullptr;
   const bool core_kind = group.empty() && (out.kind == "Pod" || out.kind == "PersistentVolumeClaim");
   // Pods and claims on CREATE (a pod's resources and a claim's class are immutable after it); workloads on
   // CREATE and UPDATE (their templates change). DELETE, CONNECT and subresources (status, scale) pass.
   const bool judged = (core_kind ? out.operation == "CREATE"
                                  : workload && (out.operation == "CREATE" || out.operation == "UPDATE")) &&
-                      string_or_empty(request, "subResource").empty() && object_it != request.end() &&
-                      object_it->is_object();
+                      string_or_empty(request, "subResource").empty() && object_it != nullptr;
   if (!judged) {
     out.body = response_text(out.uid, response);
     return out;
   }
-  const json& object = *object_it;
+  const k8s::JsonValue& object = *object_it;
   if (out.name.empty()) {
-    if (const auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
+    if (const k8s::JsonValue* meta = object_member(object, "metadata")) {
       const std::string generate_name = string_or_empty(*meta, "generateName");
       if (!generate_name.empty()) out.name = generate_name + "*";
     }
   }
 
   const policy::Mode mode = endpoint == Endpoint::kMutate ? policy::Mode::kMutate : policy::Mode::kValidate;
-  policy::Request evaluation{object, out.namespace_, mode, cluster};
-  if (const auto old = request.find("oldObject");
-      out.operation == "UPDATE" && old != request.end() && old->is_object()) {
-    evaluation.old_object = &*old;
+  policy::Request evaluation{policy::ObjectRef(object), out.namespace_, mode, cluster};
+  json old_object;
+  if (const k8s::JsonValue* old = object_member(request, "oldObject"); out.operation == "UPDATE" && old) {
+    old_object = k8s::to_json(*old);  // workloads only: their templates are compared as nlohmann::json
+    evaluation.old_object = &old_object;
   }
   auto decision = policy::evaluate(evaluation, rules);
   if (!decision) {

@@ -1,7 +1,9 @@
-// A strict RFC 8259 reader that builds nlohmann::json directly. nlohmann's own parser spends most of its
-// time copying every byte into a token buffer kept for error messages (about 120 instructions per byte of
-// an AdmissionReview); this one scans strings in runs, checks depth as it descends (no pre-scan), and can
-// drop members the caller never reads (managedFields, status, oldObject) after checking their syntax.
+// A strict RFC 8259 parser that builds a JsonDocument: values in an arena, strings as views into the text.
+// nlohmann's own parser spends most of its time copying every byte into a token buffer kept for error
+// messages (about 120 instructions per byte of an AdmissionReview); this one scans strings in runs, checks
+// depth as it descends (no pre-scan), and can drop members the caller never reads (managedFields, status,
+// oldObject) after checking their syntax. read_json converts the document to nlohmann::json: members arrive
+// sorted, so each goes in at the end of its map with one comparison.
 //
 // It accepts exactly what nlohmann accepts, with the same values: non-negative integers become unsigned,
 // negative ones signed, integers too large for 64 bits become doubles, duplicate keys keep the last value,
@@ -9,52 +11,95 @@
 // is beyond a double (1e400) is an error here, where nlohmann would store infinity and later print null.
 #include "json_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <string>
 
+#include "gpuadmit/k8s/json_document.hpp"
 #include "json_chars.hpp"
 
 namespace gpuadmit::k8s {
-namespace {
 
-using nlohmann::json;
+const JsonValue* JsonValue::find(std::string_view key) const noexcept {
+  if (type_ != JsonType::kObject) {
+    return nullptr;
+  }
+  const auto list = members();
+  const auto it = std::lower_bound(list.begin(), list.end(), key,
+                                   [](const JsonMember& m, std::string_view k) { return m.key < k; });
+  return it != list.end() && it->key == key ? &it->value : nullptr;
+}
+
+namespace {
 
 constexpr std::size_t kMaxDropPaths = 32;
 constexpr std::size_t kMaxDepth = 1000;
+constexpr std::size_t kMaxCount = std::numeric_limits<std::uint32_t>::max();
 using DropMask = std::uint32_t;
 
-class Reader {
+}  // namespace
+
+class JsonBuilder {
  public:
-  Reader(std::string_view text, std::size_t max_depth, std::span<const JsonPath> drop)
+  JsonBuilder(std::string_view text, std::size_t max_depth, std::span<const JsonPath> drop, JsonDocument& doc)
       : begin_(text.data()),
         p_(text.data()),
         end_(text.data() + text.size()),
         max_depth_(max_depth),
-        drop_(drop) {}
+        drop_(drop),
+        doc_(doc),
+        block_size_(std::clamp<std::size_t>(text.size() * 2, 4096, kLargestBlock)) {}
 
-  Result<json> document() {
-    json out;
+  bool document() {
     skip_space();
     const DropMask all = drop_.empty() ? 0 : static_cast<DropMask>((std::uint64_t{1} << drop_.size()) - 1);
-    if (!value(&out, 0, all)) {
-      return make_error(error_);
+    if (!value(&doc_.root_, 0, all)) {
+      return false;
     }
     skip_space();
     if (p_ != end_) {
-      fail("unexpected content after the JSON value");
-      return make_error(error_);
+      return fail("unexpected content after the JSON value");
     }
-    return out;
+    return true;
   }
 
+  [[nodiscard]] const std::string& error() const { return error_; }
+
  private:
+  static constexpr std::size_t kLargestBlock = std::size_t{1} << 20;
+
   const char* begin_;
   const char* p_;
   const char* end_;
   std::size_t max_depth_;
   std::span<const JsonPath> drop_;
+  JsonDocument& doc_;
   std::string error_;
+  // Containers are read onto these stacks and copied to the arena, sized, when they close.
+  std::vector<JsonValue> items_;
+  std::vector<JsonMember> members_;
+  std::string unescaped_;
+  std::byte* next_ = nullptr;
+  std::size_t left_ = 0;
+  std::size_t block_size_;
+
+  void* allocate(std::size_t bytes) {
+    bytes = (bytes + 7) & ~std::size_t{7};
+    if (bytes > left_) {
+      const std::size_t size = std::max(bytes, block_size_);
+      doc_.blocks_.emplace_back(new std::byte[size]);  // default-initialized: nothing is zeroed
+      next_ = doc_.blocks_.back().get();
+      left_ = size;
+      block_size_ = std::min(block_size_ * 2, kLargestBlock);
+    }
+    void* out = next_;
+    next_ += bytes;
+    left_ -= bytes;
+    return out;
+  }
 
   bool fail(std::string_view what) {
     if (!error_.empty()) {
@@ -82,7 +127,7 @@ class Reader {
   }
 
   // `out` is null while checking a dropped value: syntax only, nothing stored.
-  bool value(json* out, std::size_t depth, DropMask alive) {
+  bool value(JsonValue* out, std::size_t depth, DropMask alive) {
     if (p_ == end_) {
       return fail("unexpected end of input; expected a value");
     }
@@ -93,31 +138,36 @@ class Reader {
         return array(out, depth + 1);
       case '"': {
         ++p_;
-        if (out == nullptr) {
-          return string(nullptr);
+        std::string_view text;
+        if (!string(out != nullptr ? &text : nullptr)) {
+          return false;
         }
-        // Read straight into the value's own string: no temporary, no move.
-        *out = json::value_t::string;
-        return string(out->get_ptr<json::string_t*>());
+        if (out != nullptr) {
+          out->type_ = JsonType::kString;
+          out->size_ = static_cast<std::uint32_t>(text.size());
+          out->chars_ = text.data();
+        }
+        return true;
       }
       case 't':
-        return literal("true", out, json(true));
+        return literal("true", out, JsonType::kBoolean, true);
       case 'f':
-        return literal("false", out, json(false));
+        return literal("false", out, JsonType::kBoolean, false);
       case 'n':
-        return literal("null", out, json(nullptr));
+        return literal("null", out, JsonType::kNull, false);
       default:
         return number(out);
     }
   }
 
-  bool literal(std::string_view word, json* out, json value) {
+  bool literal(std::string_view word, JsonValue* out, JsonType type, bool truth) {
     if (static_cast<std::size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word) {
       return fail("invalid literal");
     }
     p_ += word.size();
     if (out != nullptr) {
-      *out = std::move(value);
+      out->type_ = type;
+      out->boolean_ = truth;
     }
     return true;
   }
@@ -134,7 +184,7 @@ class Reader {
 
   // Which drop paths still match after descending into `key` at `depth` (1-based container depth), and
   // whether one of them ends here (the member is dropped).
-  DropMask narrow(DropMask alive, std::size_t depth, const std::string& key, bool& drop_member) const {
+  DropMask narrow(DropMask alive, std::size_t depth, std::string_view key, bool& drop_member) const {
     DropMask next = 0;
     for (std::size_t i = 0; i < drop_.size(); ++i) {
       if ((alive & (DropMask{1} << i)) == 0) {
@@ -153,27 +203,80 @@ class Reader {
     return next;
   }
 
-  bool object(json* out, std::size_t depth, DropMask alive) {
+  // Sorted by key, stable, and a repeated key keeps its last value: what std::map with insert_or_assign
+  // holds. Objects are small, so an insertion sort (no allocation) does most of them.
+  bool close_object(JsonValue* out, std::size_t base) {
+    JsonMember* first = members_.data() + base;
+    std::size_t n = members_.size() - base;
+    const auto by_key = [](const JsonMember& a, const JsonMember& b) { return a.key < b.key; };
+    if (n <= 32) {
+      for (std::size_t i = 1; i < n; ++i) {
+        const JsonMember m = first[i];
+        std::size_t j = i;
+        for (; j > 0 && m.key < first[j - 1].key; --j) {
+          first[j] = first[j - 1];
+        }
+        first[j] = m;
+      }
+    } else {
+      std::stable_sort(first, first + n, by_key);
+    }
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + 1 < n && first[i + 1].key == first[i].key) {
+        continue;  // a later duplicate wins
+      }
+      first[kept++] = first[i];
+    }
+    n = kept;
+    if (n > kMaxCount) {
+      return fail("an object with more than 2^32 members");
+    }
+    out->type_ = JsonType::kObject;
+    out->size_ = static_cast<std::uint32_t>(n);
+    out->members_ = nullptr;
+    if (n > 0) {
+      auto* stored = static_cast<JsonMember*>(allocate(n * sizeof(JsonMember)));
+      std::memcpy(static_cast<void*>(stored), first, n * sizeof(JsonMember));
+      out->members_ = stored;
+    }
+    members_.resize(base);
+    return true;
+  }
+
+  bool close_array(JsonValue* out, std::size_t base) {
+    const std::size_t n = items_.size() - base;
+    if (n > kMaxCount) {
+      return fail("a list with more than 2^32 items");
+    }
+    out->type_ = JsonType::kArray;
+    out->size_ = static_cast<std::uint32_t>(n);
+    out->items_ = nullptr;
+    if (n > 0) {
+      auto* stored = static_cast<JsonValue*>(allocate(n * sizeof(JsonValue)));
+      std::memcpy(static_cast<void*>(stored), items_.data() + base, n * sizeof(JsonValue));
+      out->items_ = stored;
+    }
+    items_.resize(base);
+    return true;
+  }
+
+  bool object(JsonValue* out, std::size_t depth, DropMask alive) {
     if (!enter(depth)) {
       return false;
     }
-    json::object_t* members = nullptr;
-    if (out != nullptr) {
-      *out = json::object();
-      members = out->get_ptr<json::object_t*>();
-    }
+    const std::size_t base = members_.size();
     if (p_ != end_ && *p_ == '}') {
       ++p_;
-      return true;
+      return out == nullptr || close_object(out, base);
     }
-    std::string key;
     while (true) {
       if (p_ == end_ || *p_ != '"') {
         return fail("expected a string as an object key");
       }
       ++p_;
-      key.clear();
-      if (!string(&key)) {
+      std::string_view key;
+      if (!string(out != nullptr ? &key : nullptr)) {
         return false;
       }
       skip_space();
@@ -184,18 +287,16 @@ class Reader {
       skip_space();
       bool drop_member = false;
       const DropMask next = alive != 0 ? narrow(alive, depth, key, drop_member) : 0;
-      if (members == nullptr || drop_member) {
+      if (out == nullptr || drop_member) {
         if (!value(nullptr, depth, 0)) {
           return false;
         }
       } else {
-        // The member is made first and read in place (a duplicate key reads over the earlier value, which
-        // is what keeping the last one means); the hint makes keys that arrive in order cost no search.
-        const auto member = members->try_emplace(members->end(), std::move(key));
-        key = std::string();
-        if (!value(&member->second, depth, next)) {
+        JsonMember member{key, {}};
+        if (!value(&member.value, depth, next)) {
           return false;
         }
+        members_.push_back(member);
       }
       skip_space();
       if (p_ != end_ && *p_ == ',') {
@@ -205,35 +306,32 @@ class Reader {
       }
       if (p_ != end_ && *p_ == '}') {
         ++p_;
-        return true;
+        return out == nullptr || close_object(out, base);
       }
       return fail("expected ',' or '}' after an object member");
     }
   }
 
-  bool array(json* out, std::size_t depth) {
+  bool array(JsonValue* out, std::size_t depth) {
     if (!enter(depth)) {
       return false;
     }
-    json::array_t* elements = nullptr;
-    if (out != nullptr) {
-      *out = json::array();
-      elements = out->get_ptr<json::array_t*>();
-    }
+    const std::size_t base = items_.size();
     if (p_ != end_ && *p_ == ']') {
       ++p_;
-      return true;
+      return out == nullptr || close_array(out, base);
     }
     while (true) {
-      if (elements == nullptr) {
+      if (out == nullptr) {
         if (!value(nullptr, depth, 0)) {
           return false;
         }
       } else {
-        elements->emplace_back();
-        if (!value(&elements->back(), depth, 0)) {
+        JsonValue element;
+        if (!value(&element, depth, 0)) {
           return false;
         }
+        items_.push_back(element);
       }
       skip_space();
       if (p_ != end_ && *p_ == ',') {
@@ -243,7 +341,7 @@ class Reader {
       }
       if (p_ != end_ && *p_ == ']') {
         ++p_;
-        return true;
+        return out == nullptr || close_array(out, base);
       }
       return fail("expected ',' or ']' after an array element");
     }
@@ -374,9 +472,11 @@ class Reader {
     return true;
   }
 
-  // After the opening quote; leaves p_ after the closing one. Plain bytes and whole UTF-8 sequences are
-  // copied in runs; escapes and the closing quote end a run.
-  bool string(std::string* out) {
+  // After the opening quote; leaves p_ after the closing one. A string without escapes is a view into the
+  // text; one with escapes is decoded and stored in the arena.
+  bool string(std::string_view* out) {
+    const char* start = p_;
+    bool escaped = false;
     while (true) {
       const char* run = p_;
       while (true) {
@@ -391,17 +491,38 @@ class Reader {
       if (p_ == end_) {
         return fail("unterminated string");
       }
-      if (out != nullptr) {
-        out->append(run, static_cast<std::size_t>(p_ - run));  // (pointer, size): not the iterator overload
-      }
       const auto c = static_cast<unsigned char>(*p_);
       if (c == '"') {
+        if (out != nullptr) {
+          if (!escaped) {
+            *out = std::string_view(start, static_cast<std::size_t>(p_ - start));
+          } else {
+            unescaped_.append(run, static_cast<std::size_t>(p_ - run));
+            if (unescaped_.size() > kMaxCount) {
+              return fail("a string longer than 4 GiB");
+            }
+            auto* stored = static_cast<char*>(allocate(unescaped_.size()));
+            std::memcpy(stored, unescaped_.data(), unescaped_.size());
+            *out = std::string_view(stored, unescaped_.size());
+          }
+        }
         ++p_;
+        if (!escaped && static_cast<std::size_t>(p_ - start) > kMaxCount) {
+          return fail("a string longer than 4 GiB");
+        }
         return true;
       }
       if (c == '\\') {
+        if (out != nullptr) {
+          if (!escaped) {
+            unescaped_.assign(start, static_cast<std::size_t>(p_ - start));
+          } else {
+            unescaped_.append(run, static_cast<std::size_t>(p_ - run));
+          }
+        }
+        escaped = true;
         ++p_;
-        if (!escape(out)) {
+        if (!escape(out != nullptr ? &unescaped_ : nullptr)) {
           return false;
         }
         continue;
@@ -412,7 +533,7 @@ class Reader {
 
   static bool digit(char c) { return c >= '0' && c <= '9'; }
 
-  bool number(json* out) {
+  bool number(JsonValue* out) {
     const char* start = p_;
     if (p_ != end_ && *p_ == '-') {
       ++p_;
@@ -462,13 +583,15 @@ class Reader {
       if (*start == '-') {
         std::int64_t v = 0;
         if (std::from_chars(start, p_, v).ec == std::errc()) {
-          *out = v;
+          out->type_ = JsonType::kInteger;
+          out->integer_ = v;
           return true;
         }
       } else {
         std::uint64_t v = 0;
         if (std::from_chars(start, p_, v).ec == std::errc()) {
-          *out = v;
+          out->type_ = JsonType::kUnsigned;
+          out->unsigned_ = v;
           return true;
         }
       }
@@ -478,15 +601,14 @@ class Reader {
     if (ec != std::errc() || end != p_) {
       return fail("number out of range");
     }
-    *out = d;
+    out->type_ = JsonType::kFloat;
+    out->floating_ = d;
     return true;
   }
 };
 
-}  // namespace
-
-Result<nlohmann::json> read_json(std::string_view text, std::size_t max_depth,
-                                 std::span<const JsonPath> drop) {
+Result<JsonDocument> JsonDocument::parse(std::string_view text, std::size_t max_depth,
+                                         std::span<const JsonPath> drop) {
   // Each level of nesting is a stack frame here (a few hundred bytes, more under sanitizers).
   if (max_depth > kMaxDepth) {
     return make_error("internal: a JSON depth limit of " + std::to_string(max_depth) + " (at most " +
@@ -495,7 +617,57 @@ Result<nlohmann::json> read_json(std::string_view text, std::size_t max_depth,
   if (drop.size() > kMaxDropPaths) {
     return make_error("internal: too many JSON drop paths");
   }
-  return Reader(text, max_depth, drop).document();
+  JsonDocument doc;
+  JsonBuilder builder(text, max_depth, drop, doc);
+  if (!builder.document()) {
+    return make_error(builder.error());
+  }
+  return doc;
+}
+
+nlohmann::json to_json(const JsonValue& value) {
+  using nlohmann::json;
+  switch (value.type()) {
+    case JsonType::kNull:
+      return nullptr;
+    case JsonType::kBoolean:
+      return value.boolean();
+    case JsonType::kInteger:
+      return value.integer();
+    case JsonType::kUnsigned:
+      return value.unsigned_integer();
+    case JsonType::kFloat:
+      return value.floating();
+    case JsonType::kString:
+      return std::string(value.string());
+    case JsonType::kArray: {
+      json out(json::value_t::array);
+      auto& items = out.get_ref<json::array_t&>();
+      items.reserve(value.size());
+      for (const JsonValue& item : value.items()) {
+        items.push_back(to_json(item));
+      }
+      return out;
+    }
+    case JsonType::kObject: {
+      json out(json::value_t::object);
+      auto& members = out.get_ref<json::object_t&>();
+      for (const JsonMember& member : value.members()) {
+        members.emplace_hint(members.end(), member.key, to_json(member.value));
+      }
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+Result<nlohmann::json> read_json(std::string_view text, std::size_t max_depth,
+                                 std::span<const JsonPath> drop) {
+  auto doc = JsonDocument::parse(text, max_depth, drop);
+  if (!doc) {
+    return doc.error();
+  }
+  return to_json(doc->root());
 }
 
 }  // namespace gpuadmit::k8s

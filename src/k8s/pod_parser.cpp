@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuadmit/k8s/json_access.hpp"
+
 #include <utility>
 
 namespace gpuadmit::k8s {
@@ -34,77 +36,74 @@ struct Path {
   }
 };
 
-const char* type_name(const json& value) {
-  switch (value.type()) {
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "a list";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::null: return "null";
-    default: return "a number";
-  }
-}
-
-[[noreturn]] void fail(const Path& path, const char* expected, const json& got) {
+template <class J>
+[[noreturn]] void fail(const Path& path, const char* expected, const J& got) {
   throw FieldError{path.str() + ": expected " + expected + ", got " + type_name(got)};
 }
 
 // Returns the member or nullptr when absent or null (Kubernetes treats both as unset).
-const json* member(const json& object, std::string_view key, const Path& path) {
+template <class J>
+const J* member(const J& object, std::string_view key, const Path& path) {
   if (!object.is_object()) fail(path, "an object", object);
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
+  const J* value = lookup(object, key);
+  if (value == nullptr || value->is_null()) return nullptr;
+  return value;
 }
 
-std::string string_at(const json& object, std::string_view key, const Path& path) {
-  const json* value = member(object, key, path);
+template <class J>
+std::string string_at(const J& object, std::string_view key, const Path& path) {
+  const J* value = member(object, key, path);
   if (value == nullptr) return {};
   if (!value->is_string()) fail(path / key, "a string", *value);
-  return value->get<std::string>();
+  return std::string(text(*value));
 }
 
-const json* object_at(const json& object, std::string_view key, const Path& path) {
-  const json* value = member(object, key, path);
+template <class J>
+const J* object_at(const J& object, std::string_view key, const Path& path) {
+  const J* value = member(object, key, path);
   if (value != nullptr && !value->is_object()) fail(path / key, "an object", *value);
   return value;
 }
 
-const json* array_at(const json& object, std::string_view key, const Path& path) {
-  const json* value = member(object, key, path);
+template <class J>
+const J* array_at(const J& object, std::string_view key, const Path& path) {
+  const J* value = member(object, key, path);
   if (value != nullptr && !value->is_array()) fail(path / key, "a list", *value);
   return value;
 }
 
-StringMap string_map(const json* object, const Path& path) {
+template <class J>
+StringMap string_map(const J* object, const Path& path) {
   StringMap out;
   if (object == nullptr) return out;
   // Walks the map itself: nlohmann's items() copies two strings per step, and this runs per re-parse.
-  for (const auto& [key, value] : object->get_ref<const json::object_t&>()) {
+  for (const auto& [key, value] : entries(*object)) {
     if (!value.is_string()) fail(path / key, "a string", value);
-    out.emplace(key, value.get<std::string>());
+    out.emplace(key, text(value));
   }
   return out;
 }
 
-std::vector<std::string> string_list(const json* list, const Path& path) {
+template <class J>
+std::vector<std::string> string_list(const J* list, const Path& path) {
   std::vector<std::string> out;
   if (list == nullptr) return out;
   out.reserve(list->size());
   for (std::size_t i = 0; i < list->size(); ++i) {
     if (!(*list)[i].is_string()) fail(path[i], "a string", (*list)[i]);
-    out.push_back((*list)[i].get<std::string>());
+    out.emplace_back(text((*list)[i]));
   }
   return out;
 }
 
-Quantity quantity(const json& value, const Path& path) {
+template <class J>
+Quantity quantity(const J& value, const Path& path) {
   // The API server accepts numbers too (Quantity.UnmarshalJSON); users' YAML often has them.
   Result<Quantity> parsed = make_error("");
   if (value.is_string()) {
-    parsed = Quantity::parse(value.get_ref<const std::string&>());
-  } else if (value.is_number()) {
-    parsed = Quantity::parse(value.dump());
+    parsed = Quantity::parse(text(value));
+  } else if (is_number(value)) {
+    parsed = Quantity::parse(number_text(value));
   } else {
     fail(path, "a quantity such as \"2\" or \"16Gi\"", value);
   }
@@ -112,17 +111,19 @@ Quantity quantity(const json& value, const Path& path) {
   return *parsed;
 }
 
-ResourceList resource_list(const json* list, const Path& path) {
+template <class J>
+ResourceList resource_list(const J* list, const Path& path) {
   ResourceList out;
   if (list == nullptr) return out;
   if (!list->is_object()) fail(path, "an object", *list);
-  for (const auto& [name, value] : list->get_ref<const json::object_t&>()) {
+  for (const auto& [name, value] : entries(*list)) {
     out.emplace_hint(out.end(), name, quantity(value, path / name));
   }
   return out;
 }
 
-ResourceRequirements requirements(const json* resources, const Path& path) {
+template <class J>
+ResourceRequirements requirements(const J* resources, const Path& path) {
   ResourceRequirements out;
   if (resources == nullptr) return out;
   out.requests = resource_list(object_at(*resources, "requests", path), path / "requests");
@@ -130,7 +131,8 @@ ResourceRequirements requirements(const json* resources, const Path& path) {
   return out;
 }
 
-Container container(const json& object, ContainerKind kind, std::size_t index, const Path& path) {
+template <class J>
+Container container(const J& object, ContainerKind kind, std::size_t index, const Path& path) {
   Container c;
   c.kind = kind;
   c.index = index;
@@ -140,16 +142,17 @@ Container container(const json& object, ContainerKind kind, std::size_t index, c
     c.kind = ContainerKind::kSidecar;
   }
   c.resources = requirements(object_at(object, "resources", path), path / "resources");
-  if (const json* mounts = array_at(object, "volumeMounts", path)) {
+  if (const J* mounts = array_at(object, "volumeMounts", path)) {
     for (std::size_t i = 0; i < mounts->size(); ++i) {
       const Path volume_mounts_path = path / "volumeMounts";
       const Path p = volume_mounts_path[i];
-      c.volume_mounts.push_back({string_at((*mounts)[i], "name", p), string_at((*mounts)[i], "mountPath", p)});
+      c.volume_mounts.push_back(
+          {string_at((*mounts)[i], "name", p), string_at((*mounts)[i], "mountPath", p)});
     }
   }
   c.command = string_list(array_at(object, "command", path), path / "command");
   c.args = string_list(array_at(object, "args", path), path / "args");
-  if (const json* env = array_at(object, "env", path)) {
+  if (const J* env = array_at(object, "env", path)) {
     for (std::size_t i = 0; i < env->size(); ++i) {
       c.env_names.push_back(string_at((*env)[i], "name", (path / "env")[i]));
     }
@@ -157,7 +160,8 @@ Container container(const json& object, ContainerKind kind, std::size_t index, c
   return c;
 }
 
-std::vector<NodeSelectorRequirement> requirements_list(const json* list, const Path& path) {
+template <class J>
+std::vector<NodeSelectorRequirement> requirements_list(const J* list, const Path& path) {
   std::vector<NodeSelectorRequirement> out;
   if (list == nullptr) return out;
   for (std::size_t i = 0; i < list->size(); ++i) {
@@ -169,18 +173,19 @@ std::vector<NodeSelectorRequirement> requirements_list(const json* list, const P
   return out;
 }
 
-void parse_affinity(const json& spec, const Path& spec_path, Pod& pod) {
-  const json* affinity = object_at(spec, "affinity", spec_path);
+template <class J>
+void parse_affinity(const J& spec, const Path& spec_path, Pod& pod) {
+  const J* affinity = object_at(spec, "affinity", spec_path);
   if (affinity == nullptr) return;
   const Path affinity_path = spec_path / "affinity";
-  const json* node_affinity = object_at(*affinity, "nodeAffinity", affinity_path);
+  const J* node_affinity = object_at(*affinity, "nodeAffinity", affinity_path);
   if (node_affinity == nullptr) return;
   const Path node_path = affinity_path / "nodeAffinity";
-  const json* required = object_at(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", node_path);
+  const J* required = object_at(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", node_path);
   if (required == nullptr) return;
   const Path required_path = node_path / "requiredDuringSchedulingIgnoredDuringExecution";
   pod.has_required_affinity = true;
-  if (const json* terms = array_at(*required, "nodeSelectorTerms", required_path)) {
+  if (const J* terms = array_at(*required, "nodeSelectorTerms", required_path)) {
     for (std::size_t i = 0; i < terms->size(); ++i) {
       const Path node_selector_terms_path = required_path / "nodeSelectorTerms";
       const Path p = node_selector_terms_path[i];
@@ -191,49 +196,52 @@ void parse_affinity(const json& spec, const Path& spec_path, Pod& pod) {
   }
 }
 
-void parse_volumes(const json& spec, const Path& spec_path, Pod& pod) {
-  const json* volumes = array_at(spec, "volumes", spec_path);
+template <class J>
+void parse_volumes(const J& spec, const Path& spec_path, Pod& pod) {
+  const J* volumes = array_at(spec, "volumes", spec_path);
   if (volumes == nullptr) return;
   for (std::size_t i = 0; i < volumes->size(); ++i) {
     const Path volumes_path = spec_path / "volumes";
     const Path p = volumes_path[i];
-    const json& v = (*volumes)[i];
+    const J& v = (*volumes)[i];
     Volume volume;
     volume.name = string_at(v, "name", p);
-    if (const json* empty_dir = object_at(v, "emptyDir", p)) {
+    if (const J* empty_dir = object_at(v, "emptyDir", p)) {
       volume.empty_dir = true;
       volume.medium = string_at(*empty_dir, "medium", p / "emptyDir");
-      if (const json* limit = member(*empty_dir, "sizeLimit", p / "emptyDir")) {
+      if (const J* limit = member(*empty_dir, "sizeLimit", p / "emptyDir")) {
         volume.size_limit = quantity(*limit, p / "emptyDir" / "sizeLimit");
       }
     }
-    if (const json* claim = object_at(v, "persistentVolumeClaim", p)) {
+    if (const J* claim = object_at(v, "persistentVolumeClaim", p)) {
       volume.claim_name = string_at(*claim, "claimName", p / "persistentVolumeClaim");
     }
     pod.volumes.push_back(std::move(volume));
   }
 }
 
-void parse_tolerations(const json& spec, const Path& spec_path, Pod& pod) {
-  const json* tolerations = array_at(spec, "tolerations", spec_path);
+template <class J>
+void parse_tolerations(const J& spec, const Path& spec_path, Pod& pod) {
+  const J* tolerations = array_at(spec, "tolerations", spec_path);
   if (tolerations == nullptr) return;
   for (std::size_t i = 0; i < tolerations->size(); ++i) {
     const Path tolerations_path = spec_path / "tolerations";
     const Path p = tolerations_path[i];
-    const json& t = (*tolerations)[i];
+    const J& t = (*tolerations)[i];
     Toleration toleration{string_at(t, "key", p), string_at(t, "operator", p), string_at(t, "value", p),
                           string_at(t, "effect", p), std::nullopt};
-    if (const json* seconds = member(t, "tolerationSeconds", p)) {
-      if (!seconds->is_number_integer()) fail(p / "tolerationSeconds", "an integer", *seconds);
-      toleration.toleration_seconds = seconds->get<std::int64_t>();
+    if (const J* seconds = member(t, "tolerationSeconds", p)) {
+      if (!is_integer(*seconds)) fail(p / "tolerationSeconds", "an integer", *seconds);
+      toleration.toleration_seconds = integer(*seconds);
     }
     pod.tolerations.push_back(std::move(toleration));
   }
 }
 
-ObjectMeta parse_meta(const json& object, const Path& root) {
+template <class J>
+ObjectMeta parse_meta(const J& object, const Path& root) {
   ObjectMeta meta;
-  if (const json* m = object_at(object, "metadata", root)) {
+  if (const J* m = object_at(object, "metadata", root)) {
     const Path p = root / "metadata";
     meta.name = string_at(*m, "name", p);
     meta.generate_name = string_at(*m, "generateName", p);
@@ -244,87 +252,95 @@ ObjectMeta parse_meta(const json& object, const Path& root) {
   return meta;
 }
 
-Pod parse_pod_or_throw(const json& object) {
+template <class J>
+Pod parse_pod_or_throw(const J& object) {
   const Path root;
   if (!object.is_object()) fail(root / "object", "an object", object);
   Pod pod;
   pod.meta = parse_meta(object, root);
-  const json* spec = object_at(object, "spec", root);
+  const J* spec = object_at(object, "spec", root);
   if (spec == nullptr) throw FieldError{"spec: missing (a pod needs a spec with containers)"};
   const Path spec_path = root / "spec";
-  const json* init = array_at(*spec, "initContainers", spec_path);
-  const json* app = array_at(*spec, "containers", spec_path);
+  const J* init = array_at(*spec, "initContainers", spec_path);
+  const J* app = array_at(*spec, "containers", spec_path);
   pod.containers.reserve((init != nullptr ? init->size() : 0) + (app != nullptr ? app->size() : 0));
   if (init != nullptr) {
     for (std::size_t i = 0; i < init->size(); ++i) {
-      pod.containers.push_back(container((*init)[i], ContainerKind::kInit, i, (spec_path / "initContainers")[i]));
+      pod.containers.push_back(
+          container((*init)[i], ContainerKind::kInit, i, (spec_path / "initContainers")[i]));
     }
   }
   if (app != nullptr) {
     for (std::size_t i = 0; i < app->size(); ++i) {
-      pod.containers.push_back(container((*app)[i], ContainerKind::kRegular, i, (spec_path / "containers")[i]));
+      pod.containers.push_back(
+          container((*app)[i], ContainerKind::kRegular, i, (spec_path / "containers")[i]));
     }
   }
   pod.node_selector = string_map(object_at(*spec, "nodeSelector", spec_path), spec_path / "nodeSelector");
   pod.node_name = string_at(*spec, "nodeName", spec_path);
-  if (const json* resources = object_at(*spec, "resources", spec_path)) {
+  if (const J* resources = object_at(*spec, "resources", spec_path)) {
     pod.pod_resources = requirements(resources, spec_path / "resources");
   }
   parse_affinity(*spec, spec_path, pod);
   parse_tolerations(*spec, spec_path, pod);
   parse_volumes(*spec, spec_path, pod);
-  if (const json* status = object_at(object, "status", root)) pod.status_qos_class = string_at(*status, "qosClass", root / "status");
+  if (const J* status = object_at(object, "status", root))
+    pod.status_qos_class = string_at(*status, "qosClass", root / "status");
   return pod;
 }
 
-Node parse_node_or_throw(const json& object) {
+template <class J>
+Node parse_node_or_throw(const J& object) {
   const Path root;
   if (!object.is_object()) fail(root / "node", "an object", object);
   Node node;
   const ObjectMeta meta = parse_meta(object, root);
   node.name = meta.name;
   node.labels = meta.labels;
-  if (const json* spec = object_at(object, "spec", root)) {
+  if (const J* spec = object_at(object, "spec", root)) {
     const Path spec_path = root / "spec";
-    if (const json* unschedulable = member(*spec, "unschedulable", spec_path)) {
-      if (!unschedulable->is_boolean()) fail(spec_path / "unschedulable", "a boolean", *unschedulable);
-      node.unschedulable = unschedulable->get<bool>();
+    if (const J* unschedulable = member(*spec, "unschedulable", spec_path)) {
+      if (!is_boolean(*unschedulable)) fail(spec_path / "unschedulable", "a boolean", *unschedulable);
+      node.unschedulable = boolean(*unschedulable);
     }
-    if (const json* taints = array_at(*spec, "taints", spec_path)) {
+    if (const J* taints = array_at(*spec, "taints", spec_path)) {
       for (std::size_t i = 0; i < taints->size(); ++i) {
         const Path taints_path = spec_path / "taints";
         const Path p = taints_path[i];
-        node.taints.push_back(
-            {string_at((*taints)[i], "key", p), string_at((*taints)[i], "value", p), string_at((*taints)[i], "effect", p)});
+        node.taints.push_back({string_at((*taints)[i], "key", p), string_at((*taints)[i], "value", p),
+                               string_at((*taints)[i], "effect", p)});
       }
     }
   }
-  if (const json* status = object_at(object, "status", root)) {
+  if (const J* status = object_at(object, "status", root)) {
     const Path status_path = root / "status";
-    node.allocatable = resource_list(object_at(*status, "allocatable", status_path), status_path / "allocatable");
-    if (const json* conditions = array_at(*status, "conditions", status_path)) {
+    node.allocatable =
+        resource_list(object_at(*status, "allocatable", status_path), status_path / "allocatable");
+    if (const J* conditions = array_at(*status, "conditions", status_path)) {
       for (std::size_t i = 0; i < conditions->size(); ++i) {
         const Path conditions_path = status_path / "conditions";
         const Path p = conditions_path[i];
-        if (string_at((*conditions)[i], "type", p) == "Ready") node.ready = string_at((*conditions)[i], "status", p) == "True";
+        if (string_at((*conditions)[i], "type", p) == "Ready")
+          node.ready = string_at((*conditions)[i], "status", p) == "True";
       }
     }
   }
   return node;
 }
 
-ResourceQuota parse_quota_or_throw(const json& object) {
+template <class J>
+ResourceQuota parse_quota_or_throw(const J& object) {
   const Path root;
   if (!object.is_object()) fail(root / "resourcequota", "an object", object);
   ResourceQuota quota;
   const ObjectMeta meta = parse_meta(object, root);
   quota.namespace_ = meta.namespace_;
   quota.name = meta.name;
-  if (const json* spec = object_at(object, "spec", root)) {
+  if (const J* spec = object_at(object, "spec", root)) {
     quota.hard = resource_list(object_at(*spec, "hard", root / "spec"), root / "spec" / "hard");
   }
-  if (const json* status = object_at(object, "status", root)) {
-    if (const json* hard = object_at(*status, "hard", root / "status")) {
+  if (const J* status = object_at(object, "status", root)) {
+    if (const J* hard = object_at(*status, "hard", root / "status")) {
       quota.hard = resource_list(hard, root / "status" / "hard");  // the enforced values, when reported
     }
     quota.used = resource_list(object_at(*status, "used", root / "status"), root / "status" / "used");
@@ -332,37 +348,41 @@ ResourceQuota parse_quota_or_throw(const json& object) {
   return quota;
 }
 
-StorageClass parse_storage_class_or_throw(const json& object) {
+template <class J>
+StorageClass parse_storage_class_or_throw(const J& object) {
   const Path root;
   if (!object.is_object()) fail(root / "storageclass", "an object", object);
   const ObjectMeta meta = parse_meta(object, root);
   StorageClass sc;
   sc.name = meta.name;
   sc.provisioner = string_at(object, "provisioner", root);
-  for (const char* key : {"storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"}) {
+  for (const char* key :
+       {"storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"}) {
     const auto it = meta.annotations.find(key);
     if (it != meta.annotations.end() && it->second == "true") sc.is_default = true;
   }
   return sc;
 }
 
-PersistentVolumeClaim parse_claim_or_throw(const json& object) {
+template <class J>
+PersistentVolumeClaim parse_claim_or_throw(const J& object) {
   const Path root;
   if (!object.is_object()) fail(root / "persistentvolumeclaim", "an object", object);
   PersistentVolumeClaim claim;
   claim.meta = parse_meta(object, root);
-  if (const json* spec = object_at(object, "spec", root)) {
+  if (const J* spec = object_at(object, "spec", root)) {
     const Path spec_path = root / "spec";
-    if (const json* sc = member(*spec, "storageClassName", spec_path)) {
+    if (const J* sc = member(*spec, "storageClassName", spec_path)) {
       if (!sc->is_string()) fail(spec_path / "storageClassName", "a string", *sc);
-      claim.storage_class = sc->get<std::string>();
+      claim.storage_class = std::string(text(*sc));
     }
-    if (const json* resources = object_at(*spec, "resources", spec_path)) {
+    if (const J* resources = object_at(*spec, "resources", spec_path)) {
       const ResourceRequirements r = requirements(resources, spec_path / "resources");
       if (const auto it = r.requests.find("storage"); it != r.requests.end()) claim.request = it->second;
     }
   }
-  if (const json* status = object_at(object, "status", root)) claim.phase = string_at(*status, "phase", root / "status");
+  if (const J* status = object_at(object, "status", root))
+    claim.phase = string_at(*status, "phase", root / "status");
   return claim;
 }
 
@@ -390,6 +410,14 @@ Result<PersistentVolumeClaim> parse_persistent_volume_claim(const json& object) 
 }
 
 Result<Pod> parse_pod(const json& object) {
+  try {
+    return parse_pod_or_throw(object);
+  } catch (const FieldError& e) {
+    return make_error(e.message);
+  }
+}
+
+Result<Pod> parse_pod(const JsonValue& object) {
   try {
     return parse_pod_or_throw(object);
   } catch (const FieldError& e) {

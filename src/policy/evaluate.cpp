@@ -4,6 +4,7 @@
 #include <array>
 #include <set>
 
+#include "gpuadmit/k8s/json_access.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
 #include "json_diff.hpp"
 #include "rule_context.hpp"
@@ -46,35 +47,42 @@ constexpr bool same_order() {
 static_assert(same_order(), "kRules must follow kRuleIds");
 
 // JSON Patch from `object` to `object` with `working`'s subtrees in place (mutate a copy, then diff).
-nlohmann::json diff_projection(const nlohmann::json& object, const nlohmann::json& working) {
+// `object` is nlohmann::json or a document value.
+template <class J>
+nlohmann::json diff_projection(const J& object, const nlohmann::json& working) {
   nlohmann::json patch = nlohmann::json::array();
-  if (const auto spec = working.find("spec"); spec != working.end() && object.contains("spec")) {
-    std::string path = "/spec";
-    append_diff(object["spec"], *spec, path, patch);
+  if (const auto spec = working.find("spec"); spec != working.end()) {
+    if (const J* before = k8s::lookup(object, "spec")) {
+      std::string path = "/spec";
+      append_diff(*before, *spec, path, patch);
+    }
   }
   const auto meta = working.find("metadata");
   if (meta == working.end()) return patch;
-  const auto original_meta = object.find("metadata");
-  if (original_meta == object.end() || !original_meta->is_object()) {
+  const J* original_meta = k8s::lookup(object, "metadata");
+  if (original_meta == nullptr || !original_meta->is_object()) {
     if (!meta->empty()) patch.push_back(patch_op("add", "/metadata", *meta));
     return patch;
   }
   for (const auto& [key, value] : meta->get_ref<const nlohmann::json::object_t&>()) {
-    const auto before = original_meta->find(key);
-    if (before == original_meta->end()) {
-      std::string path = "/metadata";
-      append_pointer_token(path, key);
-      patch.push_back(patch_op("add", path, value));
-    } else {
-      std::string path = "/metadata";
-      append_pointer_token(path, key);
+    std::string path = "/metadata";
+    append_pointer_token(path, key);
+    if (const J* before = k8s::lookup(*original_meta, key)) {
       append_diff(*before, value, path, patch);
+    } else {
+      patch.push_back(patch_op("add", path, value));
     }
   }
   return patch;
 }
 
 }  // namespace
+
+const nlohmann::json& ObjectRef::json() const {
+  if (json_ != nullptr) return *json_;
+  if (!converted_) converted_ = std::make_shared<const nlohmann::json>(k8s::to_json(*document_));
+  return *converted_;
+}
 
 std::vector<std::string> Decision::rules_fired() const {
   std::set<std::string> ids;
@@ -89,28 +97,35 @@ namespace {
 
 constexpr std::string_view kMutatedBy = "gpuadmit.io/mutated-by";
 
-// The API group of an object or an owner reference, from its apiVersion.
-std::string_view group_of(const nlohmann::json& object) {
-  const auto it = object.find("apiVersion");
-  return it != object.end() && it->is_string() ? api_group(it->get_ref<const std::string&>())
-                                               : std::string_view();
+// A string member, or "" when absent or not a string. Reads nlohmann::json and JsonDocument values alike.
+template <class J>
+std::string_view string_member(const J& object, std::string_view key) {
+  if (!object.is_object()) return {};
+  const J* value = k8s::lookup(object, key);
+  return value != nullptr && value->is_string() ? k8s::text(*value) : std::string_view();
 }
 
-const nlohmann::json* annotations_of(const nlohmann::json& object) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return nullptr;
-  const auto annotations = meta->find("annotations");
-  return annotations != meta->end() && annotations->is_object() ? &*annotations : nullptr;
+// The API group of an object or an owner reference, from its apiVersion.
+template <class J>
+std::string_view group_of(const J& object) {
+  return api_group(string_member(object, "apiVersion"));
+}
+
+template <class J>
+const J* annotations_of(const J& object) {
+  const J* meta = object.is_object() ? k8s::lookup(object, "metadata") : nullptr;
+  if (meta == nullptr || !meta->is_object()) return nullptr;
+  const J* annotations = k8s::lookup(*meta, "annotations");
+  return annotations != nullptr && annotations->is_object() ? annotations : nullptr;
 }
 
 // The existing gpuadmit.io/mutated-by list joined with the rules that fixed something now, sorted.
-std::string mutated_by(const nlohmann::json& object, const Decision& decision) {
+template <class J>
+std::string mutated_by(const J& object, const Decision& decision) {
   std::set<std::string> ids;
-  if (const nlohmann::json* annotations = annotations_of(object)) {
-    const auto it = annotations->find(kMutatedBy);
-    if (it != annotations->end() && it->is_string()) {
-      for (std::string& id : split(it->get_ref<const std::string&>(), ',')) ids.insert(std::move(id));
-    }
+  if (const J* annotations = annotations_of(object)) {
+    const std::string_view existing = string_member(*annotations, kMutatedBy);
+    for (std::string& id : split(existing, ',')) ids.insert(std::move(id));
   }
   for (const Fix& f : decision.fixes) ids.insert(f.rule);
   std::string out;
@@ -121,22 +136,26 @@ std::string mutated_by(const nlohmann::json& object, const Decision& decision) {
 // Objects created by a controller gpuadmit already judged (a Deployment's ReplicaSet and its pods, a Job's
 // pods, a PyTorchJob's pods) were warned about when the user applied the workload; the controller is the
 // only one who would see warnings now, so they are not reported twice. Denials still apply.
-std::string checked_controller(const nlohmann::json& object, const RuleSet& rules) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return {};
-  const auto owners = meta->find("ownerReferences");
-  if (owners == meta->end() || !owners->is_array()) return {};
-  for (const nlohmann::json& owner : *owners) {
-    if (!owner.is_object() || owner.value("controller", false) != true) continue;
-    const std::string kind = owner.value("kind", std::string());
+template <class J>
+std::string checked_controller(const J& object, const RuleSet& rules) {
+  const J* meta = object.is_object() ? k8s::lookup(object, "metadata") : nullptr;
+  if (meta == nullptr || !meta->is_object()) return {};
+  const J* owners = k8s::lookup(*meta, "ownerReferences");
+  if (owners == nullptr || !owners->is_array()) return {};
+  for (std::size_t i = 0; i < owners->size(); ++i) {
+    const J& owner = (*owners)[i];
+    const J* controller = owner.is_object() ? k8s::lookup(owner, "controller") : nullptr;
+    if (controller == nullptr || !k8s::is_boolean(*controller) || !k8s::boolean(*controller)) continue;
+    const std::string kind(string_member(owner, "kind"));
     if (rules.workload_of(group_of(owner), kind) != nullptr)
-      return kind + "/" + owner.value("name", std::string());
+      return kind + "/" + std::string(string_member(owner, "name"));
   }
   return {};
 }
 
-void report_on_controller(const nlohmann::json& object, const RuleSet& rules, Decision& decision) {
-  decision.controller = checked_controller(object, rules);
+void report_on_controller(const ObjectRef& object, const RuleSet& rules, Decision& decision) {
+  decision.controller = object.document() != nullptr ? checked_controller(*object.document(), rules)
+                                                     : checked_controller(object.json(), rules);
   if (decision.controller.empty()) return;
   decision.warnings.clear();
   decision.notices.clear();
@@ -144,7 +163,9 @@ void report_on_controller(const nlohmann::json& object, const RuleSet& rules, De
 
 Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
   Decision decision;
-  auto pod = k8s::parse_pod(request.object);
+  // A pod given as a document is read as it is: in Validate mode nothing else needs nlohmann::json.
+  auto pod = request.object.document() != nullptr ? k8s::parse_pod(*request.object.document())
+                                                  : k8s::parse_pod(request.object.json());
   if (!pod) return pod.error();
   // On CREATE the object may name no namespace (and a template never does): the request's is the one.
   const auto with_namespace = [&](k8s::Pod p) {
@@ -181,9 +202,9 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
   }
   if (request.mode == Mode::kMutate && decision.changed() && !target.is_null()) {
     // The audit trail: `kubectl get -o yaml` shows which rules changed the object.
-    const std::string trail = mutated_by(request.object, decision);
+    const std::string trail = request.object.read([&](const auto& o) { return mutated_by(o, decision); });
     target["metadata"]["annotations"][std::string(kMutatedBy)] = trail;
-    decision.patch = diff_projection(request.object, target);
+    decision.patch = request.object.read([&](const auto& o) { return diff_projection(o, target); });
   }
   report_on_controller(request.object, rules, decision);
   return decision;
@@ -286,7 +307,8 @@ void merge(const TemplateSite& site, bool several, Decision&& from, Decision& in
 // spec), and what is found is reported against the template's own fields and patched there.
 Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules, const WorkloadKind& kind) {
   std::vector<TemplateSite> sites;
-  find_templates(request.object, split(kind.template_path, '.'), 0, kind, nullptr, TemplateSite{}, sites);
+  const nlohmann::json& object = request.object.json();
+  find_templates(object, split(kind.template_path, '.'), 0, kind, nullptr, TemplateSite{}, sites);
   Decision decision;
   std::size_t judged = 0;
   for (const TemplateSite& site : sites) {
@@ -318,12 +340,11 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
   if (request.mode == Mode::kMutate && decision.changed()) {
     // The workload's own audit trail goes through the same projection and diff as a pod's fixes.
     nlohmann::json working = {{"metadata", nlohmann::json::object()}};
-    if (const nlohmann::json* annotations = annotations_of(request.object)) {
+    if (const nlohmann::json* annotations = annotations_of(object)) {
       working["metadata"]["annotations"] = *annotations;
     }
-    working["metadata"]["annotations"][std::string(kMutatedBy)] = mutated_by(request.object, decision);
-    for (nlohmann::json& op : diff_projection(request.object, working))
-      decision.patch.push_back(std::move(op));
+    working["metadata"]["annotations"][std::string(kMutatedBy)] = mutated_by(object, decision);
+    for (nlohmann::json& op : diff_projection(object, working)) decision.patch.push_back(std::move(op));
   }
   report_on_controller(request.object, rules, decision);
   return decision;
@@ -338,19 +359,22 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
     decision.skipped_reason = "namespace " + request.namespace_ + " is excluded by the policy";
     return decision;
   }
-  const std::string kind =
-      request.object.is_object() ? request.object.value("kind", std::string()) : std::string();
+  const ObjectRef& object = request.object;
+  const std::string kind(object.document() != nullptr ? string_member(*object.document(), "kind")
+                                                      : string_member(object.json(), "kind"));
   if (kind == "PersistentVolumeClaim") {
-    if (auto parsed = checkpoint_claim_parse_check(request.object); !parsed) return parsed.error();
+    if (auto parsed = checkpoint_claim_parse_check(request.object.json()); !parsed) return parsed.error();
     if (request.mode == Mode::kValidate && rules.checkpoint_pvc.action != Action::kOff) {
       const ClusterSnapshot* snapshot =
           request.cluster != nullptr ? request.cluster->snapshot.get() : nullptr;
-      check_checkpoint_claim(request.object, rules, snapshot, decision);
+      check_checkpoint_claim(request.object.json(), rules, snapshot, decision);
     }
     return decision;
   }
   if (kind.empty() || kind == "Pod") return evaluate_pod(request, rules);
-  if (const WorkloadKind* workload = rules.workload_of(group_of(request.object), kind)) {
+  const std::string_view group =
+      object.document() != nullptr ? group_of(*object.document()) : group_of(object.json());
+  if (const WorkloadKind* workload = rules.workload_of(group, kind)) {
     return evaluate_workload(request, rules, *workload);
   }
   decision.evaluated = false;

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuadmit/k8s/json_document.hpp"
+
 namespace gpuadmit::policy {
 
 // One operation: {"op": name, "path": path} and, with a value, "value".
@@ -21,6 +23,9 @@ void append_pointer_token(std::string& path, std::string_view token);
 // elements are diffed, extra source elements removed from the end backwards, extra target elements
 // appended with "/-".
 void append_diff(const nlohmann::json& source, const nlohmann::json& target, std::string& path,
+                 nlohmann::json& patch);
+// The same from a document value (the object as the webhook parsed it) to the fixed copy.
+void append_diff(const k8s::JsonValue& source, const nlohmann::json& target, std::string& path,
                  nlohmann::json& patch);
 
 // The whole patch as a new array.

@@ -1,5 +1,7 @@
 #include "rule_context.hpp"
 
+#include "gpuadmit/k8s/json_access.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -47,7 +49,7 @@ void RuleContext::notice(std::string text) {
 
 nlohmann::json& RuleContext::object() {
   if (!projected_) {
-    object_ = project(source_);
+    object_ = source_.read([](const auto& object) { return project(object); });
     projected_ = true;
   }
   return object_;
@@ -62,16 +64,37 @@ const nlohmann::json& RuleContext::current_container(const k8s::Container& c) co
   return current().at("spec").at(c.array_name()).at(c.index);
 }
 
-nlohmann::json project(const nlohmann::json& object) {
+namespace {
+
+// A copy of a subtree: itself for nlohmann::json, converted for a document value.
+const nlohmann::json& copy_of(const nlohmann::json& value) {
+  return value;
+}
+nlohmann::json copy_of(const k8s::JsonValue& value) {
+  return k8s::to_json(value);
+}
+
+template <class J>
+nlohmann::json project_from(const J& object) {
   nlohmann::json out = nlohmann::json::object();
-  if (const auto spec = object.find("spec"); spec != object.end()) out["spec"] = *spec;
-  if (const auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
+  if (!object.is_object()) return out;
+  if (const J* spec = k8s::lookup(object, "spec")) out["spec"] = copy_of(*spec);
+  if (const J* meta = k8s::lookup(object, "metadata"); meta != nullptr && meta->is_object()) {
     nlohmann::json& m = out["metadata"] = nlohmann::json::object();
     for (const char* key : {"name", "generateName", "namespace", "labels", "annotations"}) {
-      if (const auto it = meta->find(key); it != meta->end()) m[key] = *it;
+      if (const J* value = k8s::lookup(*meta, key)) m[key] = copy_of(*value);
     }
   }
   return out;
+}
+
+}  // namespace
+
+nlohmann::json project(const nlohmann::json& object) {
+  return project_from(object);
+}
+nlohmann::json project(const k8s::JsonValue& object) {
+  return project_from(object);
 }
 
 bool RuleContext::is_gpu_pod() const {

@@ -12,6 +12,7 @@
 #include "gpuadmit/k8s/objects.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/decision.hpp"
+#include "gpuadmit/policy/evaluate.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 #include "gpuadmit/policy/text.hpp"
 
@@ -21,8 +22,8 @@ class RuleContext {
  public:
   // `working` receives the projection of `source` the first time a rule asks for object(): a pod no rule
   // fixes is never copied.
-  RuleContext(const nlohmann::json& source, nlohmann::json& working, k8s::Pod pod, const RuleSet& rules,
-              Mode mode, Decision& decision, const ClusterView* cluster)
+  RuleContext(const ObjectRef& source, nlohmann::json& working, k8s::Pod pod, const RuleSet& rules, Mode mode,
+              Decision& decision, const ClusterView* cluster)
       : source_(source),
         object_(working),
         pod_(std::move(pod)),
@@ -51,7 +52,7 @@ class RuleContext {
   nlohmann::json& object();
   // The object as it stands now, for reading what the typed view does not hold (env values, volume specs):
   // the working copy once a rule has edited it, the request's object before.
-  [[nodiscard]] const nlohmann::json& current() const noexcept { return projected_ ? object_ : source_; }
+  [[nodiscard]] const nlohmann::json& current() const { return projected_ ? object_ : source_.json(); }
   [[nodiscard]] const nlohmann::json& current_container(const k8s::Container& c) const;
   nlohmann::json& container_json(const k8s::Container& c);
 
@@ -70,7 +71,7 @@ class RuleContext {
   [[nodiscard]] std::int64_t gpu_units() const;                         // over app containers and sidecars
 
  private:
-  const nlohmann::json& source_;
+  const ObjectRef& source_;
   nlohmann::json& object_;
   bool projected_ = false;
   k8s::Pod pod_;
@@ -86,6 +87,7 @@ class RuleContext {
 // Copying only this keeps managedFields and the rest of a large object off the hot path; patch paths stay
 // absolute because the shape is kept.
 nlohmann::json project(const nlohmann::json& object);
+nlohmann::json project(const k8s::JsonValue& object);
 
 // "spec.containers[0]" / "spec.initContainers[1]", plus an optional suffix.
 std::string field_of(const k8s::Container& c, std::string_view suffix = {});
