@@ -23,13 +23,36 @@
 
 namespace gpuadmit::k8s {
 
+namespace {
+
+// Byte order, as std::string's operator< (and so nlohmann's std::map) has it. Keys mostly differ in their
+// first byte, which is compared here without calling memcmp.
+bool key_less(std::string_view a, std::string_view b) noexcept {
+  if (!a.empty() && !b.empty() && a.front() != b.front()) {
+    return static_cast<unsigned char>(a.front()) < static_cast<unsigned char>(b.front());
+  }
+  return a < b;
+}
+
+}  // namespace
+
 const JsonValue* JsonValue::find(std::string_view key) const noexcept {
   if (type_ != JsonType::kObject) {
     return nullptr;
   }
   const auto list = members();
-  const auto it = std::lower_bound(list.begin(), list.end(), key,
-                                   [](const JsonMember& m, std::string_view k) { return m.key < k; });
+  if (list.size() <= 8) {
+    // Most objects are this small: a scan that compares lengths first beats a binary search's memcmp calls.
+    for (const JsonMember& m : list) {
+      if (m.key.size() == key.size() && m.key == key) {
+        return &m.value;
+      }
+    }
+    return nullptr;
+  }
+  const auto it =
+      std::lower_bound(list.begin(), list.end(), key,
+                       [](const JsonMember& m, std::string_view k) { return key_less(m.key, k); });
   return it != list.end() && it->key == key ? &it->value : nullptr;
 }
 
@@ -208,12 +231,12 @@ class JsonBuilder {
   bool close_object(JsonValue* out, std::size_t base) {
     JsonMember* first = members_.data() + base;
     std::size_t n = members_.size() - base;
-    const auto by_key = [](const JsonMember& a, const JsonMember& b) { return a.key < b.key; };
+    const auto by_key = [](const JsonMember& a, const JsonMember& b) { return key_less(a.key, b.key); };
     if (n <= 32) {
       for (std::size_t i = 1; i < n; ++i) {
         const JsonMember m = first[i];
         std::size_t j = i;
-        for (; j > 0 && m.key < first[j - 1].key; --j) {
+        for (; j > 0 && key_less(m.key, first[j - 1].key); --j) {
           first[j] = first[j - 1];
         }
         first[j] = m;
