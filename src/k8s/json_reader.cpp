@@ -65,6 +65,8 @@ using DropMask = std::uint32_t;
 
 }  // namespace
 
+// Writes JsonValue's union members only together with the tag that names them.
+// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
 class JsonBuilder {
  public:
   JsonBuilder(std::string_view text, std::size_t max_depth, std::span<const JsonPath> drop, JsonDocument& doc)
@@ -113,7 +115,7 @@ class JsonBuilder {
     bytes = (bytes + 7) & ~std::size_t{7};
     if (bytes > left_) {
       const std::size_t size = std::max(bytes, block_size_);
-      doc_.blocks_.emplace_back(new std::byte[size]);  // default-initialized: nothing is zeroed
+      doc_.blocks_.push_back(std::make_unique_for_overwrite<std::byte[]>(size));  // nothing is zeroed
       next_ = doc_.blocks_.back().get();
       left_ = size;
       block_size_ = std::min(block_size_ * 2, kLargestBlock);
@@ -629,6 +631,8 @@ class JsonBuilder {
     return true;
   }
 };
+
+// NOLINTEND(cppcoreguidelines-pro-type-union-access)
 
 Result<JsonDocument> JsonDocument::parse(std::string_view text, std::size_t max_depth,
                                          std::span<const JsonPath> drop) {

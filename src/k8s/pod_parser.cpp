@@ -105,7 +105,7 @@ Quantity quantity(const J& value, const Path& path) {
   } else if (is_number(value)) {
     parsed = Quantity::parse(number_text(value));
   } else {
-    fail(path, "a quantity such as \"2\" or \"16Gi\"", value);
+    fail(path, R"(a quantity such as "2" or "16Gi")", value);
   }
   if (!parsed) throw FieldError{path.str() + ": " + parsed.error().message};
   return *parsed;

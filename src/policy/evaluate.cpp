@@ -79,7 +79,7 @@ nlohmann::json diff_projection(const J& object, const nlohmann::json& working) {
 }  // namespace
 
 const nlohmann::json& ObjectRef::json() const {
-  if (json_ != nullptr) return *json_;
+  if (document_ == nullptr) return *json_;  // each constructor sets exactly one of the two
   if (!converted_) converted_ = std::make_shared<const nlohmann::json>(k8s::to_json(*document_));
   return *converted_;
 }

@@ -25,6 +25,9 @@ enum class JsonType : std::uint8_t { kNull, kBoolean, kInteger, kUnsigned, kFloa
 
 struct JsonMember;
 
+// A tagged union on purpose: `type_` says which member is live, and every accessor documents the type it
+// expects. std::variant would double the size of a value and of every container.
+// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access,cppcoreguidelines-pro-type-member-init)
 class JsonValue {
  public:
   JsonValue() noexcept : integer_(0) {}
@@ -72,6 +75,7 @@ struct JsonMember {
 inline std::span<const JsonMember> JsonValue::members() const noexcept {
   return {members_, size_};
 }
+// NOLINTEND(cppcoreguidelines-pro-type-union-access,cppcoreguidelines-pro-type-member-init)
 
 class JsonDocument {
  public:
