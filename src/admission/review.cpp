@@ -4,6 +4,7 @@
 
 #include "gpuadmit/admission/json_patch.hpp"
 #include "gpuadmit/admission/messages.hpp"
+#include "gpuadmit/k8s/json_access.hpp"
 #include "gpuadmit/k8s/json_document.hpp"
 #include "gpuadmit/k8s/json_input.hpp"
 #include "gpuadmit/k8s/json_output.hpp"
@@ -36,10 +37,8 @@ const std::vector<k8s::JsonPath> kNeverRead{
     {"request", "userInfo", "extra"},
 };
 
-// A string member of an object, or "" when absent or not a string.
 std::string string_or_empty(const k8s::JsonValue& object, std::string_view key) {
-  const k8s::JsonValue* value = object.is_object() ? object.find(key) : nullptr;
-  return value != nullptr && value->is_string() ? std::string(value->string()) : std::string();
+  return std::string(k8s::string_member(object, key));
 }
 
 const k8s::JsonValue* object_member(const k8s::JsonValue& object, std::string_view key) {

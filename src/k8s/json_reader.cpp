@@ -126,6 +126,18 @@ class JsonBuilder {
     return out;
   }
 
+  // A copy of `n` trivially copyable values in the arena (nullptr for none): containers when they close,
+  // strings that had escapes.
+  template <class T>
+  const T* store(const T* first, std::size_t n) {
+    if (n == 0) {
+      return nullptr;
+    }
+    auto* stored = static_cast<T*>(allocate(n * sizeof(T)));
+    std::memcpy(static_cast<void*>(stored), first, n * sizeof(T));
+    return stored;
+  }
+
   bool fail(std::string_view what) {
     if (!error_.empty()) {
       return false;
@@ -259,12 +271,7 @@ class JsonBuilder {
     }
     out->type_ = JsonType::kObject;
     out->size_ = static_cast<std::uint32_t>(n);
-    out->members_ = nullptr;
-    if (n > 0) {
-      auto* stored = static_cast<JsonMember*>(allocate(n * sizeof(JsonMember)));
-      std::memcpy(static_cast<void*>(stored), first, n * sizeof(JsonMember));
-      out->members_ = stored;
-    }
+    out->members_ = store(first, n);
     members_.resize(base);
     return true;
   }
@@ -276,12 +283,7 @@ class JsonBuilder {
     }
     out->type_ = JsonType::kArray;
     out->size_ = static_cast<std::uint32_t>(n);
-    out->items_ = nullptr;
-    if (n > 0) {
-      auto* stored = static_cast<JsonValue*>(allocate(n * sizeof(JsonValue)));
-      std::memcpy(static_cast<void*>(stored), items_.data() + base, n * sizeof(JsonValue));
-      out->items_ = stored;
-    }
+    out->items_ = store(items_.data() + base, n);
     items_.resize(base);
     return true;
   }
@@ -526,9 +528,7 @@ class JsonBuilder {
             if (unescaped_.size() > kMaxCount) {
               return fail("a string longer than 4 GiB");
             }
-            auto* stored = static_cast<char*>(allocate(unescaped_.size()));
-            std::memcpy(stored, unescaped_.data(), unescaped_.size());
-            *out = std::string_view(stored, unescaped_.size());
+            *out = std::string_view(store(unescaped_.data(), unescaped_.size()), unescaped_.size());
           }
         }
         ++p_;

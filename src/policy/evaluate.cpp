@@ -97,18 +97,10 @@ namespace {
 
 constexpr std::string_view kMutatedBy = "gpuadmit.io/mutated-by";
 
-// A string member, or "" when absent or not a string. Reads nlohmann::json and JsonDocument values alike.
-template <class J>
-std::string_view string_member(const J& object, std::string_view key) {
-  if (!object.is_object()) return {};
-  const J* value = k8s::lookup(object, key);
-  return value != nullptr && value->is_string() ? k8s::text(*value) : std::string_view();
-}
-
 // The API group of an object or an owner reference, from its apiVersion.
 template <class J>
 std::string_view group_of(const J& object) {
-  return api_group(string_member(object, "apiVersion"));
+  return api_group(k8s::string_member(object, "apiVersion"));
 }
 
 template <class J>
@@ -124,7 +116,7 @@ template <class J>
 std::string mutated_by(const J& object, const Decision& decision) {
   std::set<std::string> ids;
   if (const J* annotations = annotations_of(object)) {
-    const std::string_view existing = string_member(*annotations, kMutatedBy);
+    const std::string_view existing = k8s::string_member(*annotations, kMutatedBy);
     for (std::string& id : split(existing, ',')) ids.insert(std::move(id));
   }
   for (const Fix& f : decision.fixes) ids.insert(f.rule);
@@ -146,9 +138,9 @@ std::string checked_controller(const J& object, const RuleSet& rules) {
     const J& owner = (*owners)[i];
     const J* controller = owner.is_object() ? k8s::lookup(owner, "controller") : nullptr;
     if (controller == nullptr || !k8s::is_boolean(*controller) || !k8s::boolean(*controller)) continue;
-    const std::string kind(string_member(owner, "kind"));
+    const std::string kind(k8s::string_member(owner, "kind"));
     if (rules.workload_of(group_of(owner), kind) != nullptr)
-      return kind + "/" + std::string(string_member(owner, "name"));
+      return kind + "/" + std::string(k8s::string_member(owner, "name"));
   }
   return {};
 }
@@ -360,8 +352,8 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
     return decision;
   }
   const ObjectRef& object = request.object;
-  const std::string kind(object.document() != nullptr ? string_member(*object.document(), "kind")
-                                                      : string_member(object.json(), "kind"));
+  const std::string kind(object.document() != nullptr ? k8s::string_member(*object.document(), "kind")
+                                                      : k8s::string_member(object.json(), "kind"));
   if (kind == "PersistentVolumeClaim") {
     if (auto parsed = checkpoint_claim_parse_check(request.object.json()); !parsed) return parsed.error();
     if (request.mode == Mode::kValidate && rules.checkpoint_pvc.action != Action::kOff) {

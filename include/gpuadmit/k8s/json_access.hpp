@@ -112,4 +112,12 @@ inline std::string number_text(const JsonValue& value) {
   return to_json(value).dump();
 }
 
+// A string member of an object, or "" when the object is not one, or the member is absent or not a string.
+template <class J>
+std::string_view string_member(const J& object, std::string_view key) {
+  if (!object.is_object()) return {};
+  const J* value = lookup(object, key);
+  return value != nullptr && value->is_string() ? text(*value) : std::string_view();
+}
+
 }  // namespace gpuadmit::k8s
