@@ -4,6 +4,8 @@
 
 #include "gpuadmit/k8s/json_access.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace gpuadmit::k8s {
@@ -72,6 +74,21 @@ const J* array_at(const J& object, std::string_view key, const Path& path) {
   return value;
 }
 
+// A part's value read on its own (parse_pod_part): null is absent, like a null member.
+template <class J>
+const J* as_object(const J& value, const Path& path) {
+  if (value.is_null()) return nullptr;
+  if (!value.is_object()) fail(path, "an object", value);
+  return &value;
+}
+
+template <class J>
+const J* as_array(const J& value, const Path& path) {
+  if (value.is_null()) return nullptr;
+  if (!value.is_array()) fail(path, "a list", value);
+  return &value;
+}
+
 template <class J>
 StringMap string_map(const J* object, const Path& path) {
   StringMap out;
@@ -132,6 +149,27 @@ ResourceRequirements requirements(const J* resources, const Path& path) {
 }
 
 template <class J>
+std::vector<VolumeMount> volume_mounts(const J* mounts, const Path& path) {
+  std::vector<VolumeMount> out;
+  if (mounts == nullptr) return out;
+  out.reserve(mounts->size());
+  for (std::size_t i = 0; i < mounts->size(); ++i) {
+    const Path p = path[i];
+    out.push_back({string_at((*mounts)[i], "name", p), string_at((*mounts)[i], "mountPath", p)});
+  }
+  return out;
+}
+
+template <class J>
+std::vector<std::string> env_names(const J* env, const Path& path) {
+  std::vector<std::string> out;
+  if (env == nullptr) return out;
+  out.reserve(env->size());
+  for (std::size_t i = 0; i < env->size(); ++i) out.push_back(string_at((*env)[i], "name", path[i]));
+  return out;
+}
+
+template <class J>
 Container container(const J& object, ContainerKind kind, std::size_t index, const Path& path) {
   Container c;
   c.kind = kind;
@@ -142,21 +180,10 @@ Container container(const J& object, ContainerKind kind, std::size_t index, cons
     c.kind = ContainerKind::kSidecar;
   }
   c.resources = requirements(object_at(object, "resources", path), path / "resources");
-  if (const J* mounts = array_at(object, "volumeMounts", path)) {
-    for (std::size_t i = 0; i < mounts->size(); ++i) {
-      const Path volume_mounts_path = path / "volumeMounts";
-      const Path p = volume_mounts_path[i];
-      c.volume_mounts.push_back(
-          {string_at((*mounts)[i], "name", p), string_at((*mounts)[i], "mountPath", p)});
-    }
-  }
+  c.volume_mounts = volume_mounts(array_at(object, "volumeMounts", path), path / "volumeMounts");
   c.command = string_list(array_at(object, "command", path), path / "command");
   c.args = string_list(array_at(object, "args", path), path / "args");
-  if (const J* env = array_at(object, "env", path)) {
-    for (std::size_t i = 0; i < env->size(); ++i) {
-      c.env_names.push_back(string_at((*env)[i], "name", (path / "env")[i]));
-    }
-  }
+  c.env_names = env_names(array_at(object, "env", path), path / "env");
   return c;
 }
 
@@ -174,10 +201,10 @@ std::vector<NodeSelectorRequirement> requirements_list(const J* list, const Path
 }
 
 template <class J>
-void parse_affinity(const J& spec, const Path& spec_path, Pod& pod) {
-  const J* affinity = object_at(spec, "affinity", spec_path);
+void parse_affinity(const J* affinity, const Path& affinity_path, Pod& pod) {
+  pod.has_required_affinity = false;
+  pod.required_node_terms.clear();
   if (affinity == nullptr) return;
-  const Path affinity_path = spec_path / "affinity";
   const J* node_affinity = object_at(*affinity, "nodeAffinity", affinity_path);
   if (node_affinity == nullptr) return;
   const Path node_path = affinity_path / "nodeAffinity";
@@ -197,11 +224,11 @@ void parse_affinity(const J& spec, const Path& spec_path, Pod& pod) {
 }
 
 template <class J>
-void parse_volumes(const J& spec, const Path& spec_path, Pod& pod) {
-  const J* volumes = array_at(spec, "volumes", spec_path);
-  if (volumes == nullptr) return;
+std::vector<Volume> parse_volumes(const J* volumes, const Path& volumes_path) {
+  std::vector<Volume> out;
+  if (volumes == nullptr) return out;
+  out.reserve(volumes->size());
   for (std::size_t i = 0; i < volumes->size(); ++i) {
-    const Path volumes_path = spec_path / "volumes";
     const Path p = volumes_path[i];
     const J& v = (*volumes)[i];
     Volume volume;
@@ -216,16 +243,17 @@ void parse_volumes(const J& spec, const Path& spec_path, Pod& pod) {
     if (const J* claim = object_at(v, "persistentVolumeClaim", p)) {
       volume.claim_name = string_at(*claim, "claimName", p / "persistentVolumeClaim");
     }
-    pod.volumes.push_back(std::move(volume));
+    out.push_back(std::move(volume));
   }
+  return out;
 }
 
 template <class J>
-void parse_tolerations(const J& spec, const Path& spec_path, Pod& pod) {
-  const J* tolerations = array_at(spec, "tolerations", spec_path);
-  if (tolerations == nullptr) return;
+std::vector<Toleration> parse_tolerations(const J* tolerations, const Path& tolerations_path) {
+  std::vector<Toleration> out;
+  if (tolerations == nullptr) return out;
+  out.reserve(tolerations->size());
   for (std::size_t i = 0; i < tolerations->size(); ++i) {
-    const Path tolerations_path = spec_path / "tolerations";
     const Path p = tolerations_path[i];
     const J& t = (*tolerations)[i];
     Toleration toleration{string_at(t, "key", p), string_at(t, "operator", p), string_at(t, "value", p),
@@ -234,8 +262,9 @@ void parse_tolerations(const J& spec, const Path& spec_path, Pod& pod) {
       if (!is_integer(*seconds)) fail(p / "tolerationSeconds", "an integer", *seconds);
       toleration.toleration_seconds = integer(*seconds);
     }
-    pod.tolerations.push_back(std::move(toleration));
+    out.push_back(std::move(toleration));
   }
+  return out;
 }
 
 template <class J>
@@ -281,9 +310,9 @@ Pod parse_pod_or_throw(const J& object) {
   if (const J* resources = object_at(*spec, "resources", spec_path)) {
     pod.pod_resources = requirements(resources, spec_path / "resources");
   }
-  parse_affinity(*spec, spec_path, pod);
-  parse_tolerations(*spec, spec_path, pod);
-  parse_volumes(*spec, spec_path, pod);
+  parse_affinity(object_at(*spec, "affinity", spec_path), spec_path / "affinity", pod);
+  pod.tolerations = parse_tolerations(array_at(*spec, "tolerations", spec_path), spec_path / "tolerations");
+  pod.volumes = parse_volumes(array_at(*spec, "volumes", spec_path), spec_path / "volumes");
   if (const J* status = object_at(object, "status", root))
     pod.status_qos_class = string_at(*status, "qosClass", root / "status");
   return pod;
@@ -420,6 +449,65 @@ Result<Pod> parse_pod(const json& object) {
 Result<Pod> parse_pod(const JsonValue& object) {
   try {
     return parse_pod_or_throw(object);
+  } catch (const FieldError& e) {
+    return make_error(e.message);
+  }
+}
+
+Result<bool> parse_pod_part(const PodPart& part, const json& value, Pod& pod) {
+  try {
+    const Path root;
+    const Path scope_path = root / (part.scope == PodPart::Scope::kMetadata ? "metadata" : "spec");
+    const Path path = scope_path / part.member;
+    switch (part.scope) {
+      case PodPart::Scope::kContainer: {
+        const auto c = std::find_if(pod.containers.begin(), pod.containers.end(), [&](const Container& x) {
+          return x.index == part.index && x.array_name() == part.array;
+        });
+        const Path array_path = scope_path / part.array;
+        const Path container_path = array_path[part.index];
+        if (c == pod.containers.end()) return make_error("internal: the pod has no " + container_path.str());
+        const Path member_path = container_path / part.member;
+        if (part.member == "resources") {
+          c->resources = requirements(as_object(value, member_path), member_path);
+        } else if (part.member == "env") {
+          c->env_names = env_names(as_array(value, member_path), member_path);
+        } else if (part.member == "volumeMounts") {
+          c->volume_mounts = volume_mounts(as_array(value, member_path), member_path);
+        } else {
+          return make_error("internal: " + member_path.str() +
+                            " is not a part of a pod that gpuadmit reads back");
+        }
+        return true;
+      }
+      case PodPart::Scope::kSpec:
+        if (part.member == "resources") {
+          const json* resources = as_object(value, path);
+          pod.pod_resources =
+              resources == nullptr ? std::nullopt : std::optional(requirements(resources, path));
+        } else if (part.member == "affinity") {
+          parse_affinity(as_object(value, path), path, pod);
+        } else if (part.member == "tolerations") {
+          pod.tolerations = parse_tolerations(as_array(value, path), path);
+        } else if (part.member == "volumes") {
+          pod.volumes = parse_volumes(as_array(value, path), path);
+        } else if (part.member == "nodeSelector") {
+          pod.node_selector = string_map(as_object(value, path), path);
+        } else {
+          break;
+        }
+        return true;
+      case PodPart::Scope::kMetadata:
+        if (part.member == "annotations") {
+          pod.meta.annotations = string_map(as_object(value, path), path);
+        } else if (part.member == "labels") {
+          pod.meta.labels = string_map(as_object(value, path), path);
+        } else {
+          break;
+        }
+        return true;
+    }
+    return make_error("internal: " + path.str() + " is not a part of a pod that gpuadmit reads back");
   } catch (const FieldError& e) {
     return make_error(e.message);
   }

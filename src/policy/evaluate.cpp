@@ -7,6 +7,7 @@
 #include "gpuadmit/k8s/json_access.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
 #include "json_diff.hpp"
+#include "object_edits.hpp"
 #include "rule_context.hpp"
 
 namespace gpuadmit::policy {
@@ -45,36 +46,6 @@ constexpr bool same_order() {
   return true;
 }
 static_assert(same_order(), "kRules must follow kRuleIds");
-
-// JSON Patch from `object` to `object` with `working`'s subtrees in place (mutate a copy, then diff).
-// `object` is nlohmann::json or a document value.
-template <class J>
-nlohmann::json diff_projection(const J& object, const nlohmann::json& working) {
-  nlohmann::json patch = nlohmann::json::array();
-  if (const auto spec = working.find("spec"); spec != working.end()) {
-    if (const J* before = k8s::lookup(object, "spec")) {
-      std::string path = "/spec";
-      append_diff(*before, *spec, path, patch);
-    }
-  }
-  const auto meta = working.find("metadata");
-  if (meta == working.end()) return patch;
-  const J* original_meta = k8s::lookup(object, "metadata");
-  if (original_meta == nullptr || !original_meta->is_object()) {
-    if (!meta->empty()) patch.push_back(patch_op("add", "/metadata", *meta));
-    return patch;
-  }
-  for (const auto& [key, value] : meta->get_ref<const nlohmann::json::object_t&>()) {
-    std::string path = "/metadata";
-    append_pointer_token(path, key);
-    if (const J* before = k8s::lookup(*original_meta, key)) {
-      append_diff(*before, value, path, patch);
-    } else {
-      patch.push_back(patch_op("add", path, value));
-    }
-  }
-  return patch;
-}
 
 }  // namespace
 
@@ -125,6 +96,14 @@ std::string mutated_by(const J& object, const Decision& decision) {
   return out;
 }
 
+// Sets the gpuadmit.io/mutated-by annotation (annotations that are not a map are replaced, as the API
+// server would reject them anyway).
+void add_audit_trail(ObjectEdits& edits, std::string trail) {
+  nlohmann::json& annotations = edits.edit(metadata_part("annotations"));
+  if (!annotations.is_object()) annotations = nlohmann::json::object();
+  annotations[std::string(kMutatedBy)] = std::move(trail);
+}
+
 // Objects created by a controller gpuadmit already judged (a Deployment's ReplicaSet and its pods, a Job's
 // pods, a PyTorchJob's pods) were warned about when the user applied the workload; the controller is the
 // only one who would see warnings now, so they are not reported twice. Denials still apply.
@@ -165,12 +144,12 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
     return p;
   };
 
-  // Validate mode reads the object in place; Mutate mode edits a projected copy (made when a rule first
-  // edits) and diffs it at the end.
-  nlohmann::json target;
+  // Validate mode reads the object in place; Mutate mode edits copies of the parts rules fix, made when a
+  // rule first edits one, and diffs them at the end.
+  ObjectEdits edits(request.object);
 
   const bool have_cluster = request.cluster != nullptr && request.cluster->snapshot != nullptr;
-  RuleContext ctx(request.object, target, with_namespace(std::move(*pod)), rules, request.mode, decision,
+  RuleContext ctx(edits, with_namespace(std::move(*pod)), rules, request.mode, decision,
                   have_cluster ? request.cluster : nullptr);
   ctx.set_replicas(request.replicas);
   std::string_view last_writer;
@@ -180,23 +159,29 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
       decision.skipped_rules.emplace_back(rule.id);
       continue;
     }
-    // Re-read the view only when a later rule needs it: the last fix of the run is never re-parsed.
+    // Re-read the view only when a later rule needs it: the last fix of the run is never re-read.
     if (ctx.dirty()) {
-      auto reparsed = k8s::parse_pod(target);
-      if (!reparsed) {
+      if (auto refreshed = ctx.refresh(); !refreshed) {
         return make_error("internal: rule " + std::string(last_writer) +
-                          " produced an invalid pod: " + reparsed.error().message);
+                          " produced an invalid pod: " + refreshed.error().message);
       }
-      ctx.replace_pod(with_namespace(std::move(*reparsed)));
+#ifndef NDEBUG
+      // Debug builds (every test run) check that reading back part by part gives the view of the whole
+      // edited object, as parse_pod reads it.
+      auto whole = k8s::parse_pod(edits.applied());
+      if (!whole || with_namespace(std::move(*whole)) != ctx.pod()) {
+        return make_error("internal: after rule " + std::string(last_writer) +
+                          ", the pod read back part by part differs from the whole edited pod");
+      }
+#endif
     }
     rule.run(ctx);
     if (ctx.dirty()) last_writer = rule.id;
   }
-  if (request.mode == Mode::kMutate && decision.changed() && !target.is_null()) {
+  if (request.mode == Mode::kMutate && decision.changed() && !edits.empty()) {
     // The audit trail: `kubectl get -o yaml` shows which rules changed the object.
-    const std::string trail = request.object.read([&](const auto& o) { return mutated_by(o, decision); });
-    target["metadata"]["annotations"][std::string(kMutatedBy)] = trail;
-    decision.patch = request.object.read([&](const auto& o) { return diff_projection(o, target); });
+    add_audit_trail(edits, request.object.read([&](const auto& o) { return mutated_by(o, decision); }));
+    decision.patch = edits.patch();
   }
   report_on_controller(request.object, rules, decision);
   return decision;
@@ -330,13 +315,10 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
     return decision;
   }
   if (request.mode == Mode::kMutate && decision.changed()) {
-    // The workload's own audit trail goes through the same projection and diff as a pod's fixes.
-    nlohmann::json working = {{"metadata", nlohmann::json::object()}};
-    if (const nlohmann::json* annotations = annotations_of(object)) {
-      working["metadata"]["annotations"] = *annotations;
-    }
-    working["metadata"]["annotations"][std::string(kMutatedBy)] = mutated_by(object, decision);
-    for (nlohmann::json& op : diff_projection(object, working)) decision.patch.push_back(std::move(op));
+    // The workload's own audit trail is an edit of its annotations, diffed like a pod's.
+    ObjectEdits edits(request.object);
+    add_audit_trail(edits, mutated_by(object, decision));
+    for (nlohmann::json& op : edits.patch()) decision.patch.push_back(std::move(op));
   }
   report_on_controller(request.object, rules, decision);
   return decision;

@@ -40,61 +40,10 @@ void RuleContext::report(std::string_view rule, Action action, std::string field
 
 void RuleContext::fixed(std::string_view rule, std::string field, std::string description) {
   decision_.fixes.push_back({std::string(rule), std::move(field), std::move(description)});
-  dirty_ = true;
 }
 
 void RuleContext::notice(std::string text) {
   decision_.notices.push_back(one_line(text));
-}
-
-nlohmann::json& RuleContext::object() {
-  if (!projected_) {
-    object_ = source_.read([](const auto& object) { return project(object); });
-    projected_ = true;
-  }
-  return object_;
-}
-
-nlohmann::json& RuleContext::container_json(const k8s::Container& c) {
-  return object()["spec"][c.array_name()][c.index];
-}
-
-const nlohmann::json& RuleContext::current_container(const k8s::Container& c) const {
-  // The typed view was parsed from current(), so the container is there.
-  return current().at("spec").at(c.array_name()).at(c.index);
-}
-
-namespace {
-
-// A copy of a subtree: itself for nlohmann::json, converted for a document value.
-const nlohmann::json& copy_of(const nlohmann::json& value) {
-  return value;
-}
-nlohmann::json copy_of(const k8s::JsonValue& value) {
-  return k8s::to_json(value);
-}
-
-template <class J>
-nlohmann::json project_from(const J& object) {
-  nlohmann::json out = nlohmann::json::object();
-  if (!object.is_object()) return out;
-  if (const J* spec = k8s::lookup(object, "spec")) out["spec"] = copy_of(*spec);
-  if (const J* meta = k8s::lookup(object, "metadata"); meta != nullptr && meta->is_object()) {
-    nlohmann::json& m = out["metadata"] = nlohmann::json::object();
-    for (const char* key : {"name", "generateName", "namespace", "labels", "annotations"}) {
-      if (const J* value = k8s::lookup(*meta, key)) m[key] = copy_of(*value);
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-nlohmann::json project(const nlohmann::json& object) {
-  return project_from(object);
-}
-nlohmann::json project(const k8s::JsonValue& object) {
-  return project_from(object);
 }
 
 bool RuleContext::is_gpu_pod() const {

@@ -1,6 +1,7 @@
 // RuleContext: what a rule sees and how it reports. Private to the policy layer.
 // A rule reads the typed pod view, reports findings with the action the policy gave it, and, when the
-// mode allows, edits the JSON copy; the evaluator re-parses the view after every rule that changed it.
+// mode allows, edits parts of the object (object_edits.hpp); the evaluator re-reads the parts a rule changed
+// into the view before the next rule runs.
 #pragma once
 
 #include <optional>
@@ -15,17 +16,15 @@
 #include "gpuadmit/policy/evaluate.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 #include "gpuadmit/policy/text.hpp"
+#include "object_edits.hpp"
 
 namespace gpuadmit::policy {
 
 class RuleContext {
  public:
-  // `working` receives the projection of `source` the first time a rule asks for object(): a pod no rule
-  // fixes is never copied.
-  RuleContext(const ObjectRef& source, nlohmann::json& working, k8s::Pod pod, const RuleSet& rules, Mode mode,
-              Decision& decision, const ClusterView* cluster)
-      : source_(source),
-        object_(working),
+  RuleContext(ObjectEdits& edits, k8s::Pod pod, const RuleSet& rules, Mode mode, Decision& decision,
+              const ClusterView* cluster)
+      : edits_(edits),
         pod_(std::move(pod)),
         rules_(rules),
         mode_(mode),
@@ -48,22 +47,18 @@ class RuleContext {
   void fixed(std::string_view rule, std::string field, std::string description);
   void notice(std::string text);
 
-  // The working copy rules edit (mutate mode only).
-  nlohmann::json& object();
-  // The object as it stands now, for reading what the typed view does not hold (env values, volume specs):
-  // the working copy once a rule has edited it, the request's object before.
-  [[nodiscard]] const nlohmann::json& current() const { return projected_ ? object_ : source_.json(); }
-  [[nodiscard]] const nlohmann::json& current_container(const k8s::Container& c) const;
-  nlohmann::json& container_json(const k8s::Container& c);
+  // A part of the object to edit (mutate mode only); call fixed() for what the edit did.
+  nlohmann::json& edit(const k8s::PodPart& part) { return edits_.edit(part); }
+  // A part as it stands now, for reading what the typed view does not hold (env values, volume specs):
+  // with the edits of earlier rules, and of this one so far.
+  [[nodiscard]] nlohmann::json current(const k8s::PodPart& part) const { return edits_.current(part); }
 
-  [[nodiscard]] bool dirty() const noexcept { return dirty_; }
+  // Whether the typed view is behind the edits.
+  [[nodiscard]] bool dirty() const noexcept { return edits_.stale(); }
+  Result<bool> refresh() { return edits_.refresh(pod_); }
   // Pods of this shape that run at once (1 for a pod; a workload template's replicas or parallelism).
   [[nodiscard]] std::int64_t replicas() const noexcept { return replicas_; }
   void set_replicas(std::int64_t replicas) noexcept { replicas_ = replicas; }
-  void replace_pod(k8s::Pod pod) {
-    pod_ = std::move(pod);
-    dirty_ = false;
-  }
 
   // GPU helpers shared by the rules.
   [[nodiscard]] bool is_gpu_pod() const;
@@ -71,23 +66,14 @@ class RuleContext {
   [[nodiscard]] std::int64_t gpu_units() const;                         // over app containers and sidecars
 
  private:
-  const ObjectRef& source_;
-  nlohmann::json& object_;
-  bool projected_ = false;
+  ObjectEdits& edits_;
   k8s::Pod pod_;
   const RuleSet& rules_;
   Mode mode_;
   Decision& decision_;
   const ClusterView* cluster_;
-  bool dirty_ = false;
   std::int64_t replicas_ = 1;
 };
-
-// The part of an object rules read and may change: spec, and metadata's names, labels and annotations.
-// Copying only this keeps managedFields and the rest of a large object off the hot path; patch paths stay
-// absolute because the shape is kept.
-nlohmann::json project(const nlohmann::json& object);
-nlohmann::json project(const k8s::JsonValue& object);
 
 // "spec.containers[0]" / "spec.initContainers[1]", plus an optional suffix.
 std::string field_of(const k8s::Container& c, std::string_view suffix = {});
@@ -125,9 +111,9 @@ Result<bool> checkpoint_claim_parse_check(const nlohmann::json& object);
 // it, app containers + sidecars), per resource, with requests defaulted from limits.
 k8s::ResourceList effective_requests(const k8s::Pod& pod);
 
-// ANDs `alternatives` (ORed terms, each a list of match expressions) into the pod's required node affinity:
-// every existing term becomes one term per alternative. Returns false when every existing term already
-// holds one of the alternatives (nothing to do: idempotence).
-bool require_node_affinity(nlohmann::json& spec, const std::vector<nlohmann::json>& alternatives);
+// ANDs `alternatives` (ORed terms, each a list of match expressions) into the required node affinity of
+// `affinity` (the spec's affinity member): every existing term becomes one term per alternative. Returns
+// false when every existing term already holds one of the alternatives (nothing to do: idempotence).
+bool require_node_affinity(nlohmann::json& affinity, const std::vector<nlohmann::json>& alternatives);
 
 }  // namespace gpuadmit::policy

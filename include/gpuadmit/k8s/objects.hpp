@@ -19,6 +19,7 @@ using StringMap = std::map<std::string, std::string, std::less<>>;
 struct ResourceRequirements {
   ResourceList requests;
   ResourceList limits;
+  bool operator==(const ResourceRequirements&) const = default;
 };
 
 // Init containers with restartPolicy: Always are sidecars: they run beside the app containers.
@@ -27,6 +28,7 @@ enum class ContainerKind : std::uint8_t { kInit, kSidecar, kRegular };
 struct VolumeMount {
   std::string name;
   std::string mount_path;
+  bool operator==(const VolumeMount&) const = default;
 };
 
 struct Container {
@@ -44,6 +46,7 @@ struct Container {
   [[nodiscard]] const char* array_name() const noexcept {
     return kind == ContainerKind::kRegular ? "containers" : "initContainers";
   }
+  bool operator==(const Container&) const = default;
 };
 
 struct Toleration {
@@ -66,11 +69,13 @@ struct NodeSelectorRequirement {
   std::string key;
   std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
   std::vector<std::string> values;
+  bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;
   std::vector<NodeSelectorRequirement> match_fields;
+  bool operator==(const NodeSelectorTerm&) const = default;
 };
 
 struct Volume {
@@ -79,6 +84,7 @@ struct Volume {
   std::string medium;  // emptyDir medium ("" or "Memory")
   std::optional<Quantity> size_limit;
   std::string claim_name;  // persistentVolumeClaim.claimName
+  bool operator==(const Volume&) const = default;
 };
 
 struct ObjectMeta {
@@ -87,6 +93,7 @@ struct ObjectMeta {
   std::string namespace_;
   StringMap labels;
   StringMap annotations;
+  bool operator==(const ObjectMeta&) const = default;
 };
 
 struct Pod {
@@ -100,6 +107,7 @@ struct Pod {
   std::optional<ResourceRequirements> pod_resources;  // spec.resources (pod-level resources)
   std::string node_name;
   std::string status_qos_class;
+  bool operator==(const Pod&) const = default;
 };
 
 struct Node {

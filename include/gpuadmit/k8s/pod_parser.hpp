@@ -3,6 +3,10 @@
 // Every type mismatch is an error naming the field path, so a malformed object never reaches a rule.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
 #include <nlohmann/json_fwd.hpp>
 
 #include "gpuadmit/common/result.hpp"
@@ -15,6 +19,24 @@ namespace gpuadmit::k8s {
 // with the same errors: nlohmann::json from the CLI and tests, JsonValue from a parsed AdmissionReview.
 Result<Pod> parse_pod(const nlohmann::json& object);
 Result<Pod> parse_pod(const JsonValue& object);
+// A part of a pod that gpuadmit's fixes edit: one member of a container, of the spec or of the metadata.
+// The names are string literals (the members a rule edits), so a part is a small value.
+struct PodPart {
+  enum class Scope : std::uint8_t { kContainer, kSpec, kMetadata };
+  Scope scope = Scope::kSpec;
+  std::string_view array;  // kContainer: "containers" or "initContainers"
+  std::size_t index = 0;   // kContainer: the position in that array
+  // kContainer: resources, env, volumeMounts; kSpec: resources, affinity, tolerations, volumes, nodeSelector;
+  // kMetadata: labels, annotations.
+  std::string_view member;
+
+  bool operator==(const PodPart&) const = default;
+};
+
+// Reads a part's new value (null when it is absent) into `pod` with parse_pod's checks and error messages,
+// so a fix re-reads what it changed and not the whole pod.
+Result<bool> parse_pod_part(const PodPart& part, const nlohmann::json& value, Pod& pod);
+
 Result<Node> parse_node(const nlohmann::json& object);
 Result<ResourceQuota> parse_resource_quota(const nlohmann::json& object);
 Result<StorageClass> parse_storage_class(const nlohmann::json& object);

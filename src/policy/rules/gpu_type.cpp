@@ -32,7 +32,8 @@ std::vector<const k8s::Node*> gpu_nodes_for(const RuleContext& ctx) {
   for (const k8s::Container& c : ctx.pod().containers) {
     for (const auto& [name, q] : c.resources.limits) {
       if (!ctx.rules().is_gpu_resource(name)) continue;
-      if (const auto it = ctx.cluster()->nodes_by_resource.find(name); it != ctx.cluster()->nodes_by_resource.end()) {
+      if (const auto it = ctx.cluster()->nodes_by_resource.find(name);
+          it != ctx.cluster()->nodes_by_resource.end()) {
         positions.insert(it->second.begin(), it->second.end());
       }
     }
@@ -71,9 +72,10 @@ void rule_gpu_type(RuleContext& ctx) {
   if (memory_text != nullptr) {
     auto q = k8s::Quantity::parse(*memory_text);
     if (!q) {
-      ctx.report(kGpuType, cfg.action, "metadata.annotations",
-                 "gpuadmit.io/gpu-memory-min: " + q.error().message + ".\nFix: write a quantity such as 40Gi.",
-                 "gpuadmit.io/gpu-memory-min is not a quantity: " + *memory_text);
+      ctx.report(
+          kGpuType, cfg.action, "metadata.annotations",
+          "gpuadmit.io/gpu-memory-min: " + q.error().message + ".\nFix: write a quantity such as 40Gi.",
+          "gpuadmit.io/gpu-memory-min is not a quantity: " + *memory_text);
       return;
     }
     memory_min = *q;
@@ -97,7 +99,8 @@ void rule_gpu_type(RuleContext& ctx) {
       start = comma + 1;
     }
   }
-  if (memory_min) wanted_text += (wanted_text.empty() ? "" : " ") + std::string("with at least ") + human(*memory_min);
+  if (memory_min)
+    wanted_text += (wanted_text.empty() ? "" : " ") + std::string("with at least ") + human(*memory_min);
 
   // Which product values in this cluster satisfy the request (a product counts when any node of it does).
   std::set<std::string> allowed;
@@ -109,9 +112,10 @@ void rule_gpu_type(RuleContext& ctx) {
     auto& entry = present[product->second];
     ++entry.first;
     if (memory_mib) entry.second = std::to_string(*memory_mib / 1024) + "Gi";
-    const bool type_ok = patterns.empty() || std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) {
-                           return glob_match(p, lower(product->second));
-                         });
+    const bool type_ok =
+        patterns.empty() || std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) {
+          return glob_match(p, lower(product->second));
+        });
     const bool memory_ok =
         !memory_min || (memory_mib && k8s::Quantity::from_units(*memory_mib << 20) >= *memory_min);
     if (type_ok && memory_ok) allowed.insert(product->second);
@@ -120,24 +124,27 @@ void rule_gpu_type(RuleContext& ctx) {
   if (allowed.empty()) {
     std::string models;
     for (const auto& [product, info] : present) {
-      models += (models.empty() ? "" : ", ") + product + " (" + (info.second.empty() ? "?" : info.second) + ", " +
-                std::to_string(info.first) + (info.first == 1 ? " node)" : " nodes)");
+      models += (models.empty() ? "" : ", ") + product + " (" + (info.second.empty() ? "?" : info.second) +
+                ", " + std::to_string(info.first) + (info.first == 1 ? " node)" : " nodes)");
     }
     if (models.empty()) models = "none labelled " + cfg.product_label;
     ctx.report(kGpuType, cfg.action, "metadata.annotations",
-               "the pod asks for a GPU " + wanted_text + ", and no GPU node in this cluster has one. The GPUs here: " +
-                   models + ".\nFix: change gpuadmit.io/gpu-type or gpuadmit.io/gpu-memory-min to a GPU the cluster "
+               "the pod asks for a GPU " + wanted_text +
+                   ", and no GPU node in this cluster has one. The GPUs here: " + models +
+                   ".\nFix: change gpuadmit.io/gpu-type or gpuadmit.io/gpu-memory-min to a GPU the cluster "
                    "has, or ask the cluster admins for that GPU.",
                "no GPU " + wanted_text + " in this cluster; it has: " + models);
     return;
   }
 
-  const nlohmann::json expression = {{"key", cfg.product_label}, {"operator", "In"},
+  const nlohmann::json expression = {{"key", cfg.product_label},
+                                     {"operator", "In"},
                                      {"values", std::vector<std::string>(allowed.begin(), allowed.end())}};
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
-    if (require_node_affinity(ctx.object()["spec"], {nlohmann::json::array({expression})})) {
+    if (require_node_affinity(ctx.edit(spec_part("affinity")), {nlohmann::json::array({expression})})) {
       ctx.fixed(kGpuType, "spec.affinity.nodeAffinity",
-                "required node affinity " + cfg.product_label + " In [" + join(allowed) + "] for a GPU " + wanted_text);
+                "required node affinity " + cfg.product_label + " In [" + join(allowed) + "] for a GPU " +
+                    wanted_text);
     }
     return;
   }
@@ -146,12 +153,13 @@ void rule_gpu_type(RuleContext& ctx) {
     const auto product = node->labels.find(cfg.product_label);
     const bool ok = product != node->labels.end() && allowed.contains(product->second);
     if (ok || !k8s::node_selector_matches(pod, *node)) continue;
-    ctx.report(kGpuType, cfg.action, "spec.affinity.nodeAffinity",
-               "the pod asks for a GPU " + wanted_text + " but could be scheduled on node " + node->name + " (" +
-                   (product == node->labels.end() ? std::string("no product label") : product->second) +
-                   ").\nFix: add required node affinity:\n    " + cfg.product_label + " In [" + join(allowed) + "]",
-               "pod asks for a GPU " + wanted_text + " but may land on " +
-                   (product == node->labels.end() ? node->name : product->second));
+    ctx.report(
+        kGpuType, cfg.action, "spec.affinity.nodeAffinity",
+        "the pod asks for a GPU " + wanted_text + " but could be scheduled on node " + node->name + " (" +
+            (product == node->labels.end() ? std::string("no product label") : product->second) +
+            ").\nFix: add required node affinity:\n    " + cfg.product_label + " In [" + join(allowed) + "]",
+        "pod asks for a GPU " + wanted_text + " but may land on " +
+            (product == node->labels.end() ? node->name : product->second));
     return;
   }
 }
@@ -194,10 +202,10 @@ struct DriverFloor {
   int driver_minor;
 };
 constexpr std::array<DriverFloor, 19> kDriverTable{{
-    {{11, 0}, 450, 36},  {{11, 1}, 455, 23},  {{11, 2}, 460, 27},  {{11, 3}, 465, 19},  {{11, 4}, 470, 42},
-    {{11, 5}, 495, 29},  {{11, 6}, 510, 39},  {{11, 7}, 515, 43},  {{11, 8}, 520, 61},  {{12, 0}, 525, 60},
-    {{12, 1}, 530, 30},  {{12, 2}, 535, 54},  {{12, 3}, 545, 23},  {{12, 4}, 550, 54},  {{12, 5}, 555, 42},
-    {{12, 6}, 560, 28},  {{12, 8}, 570, 26},  {{12, 9}, 575, 51},  {{13, 0}, 580, 65},
+    {{11, 0}, 450, 36}, {{11, 1}, 455, 23}, {{11, 2}, 460, 27}, {{11, 3}, 465, 19}, {{11, 4}, 470, 42},
+    {{11, 5}, 495, 29}, {{11, 6}, 510, 39}, {{11, 7}, 515, 43}, {{11, 8}, 520, 61}, {{12, 0}, 525, 60},
+    {{12, 1}, 530, 30}, {{12, 2}, 535, 54}, {{12, 3}, 545, 23}, {{12, 4}, 550, 54}, {{12, 5}, 555, 42},
+    {{12, 6}, 560, 28}, {{12, 8}, 570, 26}, {{12, 9}, 575, 51}, {{13, 0}, 580, 65},
 }};
 
 std::optional<DriverFloor> floor_for(CudaVersion v) {
@@ -239,7 +247,8 @@ void rule_cuda_driver(RuleContext& ctx) {
     if (!major) continue;
     ++labelled;
     ++drivers[std::to_string(*major) + "." + (minor ? std::to_string(*minor) : std::string("?"))];
-    if (*major > floor->driver_major || (*major == floor->driver_major && minor && *minor >= floor->driver_minor)) {
+    if (*major > floor->driver_major ||
+        (*major == floor->driver_major && minor && *minor >= floor->driver_minor)) {
       ++qualifying;
     }
   }
@@ -247,28 +256,37 @@ void rule_cuda_driver(RuleContext& ctx) {
 
   std::string present;
   for (const auto& [version, count] : drivers) {
-    present += (present.empty() ? "" : ", ") + version + " (" + std::to_string(count) + (count == 1 ? " node)" : " nodes)");
+    present += (present.empty() ? "" : ", ") + version + " (" + std::to_string(count) +
+               (count == 1 ? " node)" : " nodes)");
   }
   if (qualifying > 0 && cfg.action == Action::kEnforce) {
     if (!ctx.can_fix()) return;  // validate: the affinity added by mutate keeps the pod on qualifying nodes
     using nlohmann::json;
-    std::vector<json> alternatives{
-        json::array({{{"key", cfg.major_label}, {"operator", "Gt"}, {"values", {std::to_string(floor->driver_major)}}}}),
-        json::array({{{"key", cfg.major_label}, {"operator", "In"}, {"values", {std::to_string(floor->driver_major)}}},
-                     {{"key", cfg.minor_label}, {"operator", "Gt"}, {"values", {std::to_string(floor->driver_minor - 1)}}}})};
-    if (require_node_affinity(ctx.object()["spec"], alternatives)) {
+    std::vector<json> alternatives{json::array({{{"key", cfg.major_label},
+                                                 {"operator", "Gt"},
+                                                 {"values", {std::to_string(floor->driver_major)}}}}),
+                                   json::array({{{"key", cfg.major_label},
+                                                 {"operator", "In"},
+                                                 {"values", {std::to_string(floor->driver_major)}}},
+                                                {{"key", cfg.minor_label},
+                                                 {"operator", "Gt"},
+                                                 {"values", {std::to_string(floor->driver_minor - 1)}}}})};
+    if (require_node_affinity(ctx.edit(spec_part("affinity")), alternatives)) {
       ctx.fixed(kCudaDriver, "spec.affinity.nodeAffinity",
-                "required node affinity on " + cfg.major_label + " for a driver ≥ " + driver + " (CUDA " + cuda + ")");
+                "required node affinity on " + cfg.major_label + " for a driver ≥ " + driver + " (CUDA " +
+                    cuda + ")");
     }
     return;
   }
   const std::string what = qualifying == 0 ? "no GPU node has it" : "some GPU nodes do not";
-  ctx.report(kCudaDriver, cfg.action, "spec.containers",
-             "image " + image + " is built for CUDA " + cuda + ", which needs an NVIDIA driver ≥ " + driver + "; " + what +
-                 " (drivers here: " + present + "). On an older driver CUDA fails at start with \"the provided PTX was "
-                 "compiled with an unsupported toolchain\" or \"CUDA driver version is insufficient\".\nFix: use an "
-                 "image built for the CUDA the drivers support, or ask for nodes with a newer driver.",
-             "image built for CUDA " + cuda + " needs driver ≥ " + driver + "; " + what + " (" + present + ")");
+  ctx.report(
+      kCudaDriver, cfg.action, "spec.containers",
+      "image " + image + " is built for CUDA " + cuda + ", which needs an NVIDIA driver ≥ " + driver + "; " +
+          what + " (drivers here: " + present +
+          "). On an older driver CUDA fails at start with \"the provided PTX was "
+          "compiled with an unsupported toolchain\" or \"CUDA driver version is insufficient\".\nFix: use an "
+          "image built for the CUDA the drivers support, or ask for nodes with a newer driver.",
+      "image built for CUDA " + cuda + " needs driver ≥ " + driver + "; " + what + " (" + present + ")");
 }
 
 }  // namespace gpuadmit::policy

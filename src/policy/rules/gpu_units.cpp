@@ -17,17 +17,19 @@ std::string mig_memory(std::string_view resource) {
 std::string sharing_hint(const RuleContext& ctx) {
   const ClusterSnapshot* cluster = ctx.cluster();
   if (cluster == nullptr) {
-    return "To share one GPU, request a MIG slice (for example nvidia.com/mig-1g.10gb: 1) or use GPU time-slicing "
+    return "To share one GPU, request a MIG slice (for example nvidia.com/mig-1g.10gb: 1) or use GPU "
+           "time-slicing "
            "configured in the NVIDIA GPU operator.";
   }
   std::string offered;
   for (const auto& [name, nodes] : cluster->nodes_by_resource) {
     if (!name.starts_with("nvidia.com/mig-")) continue;
-    offered += (offered.empty() ? "" : ", ") + name + " (" + mig_memory(name) + ", on " + std::to_string(nodes.size()) +
-               (nodes.size() == 1 ? " node)" : " nodes)");
+    offered += (offered.empty() ? "" : ", ") + name + " (" + mig_memory(name) + ", on " +
+               std::to_string(nodes.size()) + (nodes.size() == 1 ? " node)" : " nodes)");
   }
   if (offered.empty()) {
-    return "This cluster offers no MIG slices; to share a GPU, ask the cluster admins for MIG or time-slicing.";
+    return "This cluster offers no MIG slices; to share a GPU, ask the cluster admins for MIG or "
+           "time-slicing.";
   }
   return "To share a GPU, request one of the MIG slices this cluster offers: " + offered + ".";
 }
@@ -41,12 +43,15 @@ void rule_gpu_whole_units(RuleContext& ctx) {
     // A MIG slice no node offers can never be granted either.
     if (cluster != nullptr) {
       for (const auto& [name, q] : c.resources.limits) {
-        if (!name.starts_with("nvidia.com/mig-") || !(q > k8s::Quantity{}) || cluster->nodes_by_resource.contains(name)) {
+        if (!name.starts_with("nvidia.com/mig-") || !(q > k8s::Quantity{}) ||
+            cluster->nodes_by_resource.contains(name)) {
           continue;
         }
         ctx.report(kWholeUnits, action, field_of(c, ".resources.limits"),
-                   describe(c) + " asks for " + name + ", a MIG slice no node in this cluster offers, so it can never "
-                   "be scheduled.\n" + sharing_hint(ctx),
+                   describe(c) + " asks for " + name +
+                       ", a MIG slice no node in this cluster offers, so it can never "
+                       "be scheduled.\n" +
+                       sharing_hint(ctx),
                    describe(c) + " asks for " + name + ", which no node offers");
       }
     }
@@ -55,13 +60,15 @@ void rule_gpu_whole_units(RuleContext& ctx) {
       for (const auto& [name, q] : *section) {
         if (!ctx.rules().is_gpu_resource(name) || q.is_whole()) continue;
         // Report a fractional request only when the limit does not already carry the same problem.
-        if (!is_limit && c.resources.limits.contains(name) && !c.resources.limits.at(name).is_whole()) continue;
+        if (!is_limit && c.resources.limits.contains(name) && !c.resources.limits.at(name).is_whole())
+          continue;
         const std::string field = field_of(c, is_limit ? ".resources.limits" : ".resources.requests");
         ctx.report(kWholeUnits, action, field,
                    describe(c) + " asks for " + name + ": " + q.to_string() + " (" + human(q) +
                        " of a GPU). GPUs are allocated whole: the API server rejects a fractional GPU and no "
                        "node can ever grant one.\nFix: ask for a whole number of GPUs:\n    resources:\n"
-                       "      limits:\n        " + name + ": 1\n" + sharing_hint(ctx),
+                       "      limits:\n        " +
+                       name + ": 1\n" + sharing_hint(ctx),
                    describe(c) + " asks for " + human(q) + " " + name +
                        "; GPUs are allocated whole: ask for 1, or a MIG slice");
       }
@@ -78,29 +85,33 @@ void rule_gpu_limit_equals_request(RuleContext& ctx) {
       const auto limit = c.resources.limits.find(name);
       if (limit == c.resources.limits.end()) {
         if (fix) {
-          ctx.container_json(c)["resources"]["limits"][name] = request.to_string();
+          ctx.edit(container_part(c, "resources"))["limits"][name] = request.to_string();
           ctx.fixed(kLimitEqualsRequest, field_of(c, ".resources.limits"),
-                    "set " + describe(c) + " limit " + name + ": " + request.to_string() + " (equal to its request)");
+                    "set " + describe(c) + " limit " + name + ": " + request.to_string() +
+                        " (equal to its request)");
           continue;
         }
-        ctx.report(kLimitEqualsRequest, action, field_of(c, ".resources.limits"),
-                   describe(c) + " requests " + name + ": " + request.to_string() +
-                       " without a limit. GPUs cannot be overcommitted, so Kubernetes requires the limit and "
-                       "rejects the pod with \"Limit must be set for non overcommitable resources\".\nFix: set the "
-                       "limit (the request may then be left out):\n    resources:\n      limits:\n        " +
-                       name + ": " + request.to_string(),
-                   describe(c) + " requests " + name + " without a limit; set limits." + name + ": " +
-                       request.to_string());
+        ctx.report(
+            kLimitEqualsRequest, action, field_of(c, ".resources.limits"),
+            describe(c) + " requests " + name + ": " + request.to_string() +
+                " without a limit. GPUs cannot be overcommitted, so Kubernetes requires the limit and "
+                "rejects the pod with \"Limit must be set for non overcommitable resources\".\nFix: set the "
+                "limit (the request may then be left out):\n    resources:\n      limits:\n        " +
+                name + ": " + request.to_string(),
+            describe(c) + " requests " + name + " without a limit; set limits." + name + ": " +
+                request.to_string());
         continue;
       }
       if (limit->second.is_whole() && limit->second != request) {
-        ctx.report(kLimitEqualsRequest, action, field_of(c, ".resources"),
-                   describe(c) + " requests " + request.to_string() + " " + name + " but limits it to " +
-                       limit->second.to_string() + ". GPUs cannot be overcommitted: request and limit must be "
-                       "equal, and it is not safe to guess which one you meant.\nFix: set both to the number of "
-                       "GPUs the program uses, or drop the request and keep only the limit.",
-                   describe(c) + " has " + name + " request " + request.to_string() + " != limit " +
-                       limit->second.to_string() + "; make them equal");
+        ctx.report(
+            kLimitEqualsRequest, action, field_of(c, ".resources"),
+            describe(c) + " requests " + request.to_string() + " " + name + " but limits it to " +
+                limit->second.to_string() +
+                ". GPUs cannot be overcommitted: request and limit must be "
+                "equal, and it is not safe to guess which one you meant.\nFix: set both to the number of "
+                "GPUs the program uses, or drop the request and keep only the limit.",
+            describe(c) + " has " + name + " request " + request.to_string() + " != limit " +
+                limit->second.to_string() + "; make them equal");
       }
     }
   }

@@ -19,7 +19,8 @@ const std::string* matching_pattern(const GpuIntent& cfg, std::string_view image
 std::optional<std::int64_t> processes_per_node(const k8s::Container& c) {
   std::vector<std::string> words = c.command;
   words.insert(words.end(), c.args.begin(), c.args.end());
-  static constexpr std::array<std::string_view, 3> kFlags{"--nproc_per_node", "--nproc-per-node", "--num_processes"};
+  static constexpr std::array<std::string_view, 3> kFlags{"--nproc_per_node", "--nproc-per-node",
+                                                          "--num_processes"};
   for (std::size_t i = 0; i < words.size(); ++i) {
     // Shell wrappers (`bash -c "torchrun --nproc_per_node=4 train.py"`) keep the flag inside one word.
     for (std::string_view flag : kFlags) {
@@ -56,12 +57,14 @@ void rule_gpu_intent(RuleContext& ctx) {
       if (!procs || gpus <= 0 || *procs <= gpus) continue;
       const std::string n = std::to_string(*procs);
       ctx.report(kGpuIntent, cfg.action, field_of(c, ".resources.limits"),
-                 describe(c) + " starts " + n + " processes per node (--nproc_per_node=" + n + ") but holds " +
-                     std::to_string(gpus) + " GPU" + (gpus > 1 ? "s" : "") + ": the extra ranks fail with "
-                     "\"CUDA error: invalid device ordinal\".\nFix: ask for " + n + " GPUs, or start " +
-                     std::to_string(gpus) + " process" + (gpus > 1 ? "es" : "") + " per node.",
-                 describe(c) + " runs " + n + " processes per node on " + std::to_string(gpus) + " GPU(s); ask for " +
-                     n + " GPUs");
+                 describe(c) + " starts " + n + " processes per node (--nproc_per_node=" + n +
+                     ") but holds " + std::to_string(gpus) + " GPU" + (gpus > 1 ? "s" : "") +
+                     ": the extra ranks fail with "
+                     "\"CUDA error: invalid device ordinal\".\nFix: ask for " +
+                     n + " GPUs, or start " + std::to_string(gpus) + " process" + (gpus > 1 ? "es" : "") +
+                     " per node.",
+                 describe(c) + " runs " + n + " processes per node on " + std::to_string(gpus) +
+                     " GPU(s); ask for " + n + " GPUs");
     }
     return;
   }
@@ -83,9 +86,9 @@ void rule_gpu_intent(RuleContext& ctx) {
     for (const auto& [key, value] : cfg.labels) {
       const auto it = pod.meta.labels.find(key);
       if (it == pod.meta.labels.end() || it->second != value) continue;
-      const auto first_app = std::find_if(pod.containers.begin(), pod.containers.end(), [](const k8s::Container& c) {
-        return c.kind == k8s::ContainerKind::kRegular;
-      });
+      const auto first_app =
+          std::find_if(pod.containers.begin(), pod.containers.end(),
+                       [](const k8s::Container& c) { return c.kind == k8s::ContainerKind::kRegular; });
       if (first_app == pod.containers.end()) return;
       target = &*first_app;
       reason = "is in a pod labelled " + key + "=" + value;
@@ -96,18 +99,21 @@ void rule_gpu_intent(RuleContext& ctx) {
   if (target == nullptr) return;
 
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
-    ctx.container_json(*target)["resources"]["limits"][cfg.resource] = "1";
+    ctx.edit(container_part(*target, "resources"))["limits"][cfg.resource] = "1";
     ctx.fixed(kGpuIntent, field_of(*target, ".resources.limits"),
               "added " + cfg.resource + ": 1 to " + describe(*target) + ", which " + reason);
     ctx.notice("gpu-intent: " + describe(*target) + " " + reason + " but asked for no GPU; gpuadmit added " +
                cfg.resource + ": 1");
     return;
   }
-  ctx.report(kGpuIntent, cfg.action, field_of(*target, ".resources.limits"),
-             describe(*target) + " " + reason + " but requests no GPU: it will run on CPU, silently and many times slower, "
-                   "or crash when it calls CUDA.\nFix: ask for the GPUs it needs:\n    resources:\n      limits:\n"
-                   "        " + cfg.resource + ": 1",
-             describe(*target) + " " + short_reason + " but requests no GPU; add limits." + cfg.resource + ": 1");
+  ctx.report(
+      kGpuIntent, cfg.action, field_of(*target, ".resources.limits"),
+      describe(*target) + " " + reason +
+          " but requests no GPU: it will run on CPU, silently and many times slower, "
+          "or crash when it calls CUDA.\nFix: ask for the GPUs it needs:\n    resources:\n      limits:\n"
+          "        " +
+          cfg.resource + ": 1",
+      describe(*target) + " " + short_reason + " but requests no GPU; add limits." + cfg.resource + ": 1");
 }
 
 }  // namespace gpuadmit::policy

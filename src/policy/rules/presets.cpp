@@ -43,35 +43,36 @@ std::vector<const k8s::Container*> target_containers(const Preset& preset, const
   return preset.all_containers || gpu.empty() ? app : gpu;
 }
 
-// The element of `list` (a JSON array, or absent) whose `key` member equals `value`.
-const nlohmann::json* find_by(const nlohmann::json& object, std::string_view member, std::string_view key,
-                              const nlohmann::json& value) {
-  const auto list = object.find(member);
-  if (list == object.end() || !list->is_array()) return nullptr;
-  for (const nlohmann::json& element : *list) {
-    if (element.is_object() && element.contains(key) && element[std::string(key)] == value) return &element;
+// The element of `elements` (a JSON array, or anything else when absent) whose `key` member is `wanted`.
+const nlohmann::json* find_by(const nlohmann::json& elements, std::string_view key,
+                              const nlohmann::json& wanted) {
+  if (!elements.is_array()) return nullptr;
+  for (const nlohmann::json& element : elements) {
+    if (element.is_object() && element.contains(key) && element[std::string(key)] == wanted) return &element;
   }
   return nullptr;
 }
 
-nlohmann::json& array_member(nlohmann::json& object, const char* member) {
-  nlohmann::json& list = object[member];
-  if (!list.is_array()) list = nlohmann::json::array();
-  return list;
+// `value` as a list to append to: what was not a list (absent, null) becomes an empty one.
+nlohmann::json& as_list(nlohmann::json& value) {
+  if (!value.is_array()) value = nlohmann::json::array();
+  return value;
 }
 
-void plan_container(const Preset& preset, const k8s::Container& c, const nlohmann::json& json, Plan& plan) {
+void plan_container(const Preset& preset, const k8s::Container& c, const RuleContext& ctx, Plan& plan) {
   const std::string who = describe(c);
+  const nlohmann::json env_list =
+      preset.env.empty() ? nlohmann::json() : ctx.current(container_part(c, "env"));
   for (const nlohmann::json& env : preset.env) {
     const nlohmann::json& name = env["name"];
-    if (const nlohmann::json* existing = find_by(json, "env", "name", name)) {
+    if (const nlohmann::json* existing = find_by(env_list, "name", name)) {
       if (*existing != env)
         plan.conflicts.emplace_back(field_of(c, ".env"), "env " + name.get<std::string>() + " in " + who);
       continue;
     }
     plan.changes.push_back(
         {field_of(c, ".env"), "env " + name.get<std::string>() + " in " + who,
-         [&c, env](RuleContext& ctx) { array_member(ctx.container_json(c), "env").push_back(env); }});
+         [&c, env](RuleContext& into) { as_list(into.edit(container_part(c, "env"))).push_back(env); }});
   }
   for (const auto* list : {&preset.requests, &preset.limits}) {
     const bool requests = list == &preset.requests;
@@ -84,16 +85,18 @@ void plan_container(const Preset& preset, const k8s::Container& c, const nlohman
           plan.conflicts.emplace_back(field, std::string(kind) + " " + resource + " in " + who);
         continue;
       }
-      plan.changes.push_back({field,
-                              std::string(kind) + " " + resource + "=" + quantity.to_string() + " in " + who,
-                              [&c, kind, resource, quantity](RuleContext& ctx) {
-                                ctx.container_json(c)["resources"][kind][resource] = quantity.to_string();
-                              }});
+      plan.changes.push_back(
+          {field, std::string(kind) + " " + resource + "=" + quantity.to_string() + " in " + who,
+           [&c, kind, resource, quantity](RuleContext& into) {
+             into.edit(container_part(c, "resources"))[kind][resource] = quantity.to_string();
+           }});
     }
   }
+  const nlohmann::json mounts =
+      preset.volume_mounts.empty() ? nlohmann::json() : ctx.current(container_part(c, "volumeMounts"));
   for (const nlohmann::json& mount : preset.volume_mounts) {
     const nlohmann::json& path = mount["mountPath"];
-    if (const nlohmann::json* existing = find_by(json, "volumeMounts", "mountPath", path)) {
+    if (const nlohmann::json* existing = find_by(mounts, "mountPath", path)) {
       if (*existing != mount) {
         plan.conflicts.emplace_back(field_of(c, ".volumeMounts"),
                                     "the mount at " + path.get<std::string>() + " in " + who);
@@ -101,29 +104,24 @@ void plan_container(const Preset& preset, const k8s::Container& c, const nlohman
       continue;
     }
     plan.changes.push_back({field_of(c, ".volumeMounts"), "mount " + path.get<std::string>() + " in " + who,
-                            [&c, mount](RuleContext& ctx) {
-                              array_member(ctx.container_json(c), "volumeMounts").push_back(mount);
+                            [&c, mount](RuleContext& into) {
+                              as_list(into.edit(container_part(c, "volumeMounts"))).push_back(mount);
                             }});
   }
 }
 
 Plan plan_preset(const Preset& preset, const RuleContext& ctx) {
   Plan plan;
-  const nlohmann::json& object = ctx.current();
-  static const nlohmann::json kEmpty = nlohmann::json::object();
-  const auto spec_it = object.find("spec");
-  const nlohmann::json& spec = spec_it != object.end() && spec_it->is_object() ? *spec_it : kEmpty;
-  for (const k8s::Container* c : target_containers(preset, ctx)) {
-    plan_container(preset, *c, ctx.current_container(*c), plan);
-  }
+  for (const k8s::Container* c : target_containers(preset, ctx)) plan_container(preset, *c, ctx, plan);
+  const nlohmann::json tolerations =
+      preset.tolerations.empty() ? nlohmann::json() : ctx.current(spec_part("tolerations"));
   for (const nlohmann::json& toleration : preset.tolerations) {
-    const auto list = spec.find("tolerations");
-    const bool present = list != spec.end() && list->is_array() &&
-                         std::find(list->begin(), list->end(), toleration) != list->end();
+    const bool present = tolerations.is_array() &&
+                         std::find(tolerations.begin(), tolerations.end(), toleration) != tolerations.end();
     if (present) continue;
     const std::string key = toleration.value("key", std::string("every taint"));
     plan.changes.push_back({"spec.tolerations", "toleration " + key, [toleration](RuleContext& c) {
-                              array_member(c.object()["spec"], "tolerations").push_back(toleration);
+                              as_list(c.edit(spec_part("tolerations"))).push_back(toleration);
                             }});
   }
   for (const auto& [key, value] : preset.node_selector) {
@@ -133,17 +131,19 @@ Plan plan_preset(const Preset& preset, const RuleContext& ctx) {
     }
     plan.changes.push_back(
         {"spec.nodeSelector", "nodeSelector " + key + "=" + value,
-         [key, value](RuleContext& c) { c.object()["spec"]["nodeSelector"][key] = value; }});
+         [key, value](RuleContext& c) { c.edit(spec_part("nodeSelector"))[key] = value; }});
   }
+  const nlohmann::json volumes =
+      preset.volumes.empty() ? nlohmann::json() : ctx.current(spec_part("volumes"));
   for (const nlohmann::json& volume : preset.volumes) {
     const nlohmann::json& name = volume["name"];
-    if (const nlohmann::json* existing = find_by(spec, "volumes", "name", name)) {
+    if (const nlohmann::json* existing = find_by(volumes, "name", name)) {
       if (*existing != volume)
         plan.conflicts.emplace_back("spec.volumes", "volume " + name.get<std::string>());
       continue;
     }
     plan.changes.push_back({"spec.volumes", "volume " + name.get<std::string>(), [volume](RuleContext& c) {
-                              array_member(c.object()["spec"], "volumes").push_back(volume);
+                              as_list(c.edit(spec_part("volumes"))).push_back(volume);
                             }});
   }
   for (const auto& [key, value] : preset.annotations) {
@@ -152,7 +152,7 @@ Plan plan_preset(const Preset& preset, const RuleContext& ctx) {
       continue;
     }
     plan.changes.push_back({"metadata.annotations", "annotation " + key, [key, value](RuleContext& c) {
-                              c.object()["metadata"]["annotations"][key] = value;
+                              c.edit(metadata_part("annotations"))[key] = value;
                             }});
   }
   return plan;
@@ -208,7 +208,7 @@ void rule_presets(RuleContext& ctx) {
   const auto existing = ctx.pod().meta.annotations.find(std::string(kAppliedAnnotation));
   const std::string before = existing == ctx.pod().meta.annotations.end() ? std::string() : existing->second;
   const std::string after = merged_list(before, applied);
-  if (after != before) ctx.object()["metadata"]["annotations"][std::string(kAppliedAnnotation)] = after;
+  if (after != before) ctx.edit(metadata_part("annotations"))[std::string(kAppliedAnnotation)] = after;
   std::string names;
   for (const std::string& name : applied) names += (names.empty() ? "" : ",") + name;
   ctx.notice("preset" + std::string(applied.size() > 1 ? "s " : " ") + names + " added: " + change_list);

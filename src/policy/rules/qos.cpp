@@ -20,8 +20,8 @@ const k8s::Quantity* find(const k8s::ResourceList& list, std::string_view name) 
 }
 
 // One container (or the pod-level stanza): fixes what the strategy allows, returns what it could not fix.
-// `target` yields the JSON to edit; it is called only when there is something to fix, so a pod already
-// Guaranteed is never copied.
+// `target` yields the resources stanza to edit; it is called only when there is something to fix, so a pod
+// already Guaranteed is never copied.
 std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r,
                                          const std::function<nlohmann::json&()>& target,
                                          const std::string& who, const std::string& field,
@@ -41,7 +41,7 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
         unfixed.push_back(res + " has a request (" + request->to_string() + ") but no limit");
         continue;
       }
-      target()["resources"]["limits"][res] = request->to_string();
+      target()["limits"][res] = request->to_string();
       ctx.fixed(kGuaranteedQos, field + ".resources.limits." + res,
                 "set " + who + " " + res + " limit to its request " + request->to_string());
       continue;
@@ -58,12 +58,12 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
         continue;
       }
       if (cfg.strategy == QosStrategy::kRaiseRequests) {
-        target()["resources"]["requests"][res] = limit->to_string();
+        target()["requests"][res] = limit->to_string();
         ctx.fixed(kGuaranteedQos, field + ".resources.requests." + res,
                   "raised " + who + " " + res + " request from " + request->to_string() + " to its limit " +
                       limit->to_string());
       } else {
-        target()["resources"]["limits"][res] = request->to_string();
+        target()["limits"][res] = request->to_string();
         ctx.fixed(kGuaranteedQos, field + ".resources.limits." + res,
                   "lowered " + who + " " + res + " limit from " + limit->to_string() + " to its request " +
                       request->to_string());
@@ -78,8 +78,8 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
     const bool is_cpu = res == "cpu";
     const k8s::Quantity value = gpus > 0 ? (is_cpu ? cfg.cpu_per_gpu : cfg.memory_per_gpu).times(gpus)
                                          : (is_cpu ? cfg.cpu_other : cfg.memory_other);
-    target()["resources"]["requests"][res] = value.to_string();
-    target()["resources"]["limits"][res] = value.to_string();
+    target()["requests"][res] = value.to_string();
+    target()["limits"][res] = value.to_string();
     ctx.fixed(kGuaranteedQos, field + ".resources",
               "set " + who + " " + res + " request and limit to " + value.to_string());
     defaulted += (defaulted.empty() ? "" : ", ") + res + " " + value.to_string();
@@ -110,13 +110,15 @@ void rule_guaranteed_qos(RuleContext& ctx) {
     problems.push_back(std::move(line));
   };
   if (pod.pod_resources) {
-    const auto target = [&ctx]() -> nlohmann::json& { return ctx.object()["spec"]; };
+    const auto target = [&ctx]() -> nlohmann::json& { return ctx.edit(spec_part("resources")); };
     collect(
         "the pod-level resources", "spec.resources",
         make_guaranteed(ctx, *pod.pod_resources, target, "the pod-level resources", "spec", ctx.gpu_units()));
   } else {
     for (const k8s::Container& c : pod.containers) {
-      const auto target = [&ctx, &c]() -> nlohmann::json& { return ctx.container_json(c); };
+      const auto target = [&ctx, &c]() -> nlohmann::json& {
+        return ctx.edit(container_part(c, "resources"));
+      };
       collect(describe(c), field_of(c),
               make_guaranteed(ctx, c.resources, target, describe(c), field_of(c), ctx.gpu_units(c)));
     }

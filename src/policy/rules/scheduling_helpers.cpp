@@ -46,7 +46,9 @@ k8s::ResourceList effective_requests(const k8s::Pod& pod) {
         add_all(sidecars_so_far, requests);
         add_all(app, requests);
         break;
-      case k8s::ContainerKind::kRegular: add_all(app, requests); break;
+      case k8s::ContainerKind::kRegular:
+        add_all(app, requests);
+        break;
     }
   }
   max_all(app, init_peak);
@@ -57,9 +59,9 @@ k8s::ResourceList effective_requests(const k8s::Pod& pod) {
   return app;
 }
 
-bool require_node_affinity(nlohmann::json& spec, const std::vector<nlohmann::json>& alternatives) {
+bool require_node_affinity(nlohmann::json& affinity, const std::vector<nlohmann::json>& alternatives) {
   using nlohmann::json;
-  json& required = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+  json& required = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
   if (!required.is_object()) required = json::object();
   json& terms = required["nodeSelectorTerms"];
   if (!terms.is_array() || terms.empty()) terms = json::array({json::object()});
@@ -71,7 +73,8 @@ bool require_node_affinity(nlohmann::json& spec, const std::vector<nlohmann::jso
                        [&](const json& e) { return std::find(it->begin(), it->end(), e) != it->end(); });
   };
   const bool done = std::all_of(terms.begin(), terms.end(), [&](const json& term) {
-    return std::any_of(alternatives.begin(), alternatives.end(), [&](const json& alt) { return holds(term, alt); });
+    return std::any_of(alternatives.begin(), alternatives.end(),
+                       [&](const json& alt) { return holds(term, alt); });
   });
   if (done) return false;
 
@@ -82,7 +85,8 @@ bool require_node_affinity(nlohmann::json& spec, const std::vector<nlohmann::jso
       json& expressions = combined["matchExpressions"];
       if (!expressions.is_array()) expressions = json::array();
       for (const json& e : alt) {
-        if (std::find(expressions.begin(), expressions.end(), e) == expressions.end()) expressions.push_back(e);
+        if (std::find(expressions.begin(), expressions.end(), e) == expressions.end())
+          expressions.push_back(e);
       }
       result.push_back(std::move(combined));
     }

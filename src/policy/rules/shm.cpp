@@ -114,23 +114,21 @@ void rule_shm_size(RuleContext& ctx) {
 
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
     std::string name;
-    nlohmann::json& spec = ctx.object()["spec"];
     if (shared != nullptr) {
       name = shared->name;
     } else {
       name = free_volume_name(pod);
-      if (!spec.contains("volumes") || !spec["volumes"].is_array()) spec["volumes"] = nlohmann::json::array();
-      spec["volumes"].push_back(
+      nlohmann::json& volumes = ctx.edit(spec_part("volumes"));
+      if (!volumes.is_array()) volumes = nlohmann::json::array();
+      volumes.push_back(
           {{"name", name}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", size.to_string()}}}});
       ctx.fixed(kShmSize, "spec.volumes",
                 "added a memory-backed volume \"" + name + "\" of " + size.to_string() + " for /dev/shm");
     }
     for (const k8s::Container* c : missing) {
-      nlohmann::json& container = ctx.container_json(*c);
-      if (!container.contains("volumeMounts") || !container["volumeMounts"].is_array()) {
-        container["volumeMounts"] = nlohmann::json::array();
-      }
-      container["volumeMounts"].push_back({{"name", name}, {"mountPath", kShmPath}});
+      nlohmann::json& mounts = ctx.edit(container_part(*c, "volumeMounts"));
+      if (!mounts.is_array()) mounts = nlohmann::json::array();
+      mounts.push_back({{"name", name}, {"mountPath", kShmPath}});
       ctx.fixed(kShmSize, field_of(*c, ".volumeMounts"),
                 "mounted \"" + name + "\" at /dev/shm in " + describe(*c));
     }

@@ -117,11 +117,10 @@ void rule_gpu_tolerations(RuleContext& ctx) {
   }
   if (missing.empty()) return;
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
-    nlohmann::json& spec = ctx.object()["spec"];
-    if (!spec.contains("tolerations") || !spec["tolerations"].is_array())
-      spec["tolerations"] = nlohmann::json::array();
+    nlohmann::json& list = ctx.edit(spec_part("tolerations"));
+    if (!list.is_array()) list = nlohmann::json::array();
     for (const k8s::Toleration* t : missing) {
-      spec["tolerations"].push_back(to_json(*t));
+      list.push_back(to_json(*t));
       ctx.fixed(kGpuTolerations, "spec.tolerations", "added a toleration for the GPU taint " + describe(*t));
     }
     return;

@@ -1,0 +1,168 @@
+#include "object_edits.hpp"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gpuadmit/k8s/json_access.hpp"
+#include "json_diff.hpp"
+
+namespace gpuadmit::policy {
+namespace {
+
+using nlohmann::json;
+using Scope = k8s::PodPart::Scope;
+
+std::string_view scope_key(const k8s::PodPart& part) {
+  return part.scope == Scope::kMetadata ? "metadata" : "spec";
+}
+
+// The object that holds the part's member: the spec, the metadata or a container; nullptr when absent.
+template <class J>
+const J* holder_of(const J& object, const k8s::PodPart& part) {
+  if (!object.is_object()) return nullptr;
+  const J* scope = k8s::lookup(object, scope_key(part));
+  if (scope == nullptr || !scope->is_object()) return nullptr;
+  if (part.scope != Scope::kContainer) return scope;
+  const J* list = k8s::lookup(*scope, part.array);
+  if (list == nullptr || !list->is_array() || part.index >= list->size()) return nullptr;
+  const J& container = (*list)[part.index];
+  return container.is_object() ? &container : nullptr;
+}
+
+template <class J>
+const J* find_part(const J& object, const k8s::PodPart& part) {
+  const J* holder = holder_of(object, part);
+  return holder != nullptr ? k8s::lookup(*holder, part.member) : nullptr;
+}
+
+json copy_of(const json& value) {
+  return value;
+}
+json copy_of(const k8s::JsonValue& value) {
+  return k8s::to_json(value);
+}
+
+std::string pointer_of(const k8s::PodPart& part) {
+  std::string path;
+  append_pointer_token(path, scope_key(part));
+  if (part.scope == Scope::kContainer) {
+    append_pointer_token(path, part.array);
+    path += '/';
+    path += std::to_string(part.index);
+  }
+  append_pointer_token(path, part.member);
+  return path;
+}
+
+// The order in which a whole-object diff (diff_object in json_diff.cpp) would reach each part: spec before
+// metadata; in the spec and in a container, members the source has in key order, then added members in key
+// order; containers by index. Metadata members in key order (the audit trail's diff walks them that way).
+template <class J>
+auto order_key(const k8s::PodPart& part, const J* before) {
+  const bool added = before == nullptr;
+  switch (part.scope) {
+    case Scope::kSpec:
+      return std::make_tuple(0, added, part.member, std::size_t{0}, false, std::string_view());
+    case Scope::kContainer:
+      return std::make_tuple(0, false, part.array, part.index, added, part.member);
+    case Scope::kMetadata:
+      break;
+  }
+  return std::make_tuple(1, false, part.member, std::size_t{0}, false, std::string_view());
+}
+
+template <class J, class Parts>
+json patch_from(const J& object, const Parts& parts) {
+  struct Site {
+    const k8s::PodPart* address;
+    const json* value;
+    const J* before;
+  };
+  std::vector<Site> sites;
+  sites.reserve(parts.size());
+  for (const auto& part : parts)
+    sites.push_back({&part.address, &part.value, find_part(object, part.address)});
+  std::sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) {
+    return order_key(*a.address, a.before) < order_key(*b.address, b.before);
+  });
+
+  json patch = json::array();
+  // With no metadata object at all, the parts of metadata are added as one.
+  const J* meta = object.is_object() ? k8s::lookup(object, "metadata") : nullptr;
+  const bool no_metadata = meta == nullptr || !meta->is_object();
+  json new_metadata = json::object();
+  for (const Site& site : sites) {
+    if (site.address->scope == Scope::kMetadata && no_metadata) {
+      if (!site.value->is_null()) new_metadata[std::string(site.address->member)] = *site.value;
+      continue;
+    }
+    std::string path = pointer_of(*site.address);
+    if (site.before != nullptr) {
+      append_diff(*site.before, *site.value, path, patch);
+    } else if (!site.value->is_null()) {  // asked for but never written: nothing to add
+      patch.push_back(patch_op("add", path, *site.value));
+    }
+  }
+  if (!new_metadata.empty()) patch.push_back(patch_op("add", "/metadata", new_metadata));
+  return patch;
+}
+
+}  // namespace
+
+json& ObjectEdits::edit(const k8s::PodPart& address) {
+  stale_ = true;
+  for (Part& part : parts_) {
+    if (part.address == address) {
+      part.stale = true;
+      return part.value;
+    }
+  }
+  json value = source_.read([&](const auto& object) {
+    const auto* found = find_part(object, address);
+    return found != nullptr ? copy_of(*found) : json();
+  });
+  parts_.push_back({address, std::move(value), true});
+  return parts_.back().value;
+}
+
+json ObjectEdits::current(const k8s::PodPart& address) const {
+  for (const Part& part : parts_) {
+    if (part.address == address) return part.value;
+  }
+  return source_.read([&](const auto& object) {
+    const auto* found = find_part(object, address);
+    return found != nullptr ? copy_of(*found) : json();
+  });
+}
+
+Result<bool> ObjectEdits::refresh(k8s::Pod& pod) {
+  for (Part& part : parts_) {
+    if (!part.stale) continue;
+    if (auto read = k8s::parse_pod_part(part.address, part.value, pod); !read) return read.error();
+    part.stale = false;
+  }
+  stale_ = false;
+  return true;
+}
+
+json ObjectEdits::patch() const {
+  return source_.read([&](const auto& object) { return patch_from(object, parts_); });
+}
+
+json ObjectEdits::applied() const {
+  json out = source_.json();
+  for (const Part& part : parts_) {
+    json& scope = out[std::string(scope_key(part.address))];
+    json& holder = part.address.scope == Scope::kContainer
+                       ? scope[std::string(part.address.array)][part.address.index]
+                       : scope;
+    const std::string member(part.address.member);
+    if (part.value.is_null() && !holder.contains(member)) continue;
+    holder[member] = part.value;
+  }
+  return out;
+}
+
+}  // namespace gpuadmit::policy

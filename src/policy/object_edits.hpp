@@ -1,0 +1,64 @@
+// ObjectEdits: the fixes of one review, kept as edited copies of the few parts of the object they touch
+// (a container's resources, the spec's tolerations, the annotations, ...). Private to the policy layer.
+//
+// Why parts and not a copy of the object: a pod spec with its env, probes and volumes is hundreds of
+// values, and copying it, diffing it and re-reading it after every fix was most of the cost of a /mutate
+// review. A part is copied when a rule first edits it, re-read into the typed view alone, and diffed alone;
+// the patch is the one a whole-object diff would give, operation for operation and in the same order.
+#pragma once
+
+#include <list>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuadmit/common/result.hpp"
+#include "gpuadmit/k8s/objects.hpp"
+#include "gpuadmit/k8s/pod_parser.hpp"
+#include "gpuadmit/policy/evaluate.hpp"
+
+namespace gpuadmit::policy {
+
+class ObjectEdits {
+ public:
+  explicit ObjectEdits(const ObjectRef& source) : source_(source) {}
+
+  // The part's copy to edit: made from the source on first use (null when the source has no such member).
+  // References stay valid while other parts are added.
+  nlohmann::json& edit(const k8s::PodPart& address);
+  // The part as it stands now: the edited copy, else the source's value, else null.
+  [[nodiscard]] nlohmann::json current(const k8s::PodPart& address) const;
+
+  [[nodiscard]] bool empty() const noexcept { return parts_.empty(); }
+  // Whether a part was handed out for editing since the last refresh.
+  [[nodiscard]] bool stale() const noexcept { return stale_; }
+  // Re-reads every part edited since the last refresh into `pod`, with parse_pod's checks.
+  Result<bool> refresh(k8s::Pod& pod);
+
+  // The JSON Patch from the source to the source with every part replaced.
+  [[nodiscard]] nlohmann::json patch() const;
+  // The source with every part replaced: what the patch produces (for checks, not the request path).
+  [[nodiscard]] nlohmann::json applied() const;
+
+ private:
+  struct Part {
+    k8s::PodPart address;
+    nlohmann::json value;
+    bool stale = true;
+  };
+  const ObjectRef& source_;
+  std::list<Part> parts_;  // a list: edit() hands out references that must survive later additions
+  bool stale_ = false;
+};
+
+// Part addresses, as rules name them.
+inline k8s::PodPart container_part(const k8s::Container& c, std::string_view member) {
+  return {k8s::PodPart::Scope::kContainer, c.array_name(), c.index, member};
+}
+inline k8s::PodPart spec_part(std::string_view member) {
+  return {k8s::PodPart::Scope::kSpec, {}, 0, member};
+}
+inline k8s::PodPart metadata_part(std::string_view member) {
+  return {k8s::PodPart::Scope::kMetadata, {}, 0, member};
+}
+
+}  // namespace gpuadmit::policy

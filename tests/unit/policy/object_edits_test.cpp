@@ -1,0 +1,165 @@
+// ObjectEdits keeps only the parts a fix touched; its patch must be the one a diff of the whole edited
+// object gives (the patches the webhook sent before, which the goldens pin), operation for operation.
+#include <functional>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "../../../src/policy/json_diff.hpp"
+#include "../../../src/policy/object_edits.hpp"
+#include "gpuadmit/k8s/json_document.hpp"
+#include "support/fixtures.hpp"
+
+namespace {
+
+using gpuadmit::policy::container_part;
+using gpuadmit::policy::metadata_part;
+using gpuadmit::policy::ObjectEdits;
+using gpuadmit::policy::ObjectRef;
+using gpuadmit::policy::spec_part;
+using nlohmann::json;
+using Scope = gpuadmit::k8s::PodPart::Scope;
+
+gpuadmit::k8s::PodPart container(const char* array, std::size_t index, std::string_view member) {
+  return {Scope::kContainer, array, index, member};
+}
+
+// The whole-object diff the webhook used to compute: the spec, then metadata member by member.
+json whole_diff(const json& source, const json& target) {
+  json patch = gpuadmit::policy::json_diff(source.at("spec"), target.at("spec"), "/spec");
+  if (!source.contains("metadata") || !source["metadata"].is_object()) {
+    if (target.contains("metadata"))
+      patch.push_back({{"op", "add"}, {"path", "/metadata"}, {"value", target["metadata"]}});
+    return patch;
+  }
+  for (const auto& [key, value] : target["metadata"].items()) {
+    const std::string path = "/metadata/" + key;
+    if (source["metadata"].contains(key)) {
+      for (json& op : gpuadmit::policy::json_diff(source["metadata"][key], value, path)) patch.push_back(op);
+    } else {
+      patch.push_back({{"op", "add"}, {"path", path}, {"value", value}});
+    }
+  }
+  return patch;
+}
+
+const char* const kPod = R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+  annotations: {a: "1"}
+spec:
+  initContainers:
+    - {name: fetch}
+    - {name: proxy, restartPolicy: Always, resources: {limits: {cpu: "1"}}}
+  containers:
+    - name: train
+      env: [{name: A, value: "1"}]
+      resources: {requests: {cpu: "4"}, limits: {nvidia.com/gpu: 1}}
+    - {name: logs}
+  tolerations: [{key: k, operator: Exists}]
+)";
+
+using Edit = std::function<void(ObjectEdits&)>;
+
+}  // namespace
+
+TEST_CASE("the patch of edited parts is the diff of the whole edited object, in the same order", "[edits]") {
+  auto [source_yaml, what, edit] = GENERATE(table<const char*, const char*, Edit>({
+      {kPod, "nothing edited", [](ObjectEdits&) {}},
+      {kPod, "a container's resources",
+       [](ObjectEdits& e) { e.edit(container("containers", 0, "resources"))["limits"]["cpu"] = "4"; }},
+      {kPod, "existing members before added ones, in a container and in the spec",
+       [](ObjectEdits& e) {
+         e.edit(container("containers", 0, "volumeMounts"))
+             .push_back({{"name", "dshm"}, {"mountPath", "/dev/shm"}});
+         e.edit(spec_part("volumes")).push_back({{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}}}});
+         e.edit(container("containers", 0, "env")).push_back({{"name", "B"}});
+         e.edit(spec_part("affinity"))["nodeAffinity"] = json::object();
+         e.edit(spec_part("tolerations")).push_back({{"key", "nvidia.com/gpu"}, {"operator", "Exists"}});
+         e.edit(container("containers", 0, "resources"))["requests"]["cpu"] = "8";
+       }},
+      {kPod, "containers by index, init containers after app containers",
+       [](ObjectEdits& e) {
+         e.edit(container("initContainers", 1, "resources"))["requests"]["cpu"] = "1";
+         e.edit(container("containers", 1, "resources"))["limits"]["cpu"] = "1";
+         e.edit(container("initContainers", 0, "resources"))["limits"]["cpu"] = "1";
+         e.edit(container("containers", 0, "resources"))["limits"]["cpu"] = "4";
+       }},
+      {kPod, "annotations and the spec",
+       [](ObjectEdits& e) {
+         e.edit(metadata_part("annotations"))["gpuadmit.io/mutated-by"] = "shm-size";
+         e.edit(spec_part("nodeSelector"))["pool"] = "a100";
+       }},
+      {kPod, "labels added, annotations changed",
+       [](ObjectEdits& e) {
+         e.edit(metadata_part("labels"))["team"] = "ml";
+         e.edit(metadata_part("annotations"))["a"] = "2";
+       }},
+      {kPod, "a part asked for and left alone", [](ObjectEdits& e) { (void)e.edit(spec_part("affinity")); }},
+      {kPod, "a part edited back to what it was",
+       [](ObjectEdits& e) {
+         json& limits = e.edit(container("containers", 0, "resources"))["limits"];
+         limits["cpu"] = "4";
+         limits.erase("cpu");
+       }},
+      {kPod, "the same part edited twice",
+       [](ObjectEdits& e) {
+         e.edit(spec_part("tolerations")).push_back({{"key", "a"}});
+         e.edit(spec_part("tolerations")).push_back({{"key", "b"}});
+       }},
+      {"{kind: Pod, spec: {containers: [{name: c}]}}", "no metadata at all",
+       [](ObjectEdits& e) {
+         e.edit(metadata_part("annotations"))["gpuadmit.io/mutated-by"] = "gpu-tolerations";
+         e.edit(spec_part("tolerations")) = json::array({{{"key", "k"}}});
+       }},
+      {"{kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, resources: null}]}}",
+       "a member that is null",
+       [](ObjectEdits& e) { e.edit(container("containers", 0, "resources"))["limits"]["cpu"] = "1"; }},
+  }));
+  CAPTURE(what);
+  const json source = gpuadmit::test::yaml(source_yaml);
+  ObjectEdits edits{ObjectRef(source)};
+  edit(edits);
+  const json patch = edits.patch();
+  const json applied = edits.applied();
+  CHECK(patch == whole_diff(source, applied));
+  CHECK(source.patch(patch) == applied);
+
+  // The same edits on the object as the webhook reads it (a document) give the same patch.
+  const std::string text = source.dump();
+  auto document = gpuadmit::k8s::JsonDocument::parse(text, 64);
+  REQUIRE(document.ok());
+  const ObjectRef document_ref(document->root());
+  ObjectEdits document_edits{document_ref};
+  edit(document_edits);
+  CHECK(document_edits.patch() == patch);
+}
+
+TEST_CASE("an edited part reads back as edited; an untouched one as the object has it", "[edits]") {
+  const json source = gpuadmit::test::yaml(kPod);
+  ObjectEdits edits{ObjectRef(source)};
+  CHECK(edits.current(spec_part("tolerations")) == source["spec"]["tolerations"]);
+  CHECK(edits.current(spec_part("volumes")).is_null());
+  CHECK_FALSE(edits.stale());
+  edits.edit(spec_part("volumes")).push_back({{"name", "v"}});
+  CHECK(edits.stale());
+  CHECK(edits.current(spec_part("volumes")) == json::array({{{"name", "v"}}}));
+  CHECK(edits.current(metadata_part("annotations")) == json{{"a", "1"}});
+}
+
+TEST_CASE("refreshing re-reads only what was edited, and reports a part the pod cannot hold", "[edits]") {
+  const json source = gpuadmit::test::yaml(kPod);
+  auto pod = gpuadmit::k8s::parse_pod(source);
+  REQUIRE(pod.ok());
+  ObjectEdits edits{ObjectRef(source)};
+  edits.edit(spec_part("tolerations")).push_back({{"key", "nvidia.com/gpu"}, {"operator", "Exists"}});
+  REQUIRE(edits.refresh(*pod).ok());
+  CHECK_FALSE(edits.stale());
+  CHECK(pod->tolerations.size() == 2);
+  edits.edit(spec_part("nodeSelector")) = "gpu";
+  const auto refreshed = edits.refresh(*pod);
+  REQUIRE_FALSE(refreshed.ok());
+  CHECK(refreshed.error().message == "spec.nodeSelector: expected an object, got a string");
+}
