@@ -160,13 +160,16 @@ std::vector<VolumeMount> volume_mounts(const J* mounts, const Path& path) {
   return out;
 }
 
+// No rule reads env, but a fix may add to it (presets): its entries are checked as parse_pod checks every
+// field it reads, without keeping a copy.
 template <class J>
-std::vector<std::string> env_names(const J* env, const Path& path) {
-  std::vector<std::string> out;
-  if (env == nullptr) return out;
-  out.reserve(env->size());
-  for (std::size_t i = 0; i < env->size(); ++i) out.push_back(string_at((*env)[i], "name", path[i]));
-  return out;
+void check_env(const J* env, const Path& path) {
+  if (env == nullptr) return;
+  for (std::size_t i = 0; i < env->size(); ++i) {
+    const Path p = path[i];
+    const J* name = member((*env)[i], "name", p);
+    if (name != nullptr && !name->is_string()) fail(p / "name", "a string", *name);
+  }
 }
 
 template <class J>
@@ -183,7 +186,7 @@ Container container(const J& object, ContainerKind kind, std::size_t index, cons
   c.volume_mounts = volume_mounts(array_at(object, "volumeMounts", path), path / "volumeMounts");
   c.command = string_list(array_at(object, "command", path), path / "command");
   c.args = string_list(array_at(object, "args", path), path / "args");
-  c.env_names = env_names(array_at(object, "env", path), path / "env");
+  check_env(array_at(object, "env", path), path / "env");
   return c;
 }
 
@@ -471,7 +474,7 @@ Result<bool> parse_pod_part(const PodPart& part, const json& value, Pod& pod) {
         if (part.member == "resources") {
           c->resources = requirements(as_object(value, member_path), member_path);
         } else if (part.member == "env") {
-          c->env_names = env_names(as_array(value, member_path), member_path);
+          check_env(as_array(value, member_path), member_path);
         } else if (part.member == "volumeMounts") {
           c->volume_mounts = volume_mounts(as_array(value, member_path), member_path);
         } else {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <limits>
 
 namespace gpuadmit::k8s {
@@ -29,8 +30,16 @@ struct Suffix {
 
 Result<Suffix> parse_suffix(std::string_view s, std::string_view whole) {
   using F = Quantity::Format;
-  static constexpr std::array<std::pair<std::string_view, int>, 10> kDecimal{
-      {{"n", -9}, {"u", -6}, {"m", -3}, {"", 0}, {"k", 3}, {"M", 6}, {"G", 9}, {"T", 12}, {"P", 15}, {"E", 18}}};
+  static constexpr std::array<std::pair<std::string_view, int>, 10> kDecimal{{{"n", -9},
+                                                                              {"u", -6},
+                                                                              {"m", -3},
+                                                                              {"", 0},
+                                                                              {"k", 3},
+                                                                              {"M", 6},
+                                                                              {"G", 9},
+                                                                              {"T", 12},
+                                                                              {"P", 15},
+                                                                              {"E", 18}}};
   static constexpr std::array<std::pair<std::string_view, int>, 6> kBinary{
       {{"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}}};
   for (const auto& [name, exp] : kDecimal) {
@@ -69,6 +78,14 @@ Int divide_pow10_away(Int value, int k, bool sticky) {
 void append_int(std::string& out, Int value) {
   if (value == 0) {
     out += '0';
+    return;
+  }
+  if (value <= std::numeric_limits<std::uint64_t>::max()) {
+    // Every quantity a pod spec holds: 64-bit division, not the library's 128-bit one.
+    std::array<char, 20> digits{};
+    const auto [end, ec] =
+        std::to_chars(digits.data(), digits.data() + digits.size(), static_cast<std::uint64_t>(value));
+    out.append(digits.data(), end);
     return;
   }
   std::array<char, 48> buffer{};
@@ -116,7 +133,8 @@ Result<Quantity> Quantity::parse(std::string_view text) {
     }
   }
   if (!seen_digit) {
-    return make_error("invalid quantity \"" + std::string(text) + "\": expected a number such as 500m, 2 or 16Gi");
+    return make_error("invalid quantity \"" + std::string(text) +
+                      "\": expected a number such as 500m, 2 or 16Gi");
   }
   auto suffix = parse_suffix(text.substr(pos), text);
   if (!suffix) return suffix.error();
@@ -161,11 +179,17 @@ Result<Quantity> Quantity::parse(std::string_view text) {
   return Quantity(negative ? -value : value, suffix->format);
 }
 
-Quantity Quantity::from_units(std::int64_t units, Format format) { return {Int{units} * kNanosPerUnit, format}; }
+Quantity Quantity::from_units(std::int64_t units, Format format) {
+  return {Int{units} * kNanosPerUnit, format};
+}
 
-Quantity Quantity::from_milli(std::int64_t milli, Format format) { return {Int{milli} * pow10(6), format}; }
+Quantity Quantity::from_milli(std::int64_t milli, Format format) {
+  return {Int{milli} * pow10(6), format};
+}
 
-bool Quantity::is_whole() const noexcept { return nanos_ % kNanosPerUnit == 0; }
+bool Quantity::is_whole() const noexcept {
+  return nanos_ % kNanosPerUnit == 0;
+}
 
 std::int64_t Quantity::units_ceil() const noexcept {
   Int units = nanos_ / kNanosPerUnit;
@@ -182,7 +206,9 @@ std::int64_t Quantity::milli_ceil() const noexcept {
                                                    std::numeric_limits<std::int64_t>::max()));
 }
 
-double Quantity::approx() const noexcept { return static_cast<double>(nanos_) / 1e9; }
+double Quantity::approx() const noexcept {
+  return static_cast<double>(nanos_) / 1e9;
+}
 
 Quantity& Quantity::operator+=(const Quantity& other) noexcept {
   nanos_ += other.nanos_;
@@ -194,7 +220,9 @@ Quantity& Quantity::operator-=(const Quantity& other) noexcept {
   return *this;
 }
 
-Quantity Quantity::times(std::int64_t factor) const noexcept { return {nanos_ * factor, format_}; }
+Quantity Quantity::times(std::int64_t factor) const noexcept {
+  return {nanos_ * factor, format_};
+}
 
 Quantity Quantity::scaled_ceil_units(std::int64_t numerator, std::int64_t denominator) const noexcept {
   if (denominator <= 0) return *this;
@@ -215,8 +243,9 @@ std::string Quantity::to_string() const {
     static constexpr std::array<std::string_view, 7> kBinarySuffixes{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
     Int units = magnitude / kNanosPerUnit;
     std::size_t index = 0;
-    while (index + 1 < kBinarySuffixes.size() && units % 1024 == 0) {
-      units /= 1024;
+    // Powers of 1024 are shifts: units % 1024 is the low ten bits.
+    while (index + 1 < kBinarySuffixes.size() && (units & 1023) == 0) {
+      units >>= 10;
       ++index;
     }
     append_int(out, units);
@@ -228,16 +257,25 @@ std::string Quantity::to_string() const {
   // that divides the value exactly.
   int exponent = -9;
   Int mantissa = magnitude;
-  while ((exponent < 18 || format_ == Format::kDecimalExponent) && mantissa % 1000 == 0) {
-    mantissa /= 1000;
-    exponent += 3;
+  const auto strip_thousands = [&](auto& m) {
+    while ((exponent < 18 || format_ == Format::kDecimalExponent) && m % 1000 == 0) {
+      m /= 1000;
+      exponent += 3;
+    }
+  };
+  if (magnitude <= std::numeric_limits<std::uint64_t>::max()) {
+    auto narrow = static_cast<std::uint64_t>(magnitude);  // 64-bit division when the value allows it
+    strip_thousands(narrow);
+    mantissa = narrow;
+  } else {
+    strip_thousands(mantissa);
   }
   append_int(out, mantissa);
   if (format_ == Format::kDecimalExponent) {
     if (exponent != 0) out += "e" + std::to_string(exponent);
     return out;
   }
-  static constexpr std::array<std::string_view, 10> kDecimalSuffixes{"n", "u", "m", "", "k",
+  static constexpr std::array<std::string_view, 10> kDecimalSuffixes{"n", "u", "m", "",  "k",
                                                                      "M", "G", "T", "P", "E"};
   out += kDecimalSuffixes.at(static_cast<std::size_t>((exponent + 9) / 3));
   return out;

@@ -38,7 +38,6 @@ struct Container {
   std::size_t index = 0;  // position in its own array (initContainers or containers)
   ResourceRequirements resources;
   std::vector<VolumeMount> volume_mounts;
-  std::vector<std::string> env_names;
   std::vector<std::string> command;
   std::vector<std::string> args;
 

@@ -1,7 +1,6 @@
 // guaranteed-qos and memory-floor: the two ways a GPU pod loses its memory (eviction, OOMKill).
 #include <array>
 #include <cmath>
-#include <functional>
 #include <optional>
 
 #include "../rule_context.hpp"
@@ -22,13 +21,24 @@ const k8s::Quantity* find(const k8s::ResourceList& list, std::string_view name) 
 // One container (or the pod-level stanza): fixes what the strategy allows, returns what it could not fix.
 // `target` yields the resources stanza to edit; it is called only when there is something to fix, so a pod
 // already Guaranteed is never copied.
+// `c` is the container, or nullptr for the pod-level stanza; its name and field are written only when a fix
+// or a finding needs them.
+template <class Target>
 std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r,
-                                         const std::function<nlohmann::json&()>& target,
-                                         const std::string& who, const std::string& field,
-                                         std::int64_t gpus) {
+                                         const Target& target, const k8s::Container* c, std::int64_t gpus) {
   const GuaranteedQos& cfg = ctx.rules().guaranteed_qos;
-  const bool fix = cfg.action == Action::kEnforce && ctx.can_fix() && target;
+  const bool fix = cfg.action == Action::kEnforce && ctx.can_fix();
   std::vector<std::string> unfixed;
+  std::string who_text;
+  std::string field_text;
+  const auto who = [&]() -> const std::string& {
+    if (who_text.empty()) who_text = c != nullptr ? describe(*c) : "the pod-level resources";
+    return who_text;
+  };
+  const auto field = [&]() -> const std::string& {
+    if (field_text.empty()) field_text = c != nullptr ? field_of(*c) : "spec";
+    return field_text;
+  };
   std::string defaulted;  // "cpu 8, memory 32Gi": what the policy defaults filled in, for one notice
   for (const char* resource : kQosResources) {
     const k8s::Quantity* request = find(r.requests, resource);
@@ -42,8 +52,8 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
         continue;
       }
       target()["limits"][res] = request->to_string();
-      ctx.fixed(kGuaranteedQos, field + ".resources.limits." + res,
-                "set " + who + " " + res + " limit to its request " + request->to_string());
+      ctx.fixed(kGuaranteedQos, field() + ".resources.limits." + res,
+                "set " + who() + " " + res + " limit to its request " + request->to_string());
       continue;
     }
     if (request != nullptr && limit != nullptr) {
@@ -59,13 +69,13 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
       }
       if (cfg.strategy == QosStrategy::kRaiseRequests) {
         target()["requests"][res] = limit->to_string();
-        ctx.fixed(kGuaranteedQos, field + ".resources.requests." + res,
-                  "raised " + who + " " + res + " request from " + request->to_string() + " to its limit " +
+        ctx.fixed(kGuaranteedQos, field() + ".resources.requests." + res,
+                  "raised " + who() + " " + res + " request from " + request->to_string() + " to its limit " +
                       limit->to_string());
       } else {
         target()["limits"][res] = request->to_string();
-        ctx.fixed(kGuaranteedQos, field + ".resources.limits." + res,
-                  "lowered " + who + " " + res + " limit from " + limit->to_string() + " to its request " +
+        ctx.fixed(kGuaranteedQos, field() + ".resources.limits." + res,
+                  "lowered " + who() + " " + res + " limit from " + limit->to_string() + " to its request " +
                       request->to_string());
       }
       continue;
@@ -80,13 +90,13 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
                                          : (is_cpu ? cfg.cpu_other : cfg.memory_other);
     target()["requests"][res] = value.to_string();
     target()["limits"][res] = value.to_string();
-    ctx.fixed(kGuaranteedQos, field + ".resources",
-              "set " + who + " " + res + " request and limit to " + value.to_string());
+    ctx.fixed(kGuaranteedQos, field() + ".resources",
+              "set " + who() + " " + res + " request and limit to " + value.to_string());
     defaulted += (defaulted.empty() ? "" : ", ") + res + " " + value.to_string();
   }
   if (!defaulted.empty()) {
     ctx.notice(
-        "guaranteed-qos: " + who + " had no " +
+        "guaranteed-qos: " + who() + " had no " +
         (defaulted.find(',') != std::string::npos ? "cpu/memory" : defaulted.substr(0, defaulted.find(' '))) +
         "; gpuadmit set " + defaulted + (gpus > 0 ? " (policy default per GPU)" : " (policy default)"));
   }
@@ -111,16 +121,15 @@ void rule_guaranteed_qos(RuleContext& ctx) {
   };
   if (pod.pod_resources) {
     const auto target = [&ctx]() -> nlohmann::json& { return ctx.edit(spec_part("resources")); };
-    collect(
-        "the pod-level resources", "spec.resources",
-        make_guaranteed(ctx, *pod.pod_resources, target, "the pod-level resources", "spec", ctx.gpu_units()));
+    auto issues = make_guaranteed(ctx, *pod.pod_resources, target, nullptr, ctx.gpu_units());
+    if (!issues.empty()) collect("the pod-level resources", "spec.resources", std::move(issues));
   } else {
     for (const k8s::Container& c : pod.containers) {
       const auto target = [&ctx, &c]() -> nlohmann::json& {
         return ctx.edit(container_part(c, "resources"));
       };
-      collect(describe(c), field_of(c),
-              make_guaranteed(ctx, c.resources, target, describe(c), field_of(c), ctx.gpu_units(c)));
+      auto issues = make_guaranteed(ctx, c.resources, target, &c, ctx.gpu_units(c));
+      if (!issues.empty()) collect(describe(c), field_of(c), std::move(issues));
     }
   }
   if (problems.empty()) return;
