@@ -200,6 +200,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
 
   const policy::Mode mode = endpoint == Endpoint::kMutate ? policy::Mode::kMutate : policy::Mode::kValidate;
   policy::Request evaluation{policy::ObjectRef(object), out.namespace_, mode, cluster};
+  evaluation.patch_form = policy::PatchForm::kText;
   json old_object;
   if (const k8s::JsonValue* old = object_member(request, "oldObject"); out.operation == "UPDATE" && old) {
     old_object = k8s::to_json(*old);  // workloads only: their templates are compared as nlohmann::json
@@ -236,13 +237,12 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   }
 
   if (mode == policy::Mode::kMutate) {
-    const json& patch = decision->patch;
-    out.patch_operations = patch.size();
+    out.patch_operations = decision->patch_operations;
     set_warnings(response, decision->notices, out);
     out.body = response_text(out.uid, response);
-    if (!patch.empty()) {
+    if (!decision->patch_text.empty()) {
       out.verdict = Verdict::kPatched;
-      splice_patch(out.body, k8s::json_text(patch));
+      splice_patch(out.body, decision->patch_text);
     }
     return out;
   }

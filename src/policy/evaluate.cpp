@@ -5,6 +5,7 @@
 #include <set>
 
 #include "gpuadmit/k8s/json_access.hpp"
+#include "gpuadmit/k8s/json_output.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
 #include "json_diff.hpp"
 #include "object_edits.hpp"
@@ -178,10 +179,18 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
     rule.run(ctx);
     if (ctx.dirty()) last_writer = rule.id;
   }
-  if (request.mode == Mode::kMutate && decision.changed() && !edits.empty()) {
+  // The webhook sends no patch with a denial, so it is not printed for one.
+  const bool wanted = request.patch_form == PatchForm::kJson || decision.allowed();
+  if (request.mode == Mode::kMutate && decision.changed() && !edits.empty() && wanted) {
     // The audit trail: `kubectl get -o yaml` shows which rules changed the object.
     add_audit_trail(edits, request.object.read([&](const auto& o) { return mutated_by(o, decision); }));
-    decision.patch = edits.patch();
+    if (request.patch_form == PatchForm::kText) {
+      PatchText text = edits.patch_text();
+      decision.patch_operations = text.operations();
+      decision.patch_text = std::move(text).text();
+    } else {
+      decision.patch = edits.patch();
+    }
   }
   report_on_controller(request.object, rules, decision);
   return decision;
@@ -349,7 +358,15 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
   const std::string_view group =
       object.document() != nullptr ? group_of(*object.document()) : group_of(object.json());
   if (const WorkloadKind* workload = rules.workload_of(group, kind)) {
-    return evaluate_workload(request, rules, *workload);
+    auto decision_for_workload = evaluate_workload(request, rules, *workload);
+    if (decision_for_workload && request.patch_form == PatchForm::kText &&
+        !decision_for_workload->patch.empty()) {
+      // Templates' patches are merged as JSON (their paths are prefixed), then printed once.
+      decision_for_workload->patch_operations = decision_for_workload->patch.size();
+      decision_for_workload->patch_text = k8s::json_text(decision_for_workload->patch);
+      decision_for_workload->patch = nlohmann::json::array();
+    }
+    return decision_for_workload;
   }
   decision.evaluated = false;
   decision.skipped_reason = "gpuadmit does not check " + kind + " objects";

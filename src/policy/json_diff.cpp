@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gpuadmit/k8s/json_access.hpp"
+#include "gpuadmit/k8s/json_output.hpp"
 
 namespace gpuadmit::policy {
 namespace {
@@ -48,13 +49,28 @@ bool equal(const k8s::JsonValue& source, const json& target) {
   return k8s::to_json(source) == target;
 }
 
-template <class J>
-void diff(const J& source, const json& target, std::string& path, json& patch);
+// Where operations go: a JSON array of op objects, or their text (PatchText).
+struct JsonSink {
+  json& patch;
+  void add(const char* name, const std::string& path) { patch.push_back(patch_op(name, path)); }
+  void add(const char* name, const std::string& path, const json& value) {
+    patch.push_back(patch_op(name, path, value));
+  }
+};
+
+struct TextSink {
+  PatchText& patch;
+  void add(const char* name, const std::string& path) { patch.add(name, path); }
+  void add(const char* name, const std::string& path, const json& value) { patch.add(name, path, value); }
+};
+
+template <class J, class Sink>
+void diff(const J& source, const json& target, std::string& path, Sink& patch);
 
 // Both members are sorted maps: one merge walk pairs the keys (no lookups, and not nlohmann's items(),
 // which copies two strings per step). Additions go last, as nlohmann orders them.
-template <class J>
-void diff_object(const J& source, const json& target, std::string& path, json& patch) {
+template <class J, class Sink>
+void diff_object(const J& source, const json& target, std::string& path, Sink& patch) {
   const auto& to = target.get_ref<const json::object_t&>();
   const std::size_t base = path.size();
   std::vector<const json::object_t::value_type*> added;
@@ -66,20 +82,20 @@ void diff_object(const J& source, const json& target, std::string& path, json& p
       diff(value, t->second, path, patch);
       ++t;
     } else {
-      patch.push_back(patch_op("remove", path));
+      patch.add("remove", path);
     }
     path.resize(base);
   }
   for (; t != to.end(); ++t) added.push_back(&*t);
   for (const auto* member : added) {
     append_pointer_token(path, member->first);
-    patch.push_back(patch_op("add", path, member->second));
+    patch.add("add", path, member->second);
     path.resize(base);
   }
 }
 
-template <class J>
-void diff_array(const J& source, const json& target, std::string& path, json& patch) {
+template <class J, class Sink>
+void diff_array(const J& source, const json& target, std::string& path, Sink& patch) {
   const std::size_t base = path.size();
   const std::size_t common = std::min(source.size(), target.size());
   for (std::size_t i = 0; i < common; ++i) {
@@ -91,21 +107,21 @@ void diff_array(const J& source, const json& target, std::string& path, json& pa
   // Remove from the end so earlier indices stay valid while the patch applies.
   for (std::size_t i = source.size(); i > common; --i) {
     path += '/' + std::to_string(i - 1);
-    patch.push_back(patch_op("remove", path));
+    patch.add("remove", path);
     path.resize(base);
   }
   for (std::size_t i = common; i < target.size(); ++i) {
     path += "/-";
-    patch.push_back(patch_op("add", path, target[i]));
+    patch.add("add", path, target[i]);
     path.resize(base);
   }
 }
 
-template <class J>
-void diff(const J& source, const json& target, std::string& path, json& patch) {
+template <class J, class Sink>
+void diff(const J& source, const json& target, std::string& path, Sink& patch) {
   if (!same_type(source, target)) {
     // 1 and 1.0 are different types but equal values: nothing to patch.
-    if (!equal(source, target)) patch.push_back(patch_op("replace", path, target));
+    if (!equal(source, target)) patch.add("replace", path, target);
     return;
   }
   if (source.is_object()) {
@@ -113,7 +129,7 @@ void diff(const J& source, const json& target, std::string& path, json& patch) {
   } else if (source.is_array()) {
     diff_array(source, target, path, patch);
   } else if (!equal(source, target)) {
-    patch.push_back(patch_op("replace", path, target));
+    patch.add("replace", path, target);
   }
 }
 
@@ -149,11 +165,50 @@ void append_pointer_token(std::string& path, std::string_view token) {
 }
 
 void append_diff(const json& source, const json& target, std::string& path, json& patch) {
-  diff(source, target, path, patch);
+  JsonSink sink{patch};
+  diff(source, target, path, sink);
 }
 
 void append_diff(const k8s::JsonValue& source, const json& target, std::string& path, json& patch) {
-  diff(source, target, path, patch);
+  JsonSink sink{patch};
+  diff(source, target, path, sink);
+}
+
+void append_diff(const json& source, const json& target, std::string& path, PatchText& patch) {
+  TextSink sink{patch};
+  diff(source, target, path, sink);
+}
+
+void append_diff(const k8s::JsonValue& source, const json& target, std::string& path, PatchText& patch) {
+  TextSink sink{patch};
+  diff(source, target, path, sink);
+}
+
+void PatchText::add(const char* name, std::string_view path) {
+  open(name, path);
+  ops_ += '}';
+}
+
+void PatchText::add(const char* name, std::string_view path, const json& value) {
+  open(name, path);
+  ops_ += R"(,"value":)";
+  k8s::append_json(ops_, value);
+  ops_ += '}';
+}
+
+// {"op":…,"path":…: the members in the order nlohmann prints an op object (sorted keys).
+void PatchText::open(const char* name, std::string_view path) {
+  ops_ += operations_++ == 0 ? R"({"op":")" : R"(,{"op":")";
+  ops_ += name;
+  ops_ += R"(","path":)";
+  k8s::append_json_string(ops_, path);
+}
+
+std::string PatchText::text() && {
+  if (operations_ == 0) return {};
+  ops_.insert(ops_.begin(), '[');
+  ops_ += ']';
+  return std::move(ops_);
 }
 
 json json_diff(const json& source, const json& target, std::string path) {

@@ -73,8 +73,16 @@ auto order_key(const k8s::PodPart& part, const J* before) {
   return std::make_tuple(1, false, part.member, std::size_t{0}, false, std::string_view());
 }
 
-template <class J, class Parts>
-json patch_from(const J& object, const Parts& parts) {
+void add_op(json& patch, const std::string& path, const json& value) {
+  patch.push_back(patch_op("add", path, value));
+}
+void add_op(PatchText& patch, const std::string& path, const json& value) {
+  patch.add("add", path, value);
+}
+
+// `Patch` is a JSON array or PatchText.
+template <class J, class Parts, class Patch>
+void patch_from(const J& object, const Parts& parts, Patch& patch) {
   struct Site {
     const k8s::PodPart* address;
     const json* value;
@@ -88,7 +96,6 @@ json patch_from(const J& object, const Parts& parts) {
     return order_key(*a.address, a.before) < order_key(*b.address, b.before);
   });
 
-  json patch = json::array();
   // With no metadata object at all, the parts of metadata are added as one.
   const J* meta = object.is_object() ? k8s::lookup(object, "metadata") : nullptr;
   const bool no_metadata = meta == nullptr || !meta->is_object();
@@ -102,11 +109,10 @@ json patch_from(const J& object, const Parts& parts) {
     if (site.before != nullptr) {
       append_diff(*site.before, *site.value, path, patch);
     } else if (!site.value->is_null()) {  // asked for but never written: nothing to add
-      patch.push_back(patch_op("add", path, *site.value));
+      add_op(patch, path, *site.value);
     }
   }
-  if (!new_metadata.empty()) patch.push_back(patch_op("add", "/metadata", new_metadata));
-  return patch;
+  if (!new_metadata.empty()) add_op(patch, "/metadata", new_metadata);
 }
 
 }  // namespace
@@ -148,7 +154,15 @@ Result<bool> ObjectEdits::refresh(k8s::Pod& pod) {
 }
 
 json ObjectEdits::patch() const {
-  return source_.read([&](const auto& object) { return patch_from(object, parts_); });
+  json patch = json::array();
+  source_.read([&](const auto& object) { patch_from(object, parts_, patch); });
+  return patch;
+}
+
+PatchText ObjectEdits::patch_text() const {
+  PatchText patch;
+  source_.read([&](const auto& object) { patch_from(object, parts_, patch); });
+  return patch;
 }
 
 json ObjectEdits::applied() const {

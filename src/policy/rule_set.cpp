@@ -48,6 +48,10 @@ bool is_cluster_aware(std::string_view rule_id) noexcept {
 
 bool RuleSet::is_gpu_resource(std::string_view name) const noexcept {
   return std::any_of(gpu_resources.begin(), gpu_resources.end(), [&](const std::string& pattern) {
+    // Rules ask this of every resource name (cpu, memory, ...): the first byte rejects most at once.
+    if (!pattern.empty() && pattern.front() != '*' && (name.empty() || name.front() != pattern.front())) {
+      return false;
+    }
     if (!pattern.empty() && pattern.back() == '*') {
       return name.substr(0, pattern.size() - 1) == std::string_view(pattern).substr(0, pattern.size() - 1);
     }

@@ -38,6 +38,10 @@ class ObjectRef {
   mutable std::shared_ptr<const nlohmann::json> converted_;  // shared: a copied Request converts once
 };
 
+// How a Decision carries its patch: a JSON array (the CLI, tests) or the text of that array (the webhook,
+// which only sends it on: printing it as it is built skips building the array).
+enum class PatchForm : std::uint8_t { kJson, kText };
+
 struct Request {
   ObjectRef object;        // a Pod, a PersistentVolumeClaim or a workload of the policy's kinds (by
                            // "kind"; Pod when absent)
@@ -48,6 +52,7 @@ struct Request {
   const nlohmann::json* old_object = nullptr;
   // How many pods of this shape run at once (a workload's replicas or parallelism): gpu-quota multiplies.
   std::int64_t replicas = 1;
+  PatchForm patch_form = PatchForm::kJson;
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).

@@ -1,6 +1,7 @@
 // The policy core reads an object given as nlohmann::json (the CLI, the tests) or as a JsonDocument value
 // (the webhook). Both must reach the same decision, field for field: every fixture, both modes, with and
-// without the cluster view, with the default policy and with one that has presets.
+// without the cluster view, with the default policy and with one that has presets. The webhook also takes
+// its patch as text (PatchForm::kText): that text must be the JSON array's, byte for byte.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "gpuadmit/config/policy_loader.hpp"
 #include "gpuadmit/k8s/json_document.hpp"
+#include "gpuadmit/k8s/json_output.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 #include "support/fixtures.hpp"
@@ -102,6 +104,20 @@ TEST_CASE("a document and the same object as nlohmann::json get the same decisio
         INFO(file << (mode == Mode::kMutate ? " mutate" : " validate") << (cluster ? " with" : " without")
                   << " the cluster view, " << (rules == &presets ? "presets" : "default policy"));
         CHECK(everything(from_document) == everything(from_json));
+
+        gpuadmit::policy::Request as_text{ObjectRef(document->root()), "ml-team", mode, cluster};
+        as_text.patch_form = gpuadmit::policy::PatchForm::kText;
+        auto with_text = gpuadmit::policy::evaluate(as_text, *rules);
+        REQUIRE(with_text.ok() == from_json.ok());
+        if (with_text.ok()) {
+          // A denial is sent without a patch, so none is printed for it.
+          const json& expected = from_json->allowed() ? from_json->patch : json::array();
+          CHECK(with_text->patch.empty());
+          CHECK(with_text->patch_operations == expected.size());
+          CHECK(with_text->patch_text == (expected.empty() ? "" : gpuadmit::k8s::json_text(expected)));
+          with_text->patch = from_json->patch;  // the rest of the decision is the same as well
+          CHECK(everything(with_text) == everything(from_json));
+        }
         ++compared;
       }
     }
