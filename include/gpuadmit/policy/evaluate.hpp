@@ -56,9 +56,10 @@ struct Request {
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).
-// In Mutate mode fixes are applied to a copy of the fields rules may change (spec, and metadata's names,
-// labels and annotations: never managedFields), and the Decision's `patch` is the JSON Patch from the
-// object to the fixed one; evaluating the patched object again yields no further fix (idempotence). An error
+// In Mutate mode fixes edit copies of the few parts of the object they change (a container's resources, the
+// spec's tolerations, the annotations, ...: policy/object_edits.hpp), and the Decision's `patch` is the JSON
+// Patch from the object to the fixed one; evaluating the patched object again yields no further fix
+// (idempotence). An error
 // means the object could not be judged (malformed pod): callers must not treat it as an allow.
 Result<Decision> evaluate(const Request& request, const RuleSet& rules);
 
