@@ -120,15 +120,21 @@ void rule_shm_size(RuleContext& ctx) {
       name = free_volume_name(pod);
       nlohmann::json& volumes = ctx.edit(spec_part("volumes"));
       if (!volumes.is_array()) volumes = nlohmann::json::array();
-      volumes.push_back(
-          {{"name", name}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", size.to_string()}}}});
+      // Built member by member: nlohmann's nested initializer lists build each pair as an array first.
+      nlohmann::json& volume = volumes.emplace_back(nlohmann::json::value_t::object);
+      volume["name"] = name;
+      nlohmann::json& empty_dir = volume["emptyDir"] = nlohmann::json::object();
+      empty_dir["medium"] = "Memory";
+      empty_dir["sizeLimit"] = size.to_string();
       ctx.fixed(kShmSize, "spec.volumes",
                 "added a memory-backed volume \"" + name + "\" of " + size.to_string() + " for /dev/shm");
     }
     for (const k8s::Container* c : missing) {
       nlohmann::json& mounts = ctx.edit(container_part(*c, "volumeMounts"));
       if (!mounts.is_array()) mounts = nlohmann::json::array();
-      mounts.push_back({{"name", name}, {"mountPath", kShmPath}});
+      nlohmann::json& mount = mounts.emplace_back(nlohmann::json::value_t::object);
+      mount["mountPath"] = kShmPath;
+      mount["name"] = name;
       ctx.fixed(kShmSize, field_of(*c, ".volumeMounts"),
                 "mounted \"" + name + "\" at /dev/shm in " + describe(*c));
     }
