@@ -201,6 +201,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   const policy::Mode mode = endpoint == Endpoint::kMutate ? policy::Mode::kMutate : policy::Mode::kValidate;
   policy::Request evaluation{policy::ObjectRef(object), out.namespace_, mode, cluster};
   evaluation.patch_form = policy::PatchForm::kText;
+  evaluation.texts = policy::Texts::kSent;
   json old_object;
   if (const k8s::JsonValue* old = object_member(request, "oldObject"); out.operation == "UPDATE" && old) {
     old_object = k8s::to_json(*old);  // workloads only: their templates are compared as nlohmann::json

@@ -151,7 +151,7 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
 
   const bool have_cluster = request.cluster != nullptr && request.cluster->snapshot != nullptr;
   RuleContext ctx(edits, with_namespace(std::move(*pod)), rules, request.mode, decision,
-                  have_cluster ? request.cluster : nullptr);
+                  have_cluster ? request.cluster : nullptr, request.texts);
   ctx.set_replicas(request.replicas);
   std::string_view last_writer;
   for (const RuleEntry& rule : kRules) {
@@ -268,13 +268,13 @@ void merge(const TemplateSite& site, bool several, Decision&& from, Decision& in
                                                             : into.audits;
     for (Finding& f : *list) {
       f.field = prefixed(site_field, f.field);
-      f.summary = tag + f.summary;
+      if (!f.summary.empty()) f.summary = tag + f.summary;  // empty: not written (Texts::kSent)
       target.push_back(std::move(f));
     }
   }
   for (Fix& f : from.fixes) {
     f.field = prefixed(site_field, f.field);
-    f.description = tag + f.description;
+    if (!f.description.empty()) f.description = tag + f.description;
     into.fixes.push_back(std::move(f));
   }
   for (std::string& n : from.notices) into.notices.push_back(tag + n);
@@ -311,6 +311,7 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
       pod["metadata"] = *meta;
     }
     Request sub{pod, request.namespace_, request.mode, request.cluster};
+    sub.texts = request.texts;
     sub.replicas = site.replicas;
     auto result = evaluate_pod(sub, rules);
     if (!result) return make_error(site.field() + ": " + result.error().message);

@@ -21,8 +21,10 @@ void RuleContext::report(std::string_view rule, Action action, std::string field
     summary = age + summary;
     message = age + message;
   }
-  Finding finding{std::string(rule), action, std::move(field), std::move(message),
-                  one_line(std::string(rule) + ": " + summary)};
+  // A finding recorded without its text (Texts::kSent) keeps it empty.
+  std::string line =
+      summary.empty() && message.empty() ? std::string() : one_line(std::string(rule) + ": " + summary);
+  Finding finding{std::string(rule), action, std::move(field), std::move(message), std::move(line)};
   switch (action) {
     case Action::kEnforce:
       decision_.violations.push_back(std::move(finding));

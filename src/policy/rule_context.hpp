@@ -23,11 +23,12 @@ namespace gpuadmit::policy {
 class RuleContext {
  public:
   RuleContext(ObjectEdits& edits, k8s::Pod pod, const RuleSet& rules, Mode mode, Decision& decision,
-              const ClusterView* cluster)
+              const ClusterView* cluster, Texts texts = Texts::kAll)
       : edits_(edits),
         pod_(std::move(pod)),
         rules_(rules),
         mode_(mode),
+        texts_(texts),
         decision_(decision),
         cluster_(cluster) {}
 
@@ -43,8 +44,30 @@ class RuleContext {
   // Records a finding under the rule's configured action (enforce → violation, warn → warning, audit).
   void report(std::string_view rule, Action action, std::string field, std::string message,
               std::string summary);
-  // Records an applied fix; call after editing object().
+  // Records an applied fix; call after editing a part.
   void fixed(std::string_view rule, std::string field, std::string description);
+
+  // Whether the text of a finding reported with `action` is read (Request::texts), and whether fix
+  // descriptions are. Rules whose texts are costly ask first, or use the lazy forms below.
+  [[nodiscard]] bool wants_text(Action action) const noexcept {
+    return texts_ == Texts::kAll || mode_ == Mode::kValidate || action != Action::kWarn;
+  }
+  [[nodiscard]] bool wants_fix_text() const noexcept { return texts_ == Texts::kAll; }
+  // report() with the message and summary written by `write` (returning {message, summary}) only when read.
+  template <class Write>
+  void report_lazily(std::string_view rule, Action action, std::string field, const Write& write) {
+    if (!wants_text(action)) {
+      report(rule, action, std::move(field), {}, {});
+      return;
+    }
+    auto [message, summary] = write();
+    report(rule, action, std::move(field), std::move(message), std::move(summary));
+  }
+  // fixed() with the description written by `describe` only when read.
+  template <class Describe>
+  void fixed_lazily(std::string_view rule, std::string field, const Describe& describe) {
+    fixed(rule, std::move(field), wants_fix_text() ? describe() : std::string());
+  }
   void notice(std::string text);
 
   // A part of the object to edit (mutate mode only); call fixed() for what the edit did.
@@ -70,6 +93,7 @@ class RuleContext {
   k8s::Pod pod_;
   const RuleSet& rules_;
   Mode mode_;
+  Texts texts_;
   Decision& decision_;
   const ClusterView* cluster_;
   std::int64_t replicas_ = 1;

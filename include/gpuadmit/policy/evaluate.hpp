@@ -42,6 +42,12 @@ class ObjectRef {
 // which only sends it on: printing it as it is built skips building the array).
 enum class PatchForm : std::uint8_t { kJson, kText };
 
+// Which texts a Decision must carry. kAll: every finding's message and summary and every fix's description
+// (the CLI, the tests). kSent: what an AdmissionReview response carries and the webhook logs; in Mutate mode
+// a warning's text and a fix's description are never sent (/validate shows the warnings), so rules may leave
+// them empty. Findings and fixes are recorded either way: rule ids, actions and counts are the same.
+enum class Texts : std::uint8_t { kAll, kSent };
+
 struct Request {
   ObjectRef object;        // a Pod, a PersistentVolumeClaim or a workload of the policy's kinds (by
                            // "kind"; Pod when absent)
@@ -53,6 +59,7 @@ struct Request {
   // How many pods of this shape run at once (a workload's replicas or parallelism): gpu-quota multiplies.
   std::int64_t replicas = 1;
   PatchForm patch_form = PatchForm::kJson;
+  Texts texts = Texts::kAll;
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).

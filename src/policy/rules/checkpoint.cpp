@@ -16,7 +16,6 @@ const std::string* find(const k8s::StringMap& map, std::string_view key) {
   return it == map.end() ? nullptr : &it->second;
 }
 
-
 double bytes_per_parameter(const k8s::StringMap& annotations) {
   if (const std::string* b = find(annotations, "gpuadmit.io/checkpoint-bytes-per-parameter")) {
     char* end = nullptr;
@@ -25,7 +24,8 @@ double bytes_per_parameter(const k8s::StringMap& annotations) {
   }
   const std::string* precision = find(annotations, "gpuadmit.io/model-precision");
   if (precision == nullptr) return 4;
-  if (*precision == "fp16" || *precision == "bf16" || *precision == "float16" || *precision == "bfloat16") return 2;
+  if (*precision == "fp16" || *precision == "bf16" || *precision == "float16" || *precision == "bfloat16")
+    return 2;
   if (*precision == "int8" || *precision == "fp8") return 1;
   if (*precision == "int4" || *precision == "fp4") return 0.5;
   return 4;
@@ -36,7 +36,8 @@ struct Need {
   std::string how;
 };
 
-// What a checkpoint store for this model needs: params × bytes × kept × headroom, at least the policy minimum.
+// What a checkpoint store for this model needs: params × bytes × kept × headroom, at least the policy
+// minimum.
 Need checkpoint_need(const k8s::StringMap& annotations, const CheckpointPvc& cfg) {
   Need need{cfg.minimum, "the policy minimum " + human(cfg.minimum)};
   const std::string* params_text = find(annotations, "gpuadmit.io/model-parameters");
@@ -47,7 +48,8 @@ Need checkpoint_need(const k8s::StringMap& annotations, const CheckpointPvc& cfg
     kept = std::max<std::int64_t>(1, std::strtoll(k->c_str(), nullptr, 10));
   }
   const double bytes = bytes_per_parameter(annotations);
-  const double total = *params * bytes * static_cast<double>(kept) * static_cast<double>(cfg.headroom_percent) / 100.0;
+  const double total =
+      *params * bytes * static_cast<double>(kept) * static_cast<double>(cfg.headroom_percent) / 100.0;
   const auto gib = static_cast<std::int64_t>(std::ceil(total / static_cast<double>(1LL << 30)));
   const k8s::Quantity estimate = k8s::Quantity::from_units(gib << 30, k8s::Quantity::Format::kBinarySI);
   if (estimate > need.size) {
@@ -81,8 +83,8 @@ Result<bool> checkpoint_claim_parse_check(const nlohmann::json& object) {
   return true;
 }
 
-void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules, const ClusterSnapshot* cluster,
-                            Decision& decision) {
+void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules,
+                            const ClusterSnapshot* cluster, Decision& decision) {
   const CheckpointPvc& cfg = rules.checkpoint_pvc;
   auto claim = k8s::parse_persistent_volume_claim(object);
   if (!claim || !is_marked(claim->meta, cfg)) return;
@@ -91,9 +93,11 @@ void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules, 
   if (!claim->request || *claim->request < need.size) {
     const std::string have = claim->request ? human(*claim->request) : std::string("no size");
     add(decision, cfg.action, "spec.resources.requests.storage",
-        "checkpoint claim \"" + name + "\" requests " + have + ", less than the " + human(need.size) + " it needs (" +
-            need.how + "). A full checkpoint volume fails the run at its next save, often hours in.\nFix:\n"
-            "    spec:\n      resources:\n        requests:\n          storage: " + human(need.size),
+        "checkpoint claim \"" + name + "\" requests " + have + ", less than the " + human(need.size) +
+            " it needs (" + need.how +
+            "). A full checkpoint volume fails the run at its next save, often hours in.\nFix:\n"
+            "    spec:\n      resources:\n        requests:\n          storage: " +
+            human(need.size),
         "claim \"" + name + "\" requests " + have + " < " + human(need.size) + " needed (" + need.how + ")");
   }
   if (cluster == nullptr || (claim->storage_class && claim->storage_class->empty())) return;  // "" = no class
@@ -104,14 +108,18 @@ void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules, 
       add(decision, cfg.action, "spec.storageClassName",
           "checkpoint claim \"" + name + "\" uses storage class \"" + *claim->storage_class +
               "\", which does not exist; the claim would stay Pending and so would every pod that mounts it. "
-              "Storage classes here: " + (classes.empty() ? "none" : classes) + ".\nFix: set spec.storageClassName "
+              "Storage classes here: " +
+              (classes.empty() ? "none" : classes) +
+              ".\nFix: set spec.storageClassName "
               "to one of them.",
-          "storage class \"" + *claim->storage_class + "\" does not exist (have: " + (classes.empty() ? "none" : classes) + ")");
+          "storage class \"" + *claim->storage_class +
+              "\" does not exist (have: " + (classes.empty() ? "none" : classes) + ")");
     }
   } else if (cluster->default_storage_class() == nullptr) {
     add(decision, cfg.action, "spec.storageClassName",
-        "checkpoint claim \"" + name + "\" names no storage class and the cluster has no default one; the claim "
-        "would stay Pending.\nFix: set spec.storageClassName.",
+        "checkpoint claim \"" + name +
+            "\" names no storage class and the cluster has no default one; the claim "
+            "would stay Pending.\nFix: set spec.storageClassName.",
         "no storage class named and the cluster has no default class");
   }
 }
@@ -129,20 +137,24 @@ void rule_checkpoint_pvc(RuleContext& ctx) {
     // On pods these are warnings: the claim may be created right after the pod (kubectl apply -f dir/).
     if (claim == nullptr) {
       ctx.report(kCheckpointPvc, Action::kWarn, field,
-                 "volume \"" + v.name + "\" uses claim \"" + v.claim_name + "\", which does not exist in namespace " +
-                     pod.meta.namespace_ + " (yet): the pod stays Pending until it does.",
+                 "volume \"" + v.name + "\" uses claim \"" + v.claim_name +
+                     "\", which does not exist in namespace " + pod.meta.namespace_ +
+                     " (yet): the pod stays Pending until it does.",
                  "claim \"" + v.claim_name + "\" does not exist (yet); the pod stays Pending until it does");
       continue;
     }
-    if (!is_marked(claim->meta, cfg) || pod.meta.annotations.find("gpuadmit.io/model-parameters") == pod.meta.annotations.end()) {
+    if (!is_marked(claim->meta, cfg) ||
+        pod.meta.annotations.find("gpuadmit.io/model-parameters") == pod.meta.annotations.end()) {
       continue;
     }
     const Need need = checkpoint_need(pod.meta.annotations, cfg);
     if (claim->request && *claim->request >= need.size) continue;
     ctx.report(kCheckpointPvc, Action::kWarn, field,
-               "checkpoint claim \"" + v.claim_name + "\" holds " + (claim->request ? human(*claim->request) : "?") +
-                   ", less than the " + human(need.size) + " this pod's model needs (" + need.how + ").",
-               "claim \"" + v.claim_name + "\" is smaller than the " + human(need.size) + " this model's checkpoints need");
+               "checkpoint claim \"" + v.claim_name + "\" holds " +
+                   (claim->request ? human(*claim->request) : "?") + ", less than the " + human(need.size) +
+                   " this pod's model needs (" + need.how + ").",
+               "claim \"" + v.claim_name + "\" is smaller than the " + human(need.size) +
+                   " this model's checkpoints need");
   }
 }
 

@@ -86,9 +86,10 @@ void rule_gpu_limit_equals_request(RuleContext& ctx) {
       if (limit == c.resources.limits.end()) {
         if (fix) {
           ctx.edit(container_part(c, "resources"))["limits"][name] = request.to_string();
-          ctx.fixed(kLimitEqualsRequest, field_of(c, ".resources.limits"),
-                    "set " + describe(c) + " limit " + name + ": " + request.to_string() +
-                        " (equal to its request)");
+          ctx.fixed_lazily(kLimitEqualsRequest, field_of(c, ".resources.limits"), [&] {
+            return "set " + describe(c) + " limit " + name + ": " + request.to_string() +
+                   " (equal to its request)";
+          });
           continue;
         }
         ctx.report(

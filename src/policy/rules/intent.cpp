@@ -100,8 +100,9 @@ void rule_gpu_intent(RuleContext& ctx) {
 
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
     ctx.edit(container_part(*target, "resources"))["limits"][cfg.resource] = "1";
-    ctx.fixed(kGpuIntent, field_of(*target, ".resources.limits"),
-              "added " + cfg.resource + ": 1 to " + describe(*target) + ", which " + reason);
+    ctx.fixed_lazily(kGpuIntent, field_of(*target, ".resources.limits"), [&] {
+      return "added " + cfg.resource + ": 1 to " + describe(*target) + ", which " + reason;
+    });
     ctx.notice("gpu-intent: " + describe(*target) + " " + reason + " but asked for no GPU; gpuadmit added " +
                cfg.resource + ": 1");
     return;

@@ -52,8 +52,9 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
         continue;
       }
       target()["limits"][res] = request->to_string();
-      ctx.fixed(kGuaranteedQos, field() + ".resources.limits." + res,
-                "set " + who() + " " + res + " limit to its request " + request->to_string());
+      ctx.fixed_lazily(kGuaranteedQos, field() + ".resources.limits." + res, [&] {
+        return "set " + who() + " " + res + " limit to its request " + request->to_string();
+      });
       continue;
     }
     if (request != nullptr && limit != nullptr) {
@@ -69,14 +70,16 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
       }
       if (cfg.strategy == QosStrategy::kRaiseRequests) {
         target()["requests"][res] = limit->to_string();
-        ctx.fixed(kGuaranteedQos, field() + ".resources.requests." + res,
-                  "raised " + who() + " " + res + " request from " + request->to_string() + " to its limit " +
-                      limit->to_string());
+        ctx.fixed_lazily(kGuaranteedQos, field() + ".resources.requests." + res, [&] {
+          return "raised " + who() + " " + res + " request from " + request->to_string() + " to its limit " +
+                 limit->to_string();
+        });
       } else {
         target()["limits"][res] = request->to_string();
-        ctx.fixed(kGuaranteedQos, field() + ".resources.limits." + res,
-                  "lowered " + who() + " " + res + " limit from " + limit->to_string() + " to its request " +
-                      request->to_string());
+        ctx.fixed_lazily(kGuaranteedQos, field() + ".resources.limits." + res, [&] {
+          return "lowered " + who() + " " + res + " limit from " + limit->to_string() + " to its request " +
+                 request->to_string();
+        });
       }
       continue;
     }
@@ -90,8 +93,9 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
                                          : (is_cpu ? cfg.cpu_other : cfg.memory_other);
     target()["requests"][res] = value.to_string();
     target()["limits"][res] = value.to_string();
-    ctx.fixed(kGuaranteedQos, field() + ".resources",
-              "set " + who() + " " + res + " request and limit to " + value.to_string());
+    ctx.fixed_lazily(kGuaranteedQos, field() + ".resources", [&] {
+      return "set " + who() + " " + res + " request and limit to " + value.to_string();
+    });
     defaulted += (defaulted.empty() ? "" : ", ") + res + " " + value.to_string();
   }
   if (!defaulted.empty()) {
@@ -219,23 +223,24 @@ void rule_memory_floor(RuleContext& ctx) {
     const k8s::Quantity* limit = find(c.resources.limits, "memory");
     if (limit == nullptr) limit = find(c.resources.requests, "memory");
     if (limit != nullptr && *limit >= floor) continue;
-    // Explanations are written only for a container that falls short.
-    std::string floor_how = how;
-    std::string floor_short = short_how;
-    if (!estimate) {
-      floor_how = human(cfg.overhead) + " overhead + " + std::to_string(gpus) + " GPU" +
-                  (gpus > 1 ? "s" : "") + " × " + human(cfg.per_gpu);
-      floor_short = floor_how;
-    }
-    const std::string have = limit != nullptr ? "a memory limit of " + human(*limit) : "no memory limit";
-    ctx.report(
-        kMemoryFloor, cfg.action, field_of(c, ".resources.limits.memory"),
-        describe(c) + " has " + have + ", below the " + human(floor) + " it needs: " + floor_how +
-            ". A GPU job that runs out of host memory is OOMKilled (exit code 137), usually in its "
-            "DataLoader workers, long after it started.\nFix:\n    resources:\n      requests: {memory: " +
-            human(floor) + "}\n      limits:   {memory: " + human(floor) + "}",
-        describe(c) + " memory limit " + (limit != nullptr ? human(*limit) : std::string("unset")) + " < " +
-            human(floor) + " needed (" + floor_short + ")");
+    // Explanations are written only for a container that falls short, and only when they are read.
+    ctx.report_lazily(kMemoryFloor, cfg.action, field_of(c, ".resources.limits.memory"), [&] {
+      std::string floor_how = how;
+      std::string floor_short = short_how;
+      if (!estimate) {
+        floor_how = human(cfg.overhead) + " overhead + " + std::to_string(gpus) + " GPU" +
+                    (gpus > 1 ? "s" : "") + " × " + human(cfg.per_gpu);
+        floor_short = floor_how;
+      }
+      const std::string have = limit != nullptr ? "a memory limit of " + human(*limit) : "no memory limit";
+      return std::pair{
+          describe(c) + " has " + have + ", below the " + human(floor) + " it needs: " + floor_how +
+              ". A GPU job that runs out of host memory is OOMKilled (exit code 137), usually in its "
+              "DataLoader workers, long after it started.\nFix:\n    resources:\n      requests: {memory: " +
+              human(floor) + "}\n      limits:   {memory: " + human(floor) + "}",
+          describe(c) + " memory limit " + (limit != nullptr ? human(*limit) : std::string("unset")) + " < " +
+              human(floor) + " needed (" + floor_short + ")"};
+    });
   }
 }
 

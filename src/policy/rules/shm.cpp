@@ -126,8 +126,9 @@ void rule_shm_size(RuleContext& ctx) {
       nlohmann::json& empty_dir = volume["emptyDir"] = nlohmann::json::object();
       empty_dir["medium"] = "Memory";
       empty_dir["sizeLimit"] = size.to_string();
-      ctx.fixed(kShmSize, "spec.volumes",
-                "added a memory-backed volume \"" + name + "\" of " + size.to_string() + " for /dev/shm");
+      ctx.fixed_lazily(kShmSize, "spec.volumes", [&] {
+        return "added a memory-backed volume \"" + name + "\" of " + size.to_string() + " for /dev/shm";
+      });
     }
     for (const k8s::Container* c : missing) {
       nlohmann::json& mounts = ctx.edit(container_part(*c, "volumeMounts"));
@@ -135,8 +136,8 @@ void rule_shm_size(RuleContext& ctx) {
       nlohmann::json& mount = mounts.emplace_back(nlohmann::json::value_t::object);
       mount["mountPath"] = kShmPath;
       mount["name"] = name;
-      ctx.fixed(kShmSize, field_of(*c, ".volumeMounts"),
-                "mounted \"" + name + "\" at /dev/shm in " + describe(*c));
+      ctx.fixed_lazily(kShmSize, field_of(*c, ".volumeMounts"),
+                       [&] { return "mounted \"" + name + "\" at /dev/shm in " + describe(*c); });
     }
     return;
   }

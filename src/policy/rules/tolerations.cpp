@@ -121,7 +121,8 @@ void rule_gpu_tolerations(RuleContext& ctx) {
     if (!list.is_array()) list = nlohmann::json::array();
     for (const k8s::Toleration* t : missing) {
       list.push_back(to_json(*t));
-      ctx.fixed(kGpuTolerations, "spec.tolerations", "added a toleration for the GPU taint " + describe(*t));
+      ctx.fixed_lazily(kGpuTolerations, "spec.tolerations",
+                       [&] { return "added a toleration for the GPU taint " + describe(*t); });
     }
     return;
   }
