@@ -8,6 +8,7 @@
 #pragma once
 
 #include <list>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -21,7 +22,8 @@ namespace gpuadmit::policy {
 
 class ObjectEdits {
  public:
-  explicit ObjectEdits(const ObjectRef& source) : source_(source) {}
+  // Keeps its own ObjectRef (two pointers): the object itself must outlive the edits.
+  explicit ObjectEdits(ObjectRef source) : source_(std::move(source)) {}
 
   // The part's copy to edit: made from the source on first use (null when the source has no such member).
   // References stay valid while other parts are added.
@@ -48,7 +50,7 @@ class ObjectEdits {
     nlohmann::json value;
     bool stale = true;
   };
-  const ObjectRef& source_;
+  ObjectRef source_;
   std::list<Part> parts_;  // a list: edit() hands out references that must survive later additions
   bool stale_ = false;
 };
