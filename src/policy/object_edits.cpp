@@ -118,7 +118,6 @@ void patch_from(const J& object, const Parts& parts, Patch& patch) {
 }  // namespace
 
 json& ObjectEdits::edit(const k8s::PodPart& address) {
-  stale_ = true;
   for (Part& part : parts_) {
     if (part.address == address) {
       part.stale = true;
@@ -149,7 +148,6 @@ Result<bool> ObjectEdits::refresh(k8s::Pod& pod) {
     if (auto read = k8s::parse_pod_part(part.address, part.value, pod); !read) return read.error();
     part.stale = false;
   }
-  stale_ = false;
   return true;
 }
 

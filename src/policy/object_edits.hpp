@@ -7,6 +7,7 @@
 // the patch is the one a whole-object diff would give, operation for operation and in the same order.
 #pragma once
 
+#include <algorithm>
 #include <list>
 #include <utility>
 
@@ -33,7 +34,9 @@ class ObjectEdits {
 
   [[nodiscard]] bool empty() const noexcept { return parts_.empty(); }
   // Whether a part was handed out for editing since the last refresh.
-  [[nodiscard]] bool stale() const noexcept { return stale_; }
+  [[nodiscard]] bool stale() const noexcept {
+    return std::any_of(parts_.begin(), parts_.end(), [](const Part& part) { return part.stale; });
+  }
   // Re-reads every part edited since the last refresh into `pod`, with parse_pod's checks.
   Result<bool> refresh(k8s::Pod& pod);
 
@@ -52,7 +55,6 @@ class ObjectEdits {
   };
   ObjectRef source_;
   std::list<Part> parts_;  // a list: edit() hands out references that must survive later additions
-  bool stale_ = false;
 };
 
 // Part addresses, as rules name them.

@@ -92,6 +92,21 @@ nlohmann::json& holder(nlohmann::json& pod, const PodPart& part) {
   return part.scope == Scope::kContainer ? scope[std::string(part.array)][part.index] : scope;
 }
 
+struct Edited {
+  gpuadmit::k8s::Pod pod;                      // the base pod, parsed
+  nlohmann::json value;                        // the part's new value
+  gpuadmit::Result<gpuadmit::k8s::Pod> whole;  // the base pod with the part replaced, parsed whole
+};
+
+Edited edit_base(const PodPart& part, const std::string& value_yaml) {
+  nlohmann::json edited = gpuadmit::test::yaml(kPartsBase);
+  auto pod = gpuadmit::k8s::parse_pod(edited);
+  REQUIRE(pod.ok());
+  nlohmann::json value = gpuadmit::test::yaml("value: " + value_yaml)["value"];
+  holder(edited, part)[std::string(part.member)] = value;
+  return {std::move(*pod), std::move(value), gpuadmit::k8s::parse_pod(edited)};
+}
+
 }  // namespace
 
 TEST_CASE("reading one part of a pod back gives what parsing the whole edited pod gives", "[pod]") {
@@ -115,16 +130,11 @@ TEST_CASE("reading one part of a pod back gives what parsing the whole edited po
       {{Scope::kMetadata, {}, 0, "labels"}, "{}"},
   }));
   CAPTURE(part.array, part.index, part.member, value_yaml);
-  nlohmann::json edited = gpuadmit::test::yaml(kPartsBase);
-  auto pod = gpuadmit::k8s::parse_pod(edited);
-  REQUIRE(pod.ok());
-  const nlohmann::json value = gpuadmit::test::yaml("value: " + value_yaml)["value"];
-  holder(edited, part)[std::string(part.member)] = value;
-  auto whole = gpuadmit::k8s::parse_pod(edited);
+  auto [pod, value, whole] = edit_base(part, value_yaml);
   REQUIRE(whole.ok());
 
-  REQUIRE(gpuadmit::k8s::parse_pod_part(part, value, *pod).ok());
-  CHECK(*pod == *whole);
+  REQUIRE(gpuadmit::k8s::parse_pod_part(part, value, pod).ok());
+  CHECK(pod == *whole);
 }
 
 TEST_CASE("a part with a wrong value is the error parsing the whole pod gives", "[pod]") {
@@ -140,15 +150,10 @@ TEST_CASE("a part with a wrong value is the error parsing the whole pod gives", 
       {{Scope::kMetadata, {}, 0, "annotations"}, "{a: [1]}"},
   }));
   CAPTURE(part.array, part.index, part.member, value_yaml);
-  nlohmann::json edited = gpuadmit::test::yaml(kPartsBase);
-  auto pod = gpuadmit::k8s::parse_pod(edited);
-  REQUIRE(pod.ok());
-  const nlohmann::json value = gpuadmit::test::yaml("value: " + value_yaml)["value"];
-  holder(edited, part)[std::string(part.member)] = value;
-  auto whole = gpuadmit::k8s::parse_pod(edited);
+  auto [pod, value, whole] = edit_base(part, value_yaml);
   REQUIRE_FALSE(whole.ok());
 
-  auto read = gpuadmit::k8s::parse_pod_part(part, value, *pod);
+  auto read = gpuadmit::k8s::parse_pod_part(part, value, pod);
   REQUIRE_FALSE(read.ok());
   CHECK(read.error().message == whole.error().message);
 }
