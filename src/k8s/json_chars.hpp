@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace gpuadmit::k8s {
 
 // The length (2 to 4) of the well-formed multi-byte UTF-8 sequence at `p` (whose first byte is >= 0x80),
@@ -52,10 +56,28 @@ inline std::ptrdiff_t utf8_sequence_length(const char* p, const char* end) noexc
 
 // Skips plain ASCII: printable bytes other than '"' and '\\'. Stops at the first byte that needs a look
 // (a quote, a backslash, a control character, or a byte >= 0x80). Strings are most of an AdmissionReview,
-// so it tests eight bytes at a time. Each word test can flag bytes above the first real hit (a borrow runs
-// up), never below it, so on a little-endian machine the lowest flag is the byte; most keys and values are
-// shorter than a word, so finding it without a byte loop is what matters.
+// so it tests sixteen bytes at a time with SSE2 (part of every x86-64), else eight in a 64-bit word; the
+// rest byte by byte.
 inline const char* skip_plain_ascii(const char* p, const char* end) noexcept {
+#if defined(__SSE2__)
+  // A signed compare flags control characters and bytes >= 0x80 (negative as int8) in one instruction.
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(' ');
+  while (end - p >= 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));  // NOLINT: unaligned load
+    const __m128i hits =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
+                     _mm_cmplt_epi8(bytes, space));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(hits));
+    if (mask != 0) {
+      return p + std::countr_zero(mask);
+    }
+    p += 16;
+  }
+#endif
+  // Each word test can flag bytes above the first real hit (a borrow runs up), never below it, so on a
+  // little-endian machine the lowest flag is the byte.
   constexpr std::uint64_t kOnes = 0x0101010101010101U;
   constexpr std::uint64_t kHigh = 0x8080808080808080U;
   const auto has_zero_byte = [](std::uint64_t w) { return (w - kOnes) & ~w & kHigh; };

@@ -12,6 +12,7 @@
 #include "json_reader.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -27,11 +28,52 @@ namespace {
 
 // Byte order, as std::string's operator< (and so nlohmann's std::map) has it. Keys mostly differ in their
 // first byte, which is compared here without calling memcmp.
-bool key_less(std::string_view a, std::string_view b) noexcept {
+inline bool key_less(std::string_view a, std::string_view b) noexcept {
   if (!a.empty() && !b.empty() && a.front() != b.front()) {
     return static_cast<unsigned char>(a.front()) < static_cast<unsigned char>(b.front());
   }
   return a < b;
+}
+
+// The `n` bytes at `x` and `y` are equal. Keys are short, and comparing them in registers beats a call to
+// memcmp.
+bool same_bytes(const char* x, const char* y, std::size_t n) noexcept {
+  if (n > 16) {
+    return std::memcmp(x, y, n) == 0;
+  }
+  if (n >= 8) {  // the first and the last eight bytes, which overlap below 16
+    std::uint64_t x0 = 0;
+    std::uint64_t y0 = 0;
+    std::uint64_t x1 = 0;
+    std::uint64_t y1 = 0;
+    std::memcpy(&x0, x, 8);
+    std::memcpy(&y0, y, 8);
+    std::memcpy(&x1, x + n - 8, 8);
+    std::memcpy(&y1, y + n - 8, 8);
+    return x0 == y0 && x1 == y1;
+  }
+  if (n >= 4) {
+    std::uint32_t x0 = 0;
+    std::uint32_t y0 = 0;
+    std::uint32_t x1 = 0;
+    std::uint32_t y1 = 0;
+    std::memcpy(&x0, x, 4);
+    std::memcpy(&y0, y, 4);
+    std::memcpy(&x1, x + n - 4, 4);
+    std::memcpy(&y1, y + n - 4, 4);
+    return x0 == y0 && x1 == y1;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (x[i] != y[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Equal keys: most candidates differ in length, which is tested where the call is.
+inline bool same_key(std::string_view a, std::string_view b) noexcept {
+  return a.size() == b.size() && same_bytes(a.data(), b.data(), a.size());
 }
 
 }  // namespace
@@ -44,7 +86,7 @@ const JsonValue* JsonValue::find(std::string_view key) const noexcept {
   if (list.size() <= 8) {
     // Most objects are this small: a scan that compares lengths first beats a binary search's memcmp calls.
     for (const JsonMember& m : list) {
-      if (m.key.size() == key.size() && m.key == key) {
+      if (same_key(m.key, key)) {
         return &m.value;
       }
     }
@@ -53,7 +95,7 @@ const JsonValue* JsonValue::find(std::string_view key) const noexcept {
   const auto it =
       std::lower_bound(list.begin(), list.end(), key,
                        [](const JsonMember& m, std::string_view k) { return key_less(m.key, k); });
-  return it != list.end() && it->key == key ? &it->value : nullptr;
+  return it != list.end() && same_key(it->key, key) ? &it->value : nullptr;
 }
 
 namespace {
@@ -158,6 +200,10 @@ class JsonBuilder {
   }
 
   void skip_space() {
+    // The API server sends compact JSON: most calls find no space, and one compare says so.
+    if (p_ != end_ && static_cast<unsigned char>(*p_) > ' ') {
+      return;
+    }
     while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) {
       ++p_;
     }
@@ -223,12 +269,10 @@ class JsonBuilder {
   // whether one of them ends here (the member is dropped).
   DropMask narrow(DropMask alive, std::size_t depth, std::string_view key, bool& drop_member) const {
     DropMask next = 0;
-    for (std::size_t i = 0; i < drop_.size(); ++i) {
-      if ((alive & (DropMask{1} << i)) == 0) {
-        continue;
-      }
+    for (DropMask left = alive; left != 0; left &= left - 1) {  // only the paths still alive
+      const auto i = static_cast<std::size_t>(std::countr_zero(left));
       const JsonPath& path = drop_[i];
-      if (path.size() < depth || path[depth - 1] != key) {
+      if (path.size() < depth || !same_key(path[depth - 1], key)) {
         continue;
       }
       if (path.size() == depth) {
@@ -246,6 +290,7 @@ class JsonBuilder {
     JsonMember* first = members_.data() + base;
     std::size_t n = members_.size() - base;
     const auto by_key = [](const JsonMember& a, const JsonMember& b) { return key_less(a.key, b.key); };
+    bool repeated = false;
     if (n <= 32) {
       for (std::size_t i = 1; i < n; ++i) {
         const JsonMember m = first[i];
@@ -254,18 +299,23 @@ class JsonBuilder {
           first[j] = first[j - 1];
         }
         first[j] = m;
+        // What moved up is greater than m, so an equal key can only be the one just below it.
+        repeated = repeated || (j > 0 && same_key(first[j - 1].key, m.key));
       }
     } else {
       std::stable_sort(first, first + n, by_key);
+      repeated = true;  // not tracked: look
     }
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i + 1 < n && first[i + 1].key == first[i].key) {
-        continue;  // a later duplicate wins
+    if (repeated) {
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i + 1 < n && same_key(first[i + 1].key, first[i].key)) {
+          continue;  // a later duplicate wins
+        }
+        first[kept++] = first[i];
       }
-      first[kept++] = first[i];
+      n = kept;
     }
-    n = kept;
     if (n > kMaxCount) {
       return fail("an object with more than 2^32 members");
     }

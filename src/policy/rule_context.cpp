@@ -49,6 +49,11 @@ void RuleContext::notice(std::string text) {
 }
 
 bool RuleContext::is_gpu_pod() const {
+  if (!gpu_pod_) gpu_pod_ = any_gpu_container();
+  return *gpu_pod_;
+}
+
+bool RuleContext::any_gpu_container() const {
   return std::any_of(pod_.containers.begin(), pod_.containers.end(), [&](const k8s::Container& c) {
     const auto positive_gpu = [&](const k8s::ResourceList& list) {
       return std::any_of(list.begin(), list.end(), [&](const auto& entry) {

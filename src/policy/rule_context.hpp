@@ -78,17 +78,23 @@ class RuleContext {
 
   // Whether the typed view is behind the edits.
   [[nodiscard]] bool dirty() const noexcept { return edits_.stale(); }
-  Result<bool> refresh() { return edits_.refresh(pod_); }
+  Result<bool> refresh() {
+    gpu_pod_.reset();  // the typed pod may change here, and only here
+    return edits_.refresh(pod_);
+  }
   // Pods of this shape that run at once (1 for a pod; a workload template's replicas or parallelism).
   [[nodiscard]] std::int64_t replicas() const noexcept { return replicas_; }
   void set_replicas(std::int64_t replicas) noexcept { replicas_ = replicas; }
 
-  // GPU helpers shared by the rules.
+  // GPU helpers shared by the rules. Every rule asks is_gpu_pod() first, so the answer is kept until the
+  // typed pod next changes (refresh).
   [[nodiscard]] bool is_gpu_pod() const;
   [[nodiscard]] std::int64_t gpu_units(const k8s::Container& c) const;  // whole GPUs the container holds
   [[nodiscard]] std::int64_t gpu_units() const;                         // over app containers and sidecars
 
  private:
+  [[nodiscard]] bool any_gpu_container() const;
+
   ObjectEdits& edits_;
   k8s::Pod pod_;
   const RuleSet& rules_;
@@ -97,6 +103,7 @@ class RuleContext {
   Decision& decision_;
   const ClusterView* cluster_;
   std::int64_t replicas_ = 1;
+  mutable std::optional<bool> gpu_pod_;
 };
 
 // "spec.containers[0]" / "spec.initContainers[1]", plus an optional suffix.

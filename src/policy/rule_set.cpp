@@ -47,16 +47,22 @@ bool is_cluster_aware(std::string_view rule_id) noexcept {
 }
 
 bool RuleSet::is_gpu_resource(std::string_view name) const noexcept {
-  return std::any_of(gpu_resources.begin(), gpu_resources.end(), [&](const std::string& pattern) {
+  for (const std::string& pattern : gpu_resources) {
+    if (pattern.empty()) {
+      if (name.empty()) return true;
+      continue;
+    }
     // Rules ask this of every resource name (cpu, memory, ...): the first byte rejects most at once.
-    if (!pattern.empty() && pattern.front() != '*' && (name.empty() || name.front() != pattern.front())) {
-      return false;
+    if (pattern.front() != '*' && (name.empty() || name.front() != pattern.front())) continue;
+    if (pattern.back() == '*') {
+      if (name.substr(0, pattern.size() - 1) == std::string_view(pattern).substr(0, pattern.size() - 1)) {
+        return true;
+      }
+    } else if (name == pattern) {
+      return true;
     }
-    if (!pattern.empty() && pattern.back() == '*') {
-      return name.substr(0, pattern.size() - 1) == std::string_view(pattern).substr(0, pattern.size() - 1);
-    }
-    return name == pattern;
-  });
+  }
+  return false;
 }
 
 bool RuleSet::is_excluded(std::string_view ns) const noexcept {

@@ -32,7 +32,9 @@ TEST_CASE("the reader accepts what nlohmann accepts and builds the same value", 
       "0.000001", "18446744073709551615", "18446744073709551616", "-9223372036854775808",
       "-9223372036854775809", "true", "false", "null", R"("")", R"("plain")",
       R"("esc \" \\ \/ \b \f \n \r \t")", R"("\u0041\u00e9\u20ac\ud83d\ude00")", R"("\u0000")",
-      "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"", R"({"a":1,"a":2})",
+      "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"", R"({"a":1,"a":2})", R"({"b":1,"a":2,"b":3})",
+      R"({"a":1,"b":2,"a":3,"a":4})", R"({"ab":1,"a":2,"ab":3,"abc":4,"a":5})",
+      R"({"same-length-1":1,"same-length-2":2,"same-length-1":3})", R"( { "a" : [ 1 , { "b" : null } ] } )",
       R"({"b":[1,{"c":null}],"a":{"x":"y"}})", R"([[[]],[{}]])",
       R"({"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"x","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})");
   CAPTURE(text);
@@ -40,6 +42,19 @@ TEST_CASE("the reader accepts what nlohmann accepts and builds the same value", 
   auto ours = parse_json(text);
   REQUIRE(ours.ok());
   CHECK(identical(*ours, json::parse(text)));
+}
+
+TEST_CASE("a large object with repeated keys keeps each key's last value, as nlohmann does", "[json]") {
+  std::string text = "{";
+  for (int i = 0; i < 90; ++i) {
+    text += (i > 0 ? "," : "") + ("\"key-" + std::to_string((i * 7) % 40) + "\":" + std::to_string(i));
+  }
+  text += "}";
+  CAPTURE(text);
+  auto ours = parse_json(text);
+  REQUIRE(ours.ok());
+  CHECK(identical(*ours, json::parse(text)));
+  CHECK(ours->size() == 40);
 }
 
 TEST_CASE("the reader rejects what nlohmann rejects, with line and column", "[json]") {

@@ -169,6 +169,35 @@ TEST_CASE("MIG slices count as GPU resources through the policy's prefix pattern
   CHECK(r.fixed["spec"]["tolerations"].size() == 1);
 }
 
+TEST_CASE("a resource is a GPU when it equals a policy name or starts with a pattern's prefix", "[rules]") {
+  struct Case {
+    std::vector<std::string> patterns;
+    std::string name;
+    bool gpu;
+  };
+  const auto c = GENERATE(values<Case>({
+      {{"nvidia.com/gpu"}, "nvidia.com/gpu", true},
+      {{"nvidia.com/gpu"}, "nvidia.com/gpu.shared", false},
+      {{"nvidia.com/gpu"}, "nvidia.com/gp", false},
+      {{"nvidia.com/gpu"}, "cpu", false},
+      {{"nvidia.com/gpu"}, "", false},
+      {{"nvidia.com/mig-*"}, "nvidia.com/mig-1g.5gb", true},
+      {{"nvidia.com/mig-*"}, "nvidia.com/mig-", true},
+      {{"nvidia.com/mig-*"}, "nvidia.com/mig", false},
+      {{"cpu", "nvidia.com/gpu"}, "memory", false},
+      {{"amd.com/gpu", "nvidia.com/gpu"}, "nvidia.com/gpu", true},
+      {{"*"}, "memory", true},
+      {{"*"}, "", true},
+      {{""}, "", true},
+      {{""}, "cpu", false},
+      {{}, "nvidia.com/gpu", false},
+  }));
+  RuleSet rules;
+  rules.gpu_resources = c.patterns;
+  CAPTURE(c.patterns, c.name);
+  CHECK(rules.is_gpu_resource(c.name) == c.gpu);
+}
+
 TEST_CASE("pods in excluded namespaces pass untouched", "[rules]") {
   json object = gpuadmit::test::fixture("pods/fractional-gpu.yaml");
   object["metadata"]["namespace"] = "kube-system";
