@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 
 #include "json_chars.hpp"
 
@@ -21,9 +22,19 @@ void append_integer(std::string& out, Integer value) {
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text, InvalidUtf8 invalid) {
-  out.push_back('"');
   const char* p = text.data();
   const char* const end = p + text.size();
+  if (skip_plain_ascii(p, end) == end) {
+    // Most strings (keys, names, quantities) need no escape: one resize and a copy, not three appends.
+    const std::size_t at = out.size();
+    out.resize(at + text.size() + 2);
+    char* to = out.data() + at;
+    to[0] = '"';
+    if (!text.empty()) std::memcpy(to + 1, text.data(), text.size());
+    to[text.size() + 1] = '"';
+    return;
+  }
+  out.push_back('"');
   while (p != end) {
     const char* run = p;
     p = skip_plain_ascii(p, end);

@@ -550,8 +550,23 @@ class JsonBuilder {
   }
 
   // After the opening quote; leaves p_ after the closing one. A string without escapes is a view into the
-  // text; one with escapes is decoded and stored in the arena.
+  // text; one with escapes is decoded and stored in the arena. Most strings are plain ASCII up to their
+  // closing quote: that case is kept small enough to inline, and the rest is read by string_with_specials.
   bool string(std::string_view* out) {
+    const char* start = p_;
+    p_ = skip_plain_ascii(p_, end_);
+    if (p_ != end_ && *p_ == '"' && static_cast<std::size_t>(p_ - start) <= kMaxCount) [[likely]] {
+      if (out != nullptr) {
+        *out = std::string_view(start, static_cast<std::size_t>(p_ - start));
+      }
+      ++p_;
+      return true;
+    }
+    p_ = start;
+    return string_with_specials(out);
+  }
+
+  [[gnu::noinline]] bool string_with_specials(std::string_view* out) {
     const char* start = p_;
     bool escaped = false;
     while (true) {

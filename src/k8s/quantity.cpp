@@ -239,18 +239,22 @@ std::string Quantity::to_string() const {
   if (nanos_ < 0) out += '-';
   const Int magnitude = nanos_ < 0 ? -nanos_ : nanos_;
 
-  if (format_ == Format::kBinarySI && magnitude % kNanosPerUnit == 0 && magnitude >= 1024 * kNanosPerUnit) {
-    static constexpr std::array<std::string_view, 7> kBinarySuffixes{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  if (format_ == Format::kBinarySI) {
+    // One 128-bit division gives both the whole units and the check that there is no fraction.
     Int units = magnitude / kNanosPerUnit;
-    std::size_t index = 0;
-    // Powers of 1024 are shifts: units % 1024 is the low ten bits.
-    while (index + 1 < kBinarySuffixes.size() && (units & 1023) == 0) {
-      units >>= 10;
-      ++index;
+    if (units * kNanosPerUnit == magnitude && units >= 1024) {
+      static constexpr std::array<std::string_view, 7> kBinarySuffixes{"",   "Ki", "Mi", "Gi",
+                                                                       "Ti", "Pi", "Ei"};
+      std::size_t index = 0;
+      // Powers of 1024 are shifts: units % 1024 is the low ten bits.
+      while (index + 1 < kBinarySuffixes.size() && (units & 1023) == 0) {
+        units >>= 10;
+        ++index;
+      }
+      append_int(out, units);
+      out += kBinarySuffixes.at(index);
+      return out;
     }
-    append_int(out, units);
-    out += kBinarySuffixes.at(index);
-    return out;
   }
 
   // Decimal forms (and small or fractional binary values, as Kubernetes does): the largest power of 1000

@@ -1,5 +1,6 @@
 #include "json_diff.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <string_view>
 #include <vector>
@@ -153,6 +154,10 @@ json patch_op(const char* name, const std::string& path, const json& value) {
 
 void append_pointer_token(std::string& path, std::string_view token) {
   path.push_back('/');
+  if (std::none_of(token.begin(), token.end(), [](char c) { return c == '~' || c == '/'; })) {
+    path.append(token);  // most keys need no escape: one append, not a push_back per byte
+    return;
+  }
   for (const char c : token) {
     if (c == '~') {
       path += "~0";

@@ -47,14 +47,14 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
     if (request != nullptr && limit != nullptr && *request == *limit) continue;
     if (request == nullptr && limit != nullptr) continue;  // the API server defaults the request to the limit
     if (request != nullptr && limit == nullptr) {
+      const std::string request_text = request->to_string();
       if (!fix) {
-        unfixed.push_back(res + " has a request (" + request->to_string() + ") but no limit");
+        unfixed.push_back(res + " has a request (" + request_text + ") but no limit");
         continue;
       }
-      target()["limits"][res] = request->to_string();
-      ctx.fixed_lazily(kGuaranteedQos, field() + ".resources.limits." + res, [&] {
-        return "set " + who() + " " + res + " limit to its request " + request->to_string();
-      });
+      target()["limits"][res] = request_text;
+      ctx.fixed_lazily(kGuaranteedQos, field() + ".resources.limits." + res,
+                       [&] { return "set " + who() + " " + res + " limit to its request " + request_text; });
       continue;
     }
     if (request != nullptr && limit != nullptr) {
@@ -91,12 +91,13 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
     const bool is_cpu = res == "cpu";
     const k8s::Quantity value = gpus > 0 ? (is_cpu ? cfg.cpu_per_gpu : cfg.memory_per_gpu).times(gpus)
                                          : (is_cpu ? cfg.cpu_other : cfg.memory_other);
-    target()["requests"][res] = value.to_string();
-    target()["limits"][res] = value.to_string();
-    ctx.fixed_lazily(kGuaranteedQos, field() + ".resources", [&] {
-      return "set " + who() + " " + res + " request and limit to " + value.to_string();
-    });
-    defaulted += (defaulted.empty() ? "" : ", ") + res + " " + value.to_string();
+    const std::string value_text = value.to_string();
+    nlohmann::json& resources = target();
+    resources["requests"][res] = value_text;
+    resources["limits"][res] = value_text;
+    ctx.fixed_lazily(kGuaranteedQos, field() + ".resources",
+                     [&] { return "set " + who() + " " + res + " request and limit to " + value_text; });
+    defaulted += (defaulted.empty() ? "" : ", ") + res + " " + value_text;
   }
   if (!defaulted.empty()) {
     ctx.notice(

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <string>
+
 #include "gpuadmit/admission/json_patch.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 
@@ -18,6 +21,38 @@ TEST_CASE("base64 is the standard alphabet with padding", "[patch]") {
   std::string body = R"({"patch":")";  // appending keeps what is already there
   gpuadmit::admission::append_base64(body, in);
   CHECK(body == R"({"patch":")" + out);
+}
+
+namespace {
+
+// RFC 4648 bit by bit: the plainest encoder, to check the fast one against.
+std::string reference_base64(const std::string& in) {
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::uint32_t bits = 0;
+  int count = 0;
+  for (const char c : in) {
+    bits = (bits << 8U) | static_cast<unsigned char>(c);
+    count += 8;
+    while (count >= 6) {
+      count -= 6;
+      out += alphabet[(bits >> static_cast<unsigned>(count)) & 63U];
+    }
+  }
+  if (count > 0) out += alphabet[(bits << static_cast<unsigned>(6 - count)) & 63U];
+  while (out.size() % 4 != 0) out += '=';
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("base64 of every length and byte value matches RFC 4648", "[patch]") {
+  std::string in;
+  for (int length = 0; length <= 300; ++length) {
+    CAPTURE(length);
+    REQUIRE(base64_encode(in) == reference_base64(in));
+    in += static_cast<char>((length * 97 + 13) % 256);  // every byte value appears
+  }
 }
 
 TEST_CASE("a fix under a key with / and ~ is escaped as RFC 6901 says and applies back", "[patch]") {
