@@ -99,7 +99,45 @@ void append_int(std::string& out, Int value) {
 
 }  // namespace
 
+// The forms nearly every manifest uses ("8", "500m", "32Gi"): up to nine digits and no suffix or one up to
+// G or Gi. Their value (below 2^30 * 10^18 nanos) is exact and in range, so none of the general path's
+// steps (trimming, signs, fractions, exponents, rounding, range checks) can change it. Anything else is
+// left to that path.
+std::optional<Quantity> Quantity::parse_plain(std::string_view text) noexcept {
+  std::size_t pos = 0;
+  std::uint64_t mantissa = 0;
+  for (; pos < text.size() && pos < 9 && text[pos] >= '0' && text[pos] <= '9'; ++pos) {
+    mantissa = mantissa * 10 + static_cast<std::uint64_t>(text[pos] - '0');
+  }
+  if (pos == 0 || (pos < text.size() && text[pos] >= '0' && text[pos] <= '9')) return std::nullopt;
+  const std::string_view suffix = text.substr(pos);
+  int base10 = 0;
+  int base2 = 0;
+  Format format = Format::kDecimalSI;
+  if (suffix.size() == 1) {
+    constexpr std::string_view kThousands = "num-kMG";  // 10^-9 to 10^9 in steps of 1000; '-' is no suffix
+    const std::size_t at = kThousands.find(suffix[0]);
+    if (at == std::string_view::npos || suffix[0] == '-') return std::nullopt;
+    base10 = 3 * static_cast<int>(at) - 9;
+  } else if (suffix.size() == 2 && suffix[1] == 'i') {
+    constexpr std::string_view kPowersOf1024 = "KMG";
+    const std::size_t at = kPowersOf1024.find(suffix[0]);
+    if (at == std::string_view::npos) return std::nullopt;
+    base2 = 10 * (static_cast<int>(at) + 1);
+    format = Format::kBinarySI;
+  } else if (!suffix.empty()) {
+    return std::nullopt;
+  }
+  static constexpr std::array<Int, 19> kPowers = [] {
+    std::array<Int, 19> powers{};
+    for (int i = 0; i < 19; ++i) powers[static_cast<std::size_t>(i)] = pow10(i);
+    return powers;
+  }();
+  return Quantity((Int{mantissa} << base2) * kPowers[static_cast<std::size_t>(base10 + 9)], format);
+}
+
 Result<Quantity> Quantity::parse(std::string_view text) {
+  if (auto plain = parse_plain(text)) return *plain;
   const std::string_view original = text;
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) text.remove_suffix(1);

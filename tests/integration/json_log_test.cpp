@@ -48,6 +48,18 @@ TEST_CASE("strings are escaped so every line parses back to the same text") {
   CHECK(line["level"] == "info");
 }
 
+TEST_CASE("keys are escaped like values when they need it, and written as they are when not") {
+  const std::string key = GENERATE(as<std::string>{}, "uid", "rules_fired", "", R"(a"b)", R"(a\b)", "a\nb",
+                                   "na\xC3\xAFve", "bad\x80");
+  CAPTURE(key);
+  Captured captured;
+  captured.log.write(LogLine(spdlog::level::info, "review").add(key, "v").add("after", std::int64_t{1}));
+  const auto line = nlohmann::json::parse(captured.stream.str());
+  const std::string expected = key == "bad\x80" ? "bad\xEF\xBF\xBD" : key;
+  CHECK(line[expected] == "v");
+  CHECK(line["after"] == 1);
+}
+
 TEST_CASE("a line has the timestamp, level and message first, then the fields in order") {
   Captured captured;
   captured.log.warn("tls handshake failed", {{"peer", "127.0.0.1:5555"}, {"suppressed", 3}});

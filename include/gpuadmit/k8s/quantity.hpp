@@ -13,6 +13,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,7 @@ class Quantity {
 
  private:
   constexpr Quantity(Int128 nanos, Format format) : nanos_(nanos), format_(format) {}
+  static std::optional<Quantity> parse_plain(std::string_view text) noexcept;
 
   Int128 nanos_ = 0;
   Format format_ = Format::kDecimalSI;

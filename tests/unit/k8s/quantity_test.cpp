@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "gpuadmit/k8s/quantity.hpp"
 
 using gpuadmit::k8s::Quantity;
@@ -27,6 +29,37 @@ TEST_CASE("every quantity form Kubernetes accepts parses to its canonical string
   }));
   CAPTURE(input);
   CHECK(q(input).to_string() == canonical);
+}
+
+// "8", "500m", "32Gi" take a shortcut; the same value with ".0" (or a "+") takes the general path.
+TEST_CASE("the common short forms parse to what the general path gives", "[quantity]") {
+  const std::string suffix = GENERATE(as<std::string>{}, "", "n", "u", "m", "k", "M", "G", "Ki", "Mi", "Gi");
+  for (const char* mantissa :
+       {"0", "1", "7", "8", "10", "500", "1000", "1024", "000000009", "100000000", "123456789", "999999999",
+        "1000000000", "9999999999"}) {
+    const std::string plain = std::string(mantissa) + suffix;
+    CAPTURE(plain);
+    const Quantity fast = q(plain.c_str());
+    for (const std::string& general : {std::string(mantissa) + ".0" + suffix, "+" + plain}) {
+      const Quantity slow = q(general.c_str());
+      CHECK(fast == slow);
+      CHECK(fast.format() == slow.format());
+      CHECK(fast.to_string() == slow.to_string());
+    }
+  }
+}
+
+TEST_CASE("forms the shortcut does not take still parse or fail as before", "[quantity]") {
+  const auto [input, canonical] = GENERATE(table<const char*, const char*>({
+      {"5Ti", "5Ti"}, {"2T", "2T"}, {"3P", "3P"}, {"1Ei", "1Ei"}, {"12E", "12E"}, {"0001k", "1k"},
+      {"1000000000Gi", "1000000000Gi"}, {"1e3", "1e3"},
+  }));
+  CAPTURE(input);
+  CHECK(q(input).to_string() == canonical);
+  for (const char* bad : {"1Xi", "1g", "1mi", "1 k", "1K", "1ki", "Gi", "1GiB", "1m1", "1-", "999999999999Gi"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(Quantity::parse(bad));
+  }
 }
 
 TEST_CASE("equal values written differently compare equal", "[quantity]") {
