@@ -149,12 +149,13 @@ ResourceRequirements requirements(const J* resources, const Path& path) {
 }
 
 template <class J>
-std::vector<VolumeMount> volume_mounts(const J* mounts, const Path& path) {
+// `first`: the list's index of the first item given (items appended to a list are read on their own).
+std::vector<VolumeMount> volume_mounts(const J* mounts, const Path& path, std::size_t first = 0) {
   std::vector<VolumeMount> out;
   if (mounts == nullptr) return out;
   out.reserve(mounts->size());
   for (std::size_t i = 0; i < mounts->size(); ++i) {
-    const Path p = path[i];
+    const Path p = path[first + i];
     out.push_back({string_at((*mounts)[i], "name", p), string_at((*mounts)[i], "mountPath", p)});
   }
   return out;
@@ -227,12 +228,12 @@ void parse_affinity(const J* affinity, const Path& affinity_path, Pod& pod) {
 }
 
 template <class J>
-std::vector<Volume> parse_volumes(const J* volumes, const Path& volumes_path) {
+std::vector<Volume> parse_volumes(const J* volumes, const Path& volumes_path, std::size_t first = 0) {
   std::vector<Volume> out;
   if (volumes == nullptr) return out;
   out.reserve(volumes->size());
   for (std::size_t i = 0; i < volumes->size(); ++i) {
-    const Path p = volumes_path[i];
+    const Path p = volumes_path[first + i];
     const J& v = (*volumes)[i];
     Volume volume;
     volume.name = string_at(v, "name", p);
@@ -252,12 +253,13 @@ std::vector<Volume> parse_volumes(const J* volumes, const Path& volumes_path) {
 }
 
 template <class J>
-std::vector<Toleration> parse_tolerations(const J* tolerations, const Path& tolerations_path) {
+std::vector<Toleration> parse_tolerations(const J* tolerations, const Path& tolerations_path,
+                                          std::size_t first = 0) {
   std::vector<Toleration> out;
   if (tolerations == nullptr) return out;
   out.reserve(tolerations->size());
   for (std::size_t i = 0; i < tolerations->size(); ++i) {
-    const Path p = tolerations_path[i];
+    const Path p = tolerations_path[first + i];
     const J& t = (*tolerations)[i];
     Toleration toleration{string_at(t, "key", p), string_at(t, "operator", p), string_at(t, "value", p),
                           string_at(t, "effect", p), std::nullopt};
@@ -511,6 +513,54 @@ Result<bool> parse_pod_part(const PodPart& part, const json& value, Pod& pod) {
         return true;
     }
     return make_error("internal: " + path.str() + " is not a part of a pod that gpuadmit reads back");
+  } catch (const FieldError& e) {
+    return make_error(e.message);
+  }
+}
+
+namespace {
+
+template <class T>
+void append_to(std::vector<T>& list, std::vector<T>&& items) {
+  list.insert(list.end(), std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
+}
+
+}  // namespace
+
+Result<bool> parse_pod_part_items(const PodPart& part, const json& items, std::size_t first, Pod& pod) {
+  try {
+    const Path root;
+    const Path scope_path = root / (part.scope == PodPart::Scope::kMetadata ? "metadata" : "spec");
+    if (!items.is_array())
+      return make_error("internal: appended items of " + scope_path.str() + " are not a list");
+    if (part.scope == PodPart::Scope::kContainer && part.member == "volumeMounts") {
+      const auto c = std::find_if(pod.containers.begin(), pod.containers.end(), [&](const Container& x) {
+        return x.index == part.index && x.array_name() == part.array;
+      });
+      const Path container_path = (scope_path / part.array)[part.index];
+      if (c == pod.containers.end()) return make_error("internal: the pod has no " + container_path.str());
+      if (c->volume_mounts.size() != first)
+        return make_error("internal: " + container_path.str() + " holds " +
+                          std::to_string(c->volume_mounts.size()) + " mounts, not " + std::to_string(first));
+      append_to(c->volume_mounts, volume_mounts(&items, container_path / part.member, first));
+      return true;
+    }
+    const Path path = scope_path / part.member;
+    if (part.scope == PodPart::Scope::kSpec && part.member == "tolerations") {
+      if (pod.tolerations.size() != first)
+        return make_error("internal: the pod holds " + std::to_string(pod.tolerations.size()) +
+                          " tolerations, not " + std::to_string(first));
+      append_to(pod.tolerations, parse_tolerations(&items, path, first));
+      return true;
+    }
+    if (part.scope == PodPart::Scope::kSpec && part.member == "volumes") {
+      if (pod.volumes.size() != first)
+        return make_error("internal: the pod holds " + std::to_string(pod.volumes.size()) + " volumes, not " +
+                          std::to_string(first));
+      append_to(pod.volumes, parse_volumes(&items, path, first));
+      return true;
+    }
+    return make_error("internal: " + path.str() + " is not a list of a pod that gpuadmit appends to");
   } catch (const FieldError& e) {
     return make_error(e.message);
   }

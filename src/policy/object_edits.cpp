@@ -1,6 +1,7 @@
 #include "object_edits.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -87,11 +88,12 @@ void patch_from(const J& object, const Parts& parts, Patch& patch) {
     const k8s::PodPart* address;
     const json* value;
     const J* before;
+    bool appended_only;
   };
   std::vector<Site> sites;
   sites.reserve(parts.size());
   for (const auto& part : parts)
-    sites.push_back({&part.address, &part.value, find_part(object, part.address)});
+    sites.push_back({&part.address, &part.value, find_part(object, part.address), part.appended_only});
   std::sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) {
     return order_key(*a.address, a.before) < order_key(*b.address, b.before);
   });
@@ -106,7 +108,11 @@ void patch_from(const J& object, const Parts& parts, Patch& patch) {
       continue;
     }
     std::string path = pointer_of(*site.address);
-    if (site.before != nullptr) {
+    if (site.appended_only) {
+      // The source's items are unchanged, so a diff of the whole list would give these adds and nothing else.
+      path += "/-";
+      for (const json& item : *site.value) add_op(patch, path, item);
+    } else if (site.before != nullptr) {
       append_diff(*site.before, *site.value, path, patch);
     } else if (!site.value->is_null()) {  // asked for but never written: nothing to add
       add_op(patch, path, *site.value);
@@ -120,6 +126,10 @@ void patch_from(const J& object, const Parts& parts, Patch& patch) {
 json& ObjectEdits::edit(const k8s::PodPart& address) {
   for (Part& part : parts_) {
     if (part.address == address) {
+      if (part.appended_only) {  // from now on, the whole list
+        part.value = whole(part);
+        part.appended_only = false;
+      }
       part.stale = true;
       return part.value;
     }
@@ -132,9 +142,41 @@ json& ObjectEdits::edit(const k8s::PodPart& address) {
   return parts_.back().value;
 }
 
+json& ObjectEdits::append(const k8s::PodPart& address) {
+  for (Part& part : parts_) {
+    if (part.address == address) {
+      part.stale = true;
+      if (!part.value.is_array()) part.value = json::array();
+      return part.value.emplace_back();
+    }
+  }
+  const auto source_items = source_.read([&](const auto& object) -> std::optional<std::size_t> {
+    const auto* found = find_part(object, address);
+    if (found == nullptr || !found->is_array()) return std::nullopt;
+    return found->size();
+  });
+  if (!source_items) {
+    json& list = edit(address);
+    if (!list.is_array()) list = json::array();
+    return list.emplace_back();
+  }
+  parts_.push_back({address, json::array(), true, true, *source_items, 0});
+  return parts_.back().value.emplace_back();
+}
+
+json ObjectEdits::whole(const Part& part) const {
+  if (!part.appended_only) return part.value;
+  json list = source_.read([&](const auto& object) {
+    const auto* found = find_part(object, part.address);
+    return found != nullptr ? copy_of(*found) : json::array();
+  });
+  for (const json& item : part.value) list.push_back(item);
+  return list;
+}
+
 json ObjectEdits::current(const k8s::PodPart& address) const {
   for (const Part& part : parts_) {
-    if (part.address == address) return part.value;
+    if (part.address == address) return whole(part);
   }
   return source_.read([&](const auto& object) {
     const auto* found = find_part(object, address);
@@ -145,7 +187,18 @@ json ObjectEdits::current(const k8s::PodPart& address) const {
 Result<bool> ObjectEdits::refresh(k8s::Pod& pod) {
   for (Part& part : parts_) {
     if (!part.stale) continue;
-    if (auto read = k8s::parse_pod_part(part.address, part.value, pod); !read) return read.error();
+    if (part.appended_only) {
+      // Only the items not read yet, onto the end of the typed list.
+      const json unread(part.value.begin() + static_cast<std::ptrdiff_t>(part.read_back), part.value.end());
+      if (auto read =
+              k8s::parse_pod_part_items(part.address, unread, part.source_items + part.read_back, pod);
+          !read) {
+        return read.error();
+      }
+      part.read_back = part.value.size();
+    } else if (auto read = k8s::parse_pod_part(part.address, part.value, pod); !read) {
+      return read.error();
+    }
     part.stale = false;
   }
   return true;
@@ -172,7 +225,7 @@ json ObjectEdits::applied() const {
                        : scope;
     const std::string member(part.address.member);
     if (part.value.is_null() && !holder.contains(member)) continue;
-    holder[member] = part.value;
+    holder[member] = whole(part);
   }
   return out;
 }

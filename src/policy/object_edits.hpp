@@ -29,6 +29,11 @@ class ObjectEdits {
   // The part's copy to edit: made from the source on first use (null when the source has no such member).
   // References stay valid while other parts are added.
   nlohmann::json& edit(const k8s::PodPart& address);
+  // A new, null item at the end of a list part (a container's volumeMounts, the spec's tolerations or
+  // volumes), to fill in before the next append to the same part. When the source has a list there, only the
+  // new items are kept: the list is neither copied, nor re-read, nor diffed (each item is an "add …/-").
+  // Otherwise the part is edited as a whole, starting from an empty list.
+  nlohmann::json& append(const k8s::PodPart& address);
   // The part as it stands now: the edited copy, else the source's value, else null.
   [[nodiscard]] nlohmann::json current(const k8s::PodPart& address) const;
 
@@ -50,9 +55,15 @@ class ObjectEdits {
  private:
   struct Part {
     k8s::PodPart address;
-    nlohmann::json value;
+    nlohmann::json value;  // the whole part, or (appended_only) the items after the source's list
     bool stale = true;
+    bool appended_only = false;
+    std::size_t source_items = 0;  // appended_only: the length of the source's list
+    std::size_t read_back = 0;     // appended_only: items already read into the typed pod
   };
+  // The part's whole value: the source's list and the appended items, for an appended_only part.
+  [[nodiscard]] nlohmann::json whole(const Part& part) const;
+
   ObjectRef source_;
   std::list<Part> parts_;  // a list: edit() hands out references that must survive later additions
 };

@@ -72,6 +72,8 @@ class RuleContext {
 
   // A part of the object to edit (mutate mode only); call fixed() for what the edit did.
   nlohmann::json& edit(const k8s::PodPart& part) { return edits_.edit(part); }
+  // A new item at the end of a list part (volumeMounts, tolerations, volumes), to fill in at once.
+  nlohmann::json& append(const k8s::PodPart& part) { return edits_.append(part); }
   // A part as it stands now, for reading what the typed view does not hold (env values, volume specs):
   // with the edits of earlier rules, and of this one so far.
   [[nodiscard]] nlohmann::json current(const k8s::PodPart& part) const { return edits_.current(part); }

@@ -118,10 +118,8 @@ void rule_shm_size(RuleContext& ctx) {
       name = shared->name;
     } else {
       name = free_volume_name(pod);
-      nlohmann::json& volumes = ctx.edit(spec_part("volumes"));
-      if (!volumes.is_array()) volumes = nlohmann::json::array();
       // Built member by member: nlohmann's nested initializer lists build each pair as an array first.
-      nlohmann::json& volume = volumes.emplace_back(nlohmann::json::value_t::object);
+      nlohmann::json& volume = ctx.append(spec_part("volumes"));
       volume["name"] = name;
       nlohmann::json& empty_dir = volume["emptyDir"] = nlohmann::json::object();
       empty_dir["medium"] = "Memory";
@@ -131,9 +129,7 @@ void rule_shm_size(RuleContext& ctx) {
       });
     }
     for (const k8s::Container* c : missing) {
-      nlohmann::json& mounts = ctx.edit(container_part(*c, "volumeMounts"));
-      if (!mounts.is_array()) mounts = nlohmann::json::array();
-      nlohmann::json& mount = mounts.emplace_back(nlohmann::json::value_t::object);
+      nlohmann::json& mount = ctx.append(container_part(*c, "volumeMounts"));
       mount["mountPath"] = kShmPath;
       mount["name"] = name;
       ctx.fixed_lazily(kShmSize, field_of(*c, ".volumeMounts"),

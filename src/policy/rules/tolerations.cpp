@@ -117,10 +117,8 @@ void rule_gpu_tolerations(RuleContext& ctx) {
   }
   if (missing.empty()) return;
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
-    nlohmann::json& list = ctx.edit(spec_part("tolerations"));
-    if (!list.is_array()) list = nlohmann::json::array();
     for (const k8s::Toleration* t : missing) {
-      list.push_back(to_json(*t));
+      ctx.append(spec_part("tolerations")) = to_json(*t);
       ctx.fixed_lazily(kGpuTolerations, "spec.tolerations",
                        [&] { return "added a toleration for the GPU taint " + describe(*t); });
     }

@@ -109,6 +109,37 @@ TEST_CASE("the patch of edited parts is the diff of the whole edited object, in 
          e.edit(spec_part("tolerations")).push_back({{"key", "a"}});
          e.edit(spec_part("tolerations")).push_back({{"key", "b"}});
        }},
+      {kPod, "items appended to a list the object has",
+       [](ObjectEdits& e) {
+         e.append(spec_part("tolerations")) = {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}};
+         e.append(spec_part("tolerations")) = {{"key", "b"}};
+         e.append(container("containers", 0, "resources"))["x"] = 1;  // not a list in the object: edited whole
+       }},
+      {kPod, "items appended to lists the object lacks, with other parts",
+       [](ObjectEdits& e) {
+         e.append(container("containers", 0, "volumeMounts"))["name"] = "dshm";
+         e.append(spec_part("volumes"))["name"] = "dshm";
+         e.edit(container("containers", 0, "resources"))["requests"]["cpu"] = "8";
+       }},
+      {kPod, "appended to, then edited whole",
+       [](ObjectEdits& e) {
+         e.append(spec_part("tolerations")) = {{"key", "b"}};
+         e.edit(spec_part("tolerations"))[0]["operator"] = "Equal";
+         e.append(spec_part("tolerations")) = {{"key", "c"}};
+       }},
+      {kPod, "edited whole, then appended to",
+       [](ObjectEdits& e) {
+         e.edit(spec_part("tolerations")).erase(0);
+         e.append(spec_part("tolerations")) = {{"key", "c"}};
+       }},
+      {"{kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, volumeMounts: [{name: a, mountPath: /a}]}], "
+       "volumes: null, tolerations: []}}",
+       "appended to a null member, an empty list and a container's list",
+       [](ObjectEdits& e) {
+         e.append(spec_part("volumes"))["name"] = "v";
+         e.append(spec_part("tolerations"))["key"] = "k";
+         e.append(container("containers", 0, "volumeMounts"))["name"] = "dshm";
+       }},
       {"{kind: Pod, spec: {containers: [{name: c}]}}", "no metadata at all",
        [](ObjectEdits& e) {
          e.edit(metadata_part("annotations"))["gpuadmit.io/mutated-by"] = "gpu-tolerations";
@@ -147,6 +178,32 @@ TEST_CASE("an edited part reads back as edited; an untouched one as the object h
   CHECK(edits.stale());
   CHECK(edits.current(spec_part("volumes")) == json::array({{{"name", "v"}}}));
   CHECK(edits.current(metadata_part("annotations")) == json{{"a", "1"}});
+}
+
+TEST_CASE("items appended to a list read back at the list's end, with errors at their index", "[edits]") {
+  const json source = gpuadmit::test::yaml(kPod);
+  auto pod = gpuadmit::k8s::parse_pod(source);
+  REQUIRE(pod.ok());
+  ObjectEdits edits{ObjectRef(source)};
+  edits.append(spec_part("tolerations")) = {{"key", "a"}, {"operator", "Exists"}};
+  CHECK(edits.stale());
+  CHECK(edits.current(spec_part("tolerations")).size() == 2);
+  REQUIRE(edits.refresh(*pod).ok());
+  CHECK_FALSE(edits.stale());
+  REQUIRE(pod->tolerations.size() == 2);
+  CHECK(pod->tolerations[1].key == "a");
+  // A second append reads only the new item, and a bad one is named by its index in the whole list.
+  edits.append(spec_part("tolerations")) = {{"key", "b"}};
+  REQUIRE(edits.refresh(*pod).ok());
+  REQUIRE(pod->tolerations.size() == 3);
+  CHECK(pod->tolerations[2].key == "b");
+  edits.append(spec_part("tolerations")) = {{"key", 7}};
+  const auto refreshed = edits.refresh(*pod);
+  REQUIRE_FALSE(refreshed.ok());
+  CHECK(refreshed.error().message == "spec.tolerations[3].key: expected a string, got a number");
+  const auto whole = gpuadmit::k8s::parse_pod(edits.applied());
+  REQUIRE_FALSE(whole.ok());
+  CHECK(whole.error().message == refreshed.error().message);
 }
 
 TEST_CASE("refreshing re-reads only what was edited, and reports a part the pod cannot hold", "[edits]") {
