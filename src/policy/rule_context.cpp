@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 namespace gpuadmit::policy {
 
@@ -65,6 +66,20 @@ bool RuleContext::any_gpu_container() const {
 }
 
 std::int64_t RuleContext::gpu_units(const k8s::Container& c) const {
+  const auto& containers = pod_.containers;
+  const std::less<const k8s::Container*> before;  // a total order, also for a container of another pod
+  if (containers.empty() || before(&c, containers.data()) ||
+      !before(&c, containers.data() + containers.size())) {
+    return count_gpu_units(c);
+  }
+  if (container_gpus_.empty()) {
+    container_gpus_.reserve(containers.size());
+    for (const k8s::Container& each : containers) container_gpus_.push_back(count_gpu_units(each));
+  }
+  return container_gpus_[static_cast<std::size_t>(&c - containers.data())];
+}
+
+std::int64_t RuleContext::count_gpu_units(const k8s::Container& c) const {
   std::int64_t total = 0;
   for (const auto& [name, limit] : c.resources.limits) {
     if (rules_.is_gpu_resource(name) && limit > k8s::Quantity{}) total += limit.units_ceil();

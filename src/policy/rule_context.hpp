@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -82,20 +83,22 @@ class RuleContext {
   [[nodiscard]] bool dirty() const noexcept { return edits_.stale(); }
   Result<bool> refresh() {
     gpu_pod_.reset();  // the typed pod may change here, and only here
+    container_gpus_.clear();
     return edits_.refresh(pod_);
   }
   // Pods of this shape that run at once (1 for a pod; a workload template's replicas or parallelism).
   [[nodiscard]] std::int64_t replicas() const noexcept { return replicas_; }
   void set_replicas(std::int64_t replicas) noexcept { replicas_ = replicas; }
 
-  // GPU helpers shared by the rules. Every rule asks is_gpu_pod() first, so the answer is kept until the
-  // typed pod next changes (refresh).
+  // GPU helpers shared by the rules. Every rule asks is_gpu_pod() first and most ask gpu_units(c) of each
+  // container, so the answers are kept until the typed pod next changes (refresh).
   [[nodiscard]] bool is_gpu_pod() const;
   [[nodiscard]] std::int64_t gpu_units(const k8s::Container& c) const;  // whole GPUs the container holds
   [[nodiscard]] std::int64_t gpu_units() const;                         // over app containers and sidecars
 
  private:
   [[nodiscard]] bool any_gpu_container() const;
+  [[nodiscard]] std::int64_t count_gpu_units(const k8s::Container& c) const;
 
   ObjectEdits& edits_;
   k8s::Pod pod_;
@@ -106,6 +109,7 @@ class RuleContext {
   const ClusterView* cluster_;
   std::int64_t replicas_ = 1;
   mutable std::optional<bool> gpu_pod_;
+  mutable std::vector<std::int64_t> container_gpus_;  // by position in pod_.containers; empty: not counted
 };
 
 // "spec.containers[0]" / "spec.initContainers[1]", plus an optional suffix.

@@ -1,0 +1,68 @@
+// RuleContext keeps the answers every rule asks (is this a GPU pod, how many GPUs a container holds) until
+// the typed pod changes: a fix that adds a GPU must be seen by the rules after it.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "../../../src/policy/rule_context.hpp"
+#include "gpuadmit/k8s/pod_parser.hpp"
+#include "support/fixtures.hpp"
+
+namespace {
+
+using gpuadmit::policy::container_part;
+using gpuadmit::policy::Decision;
+using gpuadmit::policy::Mode;
+using gpuadmit::policy::ObjectEdits;
+using gpuadmit::policy::ObjectRef;
+using gpuadmit::policy::RuleContext;
+using gpuadmit::policy::RuleSet;
+
+}  // namespace
+
+TEST_CASE("the GPU answers follow a fix that adds a GPU, and only after the refresh", "[rules]") {
+  const nlohmann::json source = gpuadmit::test::yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  containers:
+    - {name: train, image: pytorch}
+    - {name: gpu, resources: {limits: {nvidia.com/gpu: 2}}}
+)");
+  auto pod = gpuadmit::k8s::parse_pod(source);
+  REQUIRE(pod.ok());
+  const RuleSet rules;
+  Decision decision;
+  ObjectEdits edits{ObjectRef(source)};
+  RuleContext ctx(edits, std::move(*pod), rules, Mode::kMutate, decision, nullptr);
+
+  CHECK(ctx.is_gpu_pod());
+  CHECK(ctx.gpu_units(ctx.pod().containers[0]) == 0);
+  CHECK(ctx.gpu_units(ctx.pod().containers[1]) == 2);
+  CHECK(ctx.gpu_units() == 2);
+
+  ctx.edit(container_part(ctx.pod().containers[0], "resources"))["limits"]["nvidia.com/gpu"] = 1;
+  CHECK(ctx.gpu_units(ctx.pod().containers[0]) == 0);  // the typed pod is not read back yet
+  REQUIRE(ctx.refresh().ok());
+  CHECK(ctx.gpu_units(ctx.pod().containers[0]) == 1);
+  CHECK(ctx.gpu_units() == 3);
+
+  // A container that is not the pod's own is counted, not looked up.
+  gpuadmit::k8s::Container other = ctx.pod().containers[1];
+  CHECK(ctx.gpu_units(other) == 2);
+}
+
+TEST_CASE("a pod becomes a GPU pod when a fix gives it its first GPU", "[rules]") {
+  const nlohmann::json source = gpuadmit::test::yaml(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: train}]\n");
+  auto pod = gpuadmit::k8s::parse_pod(source);
+  REQUIRE(pod.ok());
+  const RuleSet rules;
+  Decision decision;
+  ObjectEdits edits{ObjectRef(source)};
+  RuleContext ctx(edits, std::move(*pod), rules, Mode::kMutate, decision, nullptr);
+  CHECK_FALSE(ctx.is_gpu_pod());
+  ctx.edit(container_part(ctx.pod().containers[0], "resources"))["limits"]["nvidia.com/gpu"] = 1;
+  REQUIRE(ctx.refresh().ok());
+  CHECK(ctx.is_gpu_pod());
+}
