@@ -35,33 +35,32 @@ inline bool key_less(std::string_view a, std::string_view b) noexcept {
   return a < b;
 }
 
+// The first and the last `Word` of the `n` bytes at `x` and `y` are equal (they overlap when n is below
+// twice the word): with n from sizeof(Word) to twice that, the bytes are equal.
+template <class Word>
+bool same_ends(const char* x, const char* y, std::size_t n) noexcept {
+  Word x0 = 0;
+  Word y0 = 0;
+  Word x1 = 0;
+  Word y1 = 0;
+  std::memcpy(&x0, x, sizeof(Word));
+  std::memcpy(&y0, y, sizeof(Word));
+  std::memcpy(&x1, x + n - sizeof(Word), sizeof(Word));
+  std::memcpy(&y1, y + n - sizeof(Word), sizeof(Word));
+  return x0 == y0 && x1 == y1;
+}
+
 // The `n` bytes at `x` and `y` are equal. Keys are short, and comparing them in registers beats a call to
 // memcmp.
 bool same_bytes(const char* x, const char* y, std::size_t n) noexcept {
   if (n > 16) {
     return std::memcmp(x, y, n) == 0;
   }
-  if (n >= 8) {  // the first and the last eight bytes, which overlap below 16
-    std::uint64_t x0 = 0;
-    std::uint64_t y0 = 0;
-    std::uint64_t x1 = 0;
-    std::uint64_t y1 = 0;
-    std::memcpy(&x0, x, 8);
-    std::memcpy(&y0, y, 8);
-    std::memcpy(&x1, x + n - 8, 8);
-    std::memcpy(&y1, y + n - 8, 8);
-    return x0 == y0 && x1 == y1;
+  if (n >= 8) {
+    return same_ends<std::uint64_t>(x, y, n);
   }
   if (n >= 4) {
-    std::uint32_t x0 = 0;
-    std::uint32_t y0 = 0;
-    std::uint32_t x1 = 0;
-    std::uint32_t y1 = 0;
-    std::memcpy(&x0, x, 4);
-    std::memcpy(&y0, y, 4);
-    std::memcpy(&x1, x + n - 4, 4);
-    std::memcpy(&y1, y + n - 4, 4);
-    return x0 == y0 && x1 == y1;
+    return same_ends<std::uint32_t>(x, y, n);
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (x[i] != y[i]) {

@@ -1,7 +1,9 @@
 // RuleContext keeps the answers every rule asks (is this a GPU pod, how many GPUs a container holds) until
 // the typed pod changes: a fix that adds a GPU must be seen by the rules after it.
 #include <catch2/catch.hpp>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "../../../src/policy/rule_context.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
@@ -17,10 +19,29 @@ using gpuadmit::policy::ObjectRef;
 using gpuadmit::policy::RuleContext;
 using gpuadmit::policy::RuleSet;
 
+gpuadmit::k8s::Pod parsed(const nlohmann::json& object) {
+  auto pod = gpuadmit::k8s::parse_pod(object);
+  if (!pod) FAIL(pod.error().message);
+  return std::move(*pod);
+}
+
+// A Mutate-mode RuleContext over a pod, with what it refers to (so not to be copied or moved).
+struct Fixture {
+  explicit Fixture(const std::string& yaml)
+      : source(gpuadmit::test::yaml(yaml)),
+        edits(ObjectRef(source)),
+        ctx(edits, parsed(source), rules, Mode::kMutate, decision, nullptr) {}
+  nlohmann::json source;
+  RuleSet rules;
+  Decision decision;
+  ObjectEdits edits;
+  RuleContext ctx;
+};
+
 }  // namespace
 
 TEST_CASE("the GPU answers follow a fix that adds a GPU, and only after the refresh", "[rules]") {
-  const nlohmann::json source = gpuadmit::test::yaml(R"(
+  Fixture fixture(R"(
 apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: ml}
@@ -29,12 +50,7 @@ spec:
     - {name: train, image: pytorch}
     - {name: gpu, resources: {limits: {nvidia.com/gpu: 2}}}
 )");
-  auto pod = gpuadmit::k8s::parse_pod(source);
-  REQUIRE(pod.ok());
-  const RuleSet rules;
-  Decision decision;
-  ObjectEdits edits{ObjectRef(source)};
-  RuleContext ctx(edits, std::move(*pod), rules, Mode::kMutate, decision, nullptr);
+  RuleContext& ctx = fixture.ctx;
 
   CHECK(ctx.is_gpu_pod());
   CHECK(ctx.gpu_units(ctx.pod().containers[0]) == 0);
@@ -53,14 +69,8 @@ spec:
 }
 
 TEST_CASE("a pod becomes a GPU pod when a fix gives it its first GPU", "[rules]") {
-  const nlohmann::json source = gpuadmit::test::yaml(
-      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: train}]\n");
-  auto pod = gpuadmit::k8s::parse_pod(source);
-  REQUIRE(pod.ok());
-  const RuleSet rules;
-  Decision decision;
-  ObjectEdits edits{ObjectRef(source)};
-  RuleContext ctx(edits, std::move(*pod), rules, Mode::kMutate, decision, nullptr);
+  Fixture fixture("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: train}]\n");
+  RuleContext& ctx = fixture.ctx;
   CHECK_FALSE(ctx.is_gpu_pod());
   ctx.edit(container_part(ctx.pod().containers[0], "resources"))["limits"]["nvidia.com/gpu"] = 1;
   REQUIRE(ctx.refresh().ok());
