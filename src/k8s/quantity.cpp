@@ -133,7 +133,8 @@ std::optional<Quantity> Quantity::parse_plain(std::string_view text) noexcept {
     for (int i = 0; i < 19; ++i) powers[static_cast<std::size_t>(i)] = pow10(i);
     return powers;
   }();
-  return Quantity((Int{mantissa} << base2) * kPowers[static_cast<std::size_t>(base10 + 9)], format);
+  const int nano_exponent = base10 + 9;  // 0 to 18
+  return Quantity((Int{mantissa} << base2) * kPowers[static_cast<std::size_t>(nano_exponent)], format);
 }
 
 Result<Quantity> Quantity::parse(std::string_view text) {

@@ -67,7 +67,7 @@ bool RuleContext::any_gpu_container() const {
 
 std::int64_t RuleContext::gpu_units(const k8s::Container& c) const {
   const auto& containers = pod_.containers;
-  const std::less<const k8s::Container*> before;  // a total order, also for a container of another pod
+  const std::less<> before;  // a total order on pointers, also for a container of another pod
   if (containers.empty() || before(&c, containers.data()) ||
       !before(&c, containers.data() + containers.size())) {
     return count_gpu_units(c);
