@@ -459,6 +459,25 @@ Result<Pod> parse_pod(const JsonValue& object) {
   }
 }
 
+namespace {
+
+// The container a part belongs to, or nullptr.
+Container* container_of(Pod& pod, const PodPart& part) {
+  const auto c = std::find_if(pod.containers.begin(), pod.containers.end(), [&](const Container& x) {
+    return x.index == part.index && x.array_name() == part.array;
+  });
+  return c != pod.containers.end() ? &*c : nullptr;
+}
+
+// Reads `items` with `parse` (given the list's path and the index of the first item) onto the end of `list`.
+template <class T, class Parse>
+void append_items(std::vector<T>& list, const json& items, const Path& path, const Parse& parse) {
+  std::vector<T> read = parse(&items, path, list.size());
+  list.insert(list.end(), std::make_move_iterator(read.begin()), std::make_move_iterator(read.end()));
+}
+
+}  // namespace
+
 Result<bool> parse_pod_part(const PodPart& part, const json& value, Pod& pod) {
   try {
     const Path root;
@@ -466,12 +485,10 @@ Result<bool> parse_pod_part(const PodPart& part, const json& value, Pod& pod) {
     const Path path = scope_path / part.member;
     switch (part.scope) {
       case PodPart::Scope::kContainer: {
-        const auto c = std::find_if(pod.containers.begin(), pod.containers.end(), [&](const Container& x) {
-          return x.index == part.index && x.array_name() == part.array;
-        });
+        Container* c = container_of(pod, part);
         const Path array_path = scope_path / part.array;
         const Path container_path = array_path[part.index];
-        if (c == pod.containers.end()) return make_error("internal: the pod has no " + container_path.str());
+        if (c == nullptr) return make_error("internal: the pod has no " + container_path.str());
         const Path member_path = container_path / part.member;
         if (part.member == "resources") {
           c->resources = requirements(as_object(value, member_path), member_path);
@@ -518,46 +535,26 @@ Result<bool> parse_pod_part(const PodPart& part, const json& value, Pod& pod) {
   }
 }
 
-namespace {
-
-template <class T>
-void append_to(std::vector<T>& list, std::vector<T>&& items) {
-  list.insert(list.end(), std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
-}
-
-}  // namespace
-
-Result<bool> parse_pod_part_items(const PodPart& part, const json& items, std::size_t first, Pod& pod) {
+Result<bool> parse_pod_part_items(const PodPart& part, const json& items, Pod& pod) {
   try {
     const Path root;
     const Path scope_path = root / (part.scope == PodPart::Scope::kMetadata ? "metadata" : "spec");
     if (!items.is_array())
       return make_error("internal: appended items of " + scope_path.str() + " are not a list");
     if (part.scope == PodPart::Scope::kContainer && part.member == "volumeMounts") {
-      const auto c = std::find_if(pod.containers.begin(), pod.containers.end(), [&](const Container& x) {
-        return x.index == part.index && x.array_name() == part.array;
-      });
       const Path container_path = (scope_path / part.array)[part.index];
-      if (c == pod.containers.end()) return make_error("internal: the pod has no " + container_path.str());
-      if (c->volume_mounts.size() != first)
-        return make_error("internal: " + container_path.str() + " holds " +
-                          std::to_string(c->volume_mounts.size()) + " mounts, not " + std::to_string(first));
-      append_to(c->volume_mounts, volume_mounts(&items, container_path / part.member, first));
+      Container* c = container_of(pod, part);
+      if (c == nullptr) return make_error("internal: the pod has no " + container_path.str());
+      append_items(c->volume_mounts, items, container_path / part.member, volume_mounts<json>);
       return true;
     }
     const Path path = scope_path / part.member;
     if (part.scope == PodPart::Scope::kSpec && part.member == "tolerations") {
-      if (pod.tolerations.size() != first)
-        return make_error("internal: the pod holds " + std::to_string(pod.tolerations.size()) +
-                          " tolerations, not " + std::to_string(first));
-      append_to(pod.tolerations, parse_tolerations(&items, path, first));
+      append_items(pod.tolerations, items, path, parse_tolerations<json>);
       return true;
     }
     if (part.scope == PodPart::Scope::kSpec && part.member == "volumes") {
-      if (pod.volumes.size() != first)
-        return make_error("internal: the pod holds " + std::to_string(pod.volumes.size()) + " volumes, not " +
-                          std::to_string(first));
-      append_to(pod.volumes, parse_volumes(&items, path, first));
+      append_items(pod.volumes, items, path, parse_volumes<json>);
       return true;
     }
     return make_error("internal: " + path.str() + " is not a list of a pod that gpuadmit appends to");

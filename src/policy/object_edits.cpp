@@ -1,7 +1,6 @@
 #include "object_edits.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -150,17 +149,16 @@ json& ObjectEdits::append(const k8s::PodPart& address) {
       return part.value.emplace_back();
     }
   }
-  const auto source_items = source_.read([&](const auto& object) -> std::optional<std::size_t> {
+  const bool source_list = source_.read([&](const auto& object) {
     const auto* found = find_part(object, address);
-    if (found == nullptr || !found->is_array()) return std::nullopt;
-    return found->size();
+    return found != nullptr && found->is_array();
   });
-  if (!source_items) {
+  if (!source_list) {
     json& list = edit(address);
     if (!list.is_array()) list = json::array();
     return list.emplace_back();
   }
-  parts_.push_back({address, json::array(), true, true, *source_items, 0});
+  parts_.push_back({address, json::array(), true, true, 0});
   return parts_.back().value.emplace_back();
 }
 
@@ -190,9 +188,7 @@ Result<bool> ObjectEdits::refresh(k8s::Pod& pod) {
     if (part.appended_only) {
       // Only the items not read yet, onto the end of the typed list.
       const json unread(part.value.begin() + static_cast<std::ptrdiff_t>(part.read_back), part.value.end());
-      if (auto read =
-              k8s::parse_pod_part_items(part.address, unread, part.source_items + part.read_back, pod);
-          !read) {
+      if (auto read = k8s::parse_pod_part_items(part.address, unread, pod); !read) {
         return read.error();
       }
       part.read_back = part.value.size();

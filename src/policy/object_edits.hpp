@@ -58,8 +58,7 @@ class ObjectEdits {
     nlohmann::json value;  // the whole part, or (appended_only) the items after the source's list
     bool stale = true;
     bool appended_only = false;
-    std::size_t source_items = 0;  // appended_only: the length of the source's list
-    std::size_t read_back = 0;     // appended_only: items already read into the typed pod
+    std::size_t read_back = 0;  // appended_only: items already read into the typed pod
   };
   // The part's whole value: the source's list and the appended items, for an appended_only part.
   [[nodiscard]] nlohmann::json whole(const Part& part) const;

@@ -36,11 +36,10 @@ struct PodPart {
 // Reads a part's new value (null when it is absent) into `pod` with parse_pod's checks and error messages,
 // so a fix re-reads what it changed and not the whole pod.
 Result<bool> parse_pod_part(const PodPart& part, const nlohmann::json& value, Pod& pod);
-// Reads `items`, appended to a list part (a container's volumeMounts, the spec's tolerations or volumes)
-// whose first `first` items `pod` already holds, onto the end of that list: parse_pod's checks, and errors
-// that name each item by its index in the whole list.
-Result<bool> parse_pod_part_items(const PodPart& part, const nlohmann::json& items, std::size_t first,
-                                  Pod& pod);
+// Reads `items`, appended to a list part (a container's volumeMounts, the spec's tolerations or volumes),
+// onto the end of that list in `pod`: parse_pod's checks, and errors that name each item by its index in the
+// whole list (the items `pod` holds come first).
+Result<bool> parse_pod_part_items(const PodPart& part, const nlohmann::json& items, Pod& pod);
 
 Result<Node> parse_node(const nlohmann::json& object);
 Result<ResourceQuota> parse_resource_quota(const nlohmann::json& object);
