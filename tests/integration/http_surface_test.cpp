@@ -72,6 +72,28 @@ TEST_CASE("two requests on one keep-alive connection share it") {
   CHECK(webhook.metric("gpuadmit_http_connections_accepted_total") == 1);
 }
 
+TEST_CASE("reviews of every size up to the body limit are read whole on one keep-alive connection") {
+  TestWebhook webhook;
+  HttpsClient client = webhook.client();
+  // The server sizes its read buffer from Content-Length (up to one TLS record): bodies below, at and far
+  // above a record, then a small one again on the same connection, must each arrive whole.
+  for (const std::size_t padding :
+       {std::size_t{0}, std::size_t{3'000}, std::size_t{16'384}, std::size_t{40'000}, std::size_t{1'000'000},
+        std::size_t{6'000'000}, std::size_t{0}}) {
+    nlohmann::json pod = fixture_pod("good-gpu-pod");
+    pod["metadata"]["annotations"]["example.com/padding"] = std::string(padding, 'p');
+    const std::string uid = "uid-padded-" + std::to_string(padding);
+    INFO("padding " << padding);
+    auto reply = client.request("POST", "/validate", admission_review(pod, uid));
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    const auto review = nlohmann::json::parse(reply->body);
+    CHECK(review["response"]["uid"] == uid);
+    CHECK(review["response"]["allowed"] == true);
+  }
+  CHECK(client.connections_made() == 1);
+}
+
 TEST_CASE("a body above 7 MiB is refused with 413 before it is read") {
   TestWebhook webhook;
   HttpsClient client = webhook.client();
