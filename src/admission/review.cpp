@@ -156,8 +156,8 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   if (!parsed) return malformed(std::move(out), parsed.error().message);
   const k8s::JsonValue& review = parsed->root();
   if (!review.is_object()) return malformed(std::move(out), "the body is not a JSON object");
-  if (string_or_empty(review, "apiVersion") != "admission.k8s.io/v1" ||
-      string_or_empty(review, "kind") != "AdmissionReview") {
+  if (k8s::string_member(review, "apiVersion") != "admission.k8s.io/v1" ||
+      k8s::string_member(review, "kind") != "AdmissionReview") {
     return malformed(std::move(out),
                      "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview "
                      "(register the webhook with admissionReviewVersions: [v1])");
@@ -178,14 +178,14 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
 
   Response response;
   const k8s::JsonValue* object_it = object_member(request, "object");
-  const std::string group = kind != nullptr ? string_or_empty(*kind, "group") : std::string();
+  const std::string_view group = kind != nullptr ? k8s::string_member(*kind, "group") : std::string_view();
   const bool workload = rules.workload_of(group, out.kind) != nullptr;
   const bool core_kind = group.empty() && (out.kind == "Pod" || out.kind == "PersistentVolumeClaim");
   // Pods and claims on CREATE (a pod's resources and a claim's class are immutable after it); workloads on
   // CREATE and UPDATE (their templates change). DELETE, CONNECT and subresources (status, scale) pass.
   const bool judged = (core_kind ? out.operation == "CREATE"
                                  : workload && (out.operation == "CREATE" || out.operation == "UPDATE")) &&
-                      string_or_empty(request, "subResource").empty() && object_it != nullptr;
+                      k8s::string_member(request, "subResource").empty() && object_it != nullptr;
   if (!judged) {
     out.body = response_text(out.uid, response);
     return out;
@@ -193,8 +193,8 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   const k8s::JsonValue& object = *object_it;
   if (out.name.empty()) {
     if (const k8s::JsonValue* meta = object_member(object, "metadata")) {
-      const std::string generate_name = string_or_empty(*meta, "generateName");
-      if (!generate_name.empty()) out.name = generate_name + "*";
+      const std::string_view generate_name = k8s::string_member(*meta, "generateName");
+      if (!generate_name.empty()) out.name = std::string(generate_name) + "*";
     }
   }
 

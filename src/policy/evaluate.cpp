@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
 
 #include "gpuadmit/k8s/json_access.hpp"
 #include "gpuadmit/k8s/json_output.hpp"
@@ -56,12 +55,24 @@ const nlohmann::json& ObjectRef::json() const {
   return *converted_;
 }
 
+namespace {
+
+// Sorted and without repeats: the few ids of one review, compared in place rather than copied into a set.
+void sort_unique(std::vector<std::string_view>& ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+}
+
+}  // namespace
+
 std::vector<std::string> Decision::rules_fired() const {
-  std::set<std::string> ids;
+  std::vector<std::string_view> ids;
+  ids.reserve(violations.size() + warnings.size() + audits.size() + fixes.size());
   for (const auto* list : {&violations, &warnings, &audits}) {
-    for (const Finding& f : *list) ids.insert(f.rule);
+    for (const Finding& f : *list) ids.emplace_back(f.rule);
   }
-  for (const Fix& f : fixes) ids.insert(f.rule);
+  for (const Fix& f : fixes) ids.emplace_back(f.rule);
+  sort_unique(ids);
   return {ids.begin(), ids.end()};
 }
 
@@ -86,14 +97,18 @@ const J* annotations_of(const J& object) {
 // The existing gpuadmit.io/mutated-by list joined with the rules that fixed something now, sorted.
 template <class J>
 std::string mutated_by(const J& object, const Decision& decision) {
-  std::set<std::string> ids;
+  std::vector<std::string> existing;
   if (const J* annotations = annotations_of(object)) {
-    const std::string_view existing = k8s::string_member(*annotations, kMutatedBy);
-    for (std::string& id : split(existing, ',')) ids.insert(std::move(id));
+    existing = split(k8s::string_member(*annotations, kMutatedBy), ',');
   }
-  for (const Fix& f : decision.fixes) ids.insert(f.rule);
+  std::vector<std::string_view> ids(existing.begin(), existing.end());
+  for (const Fix& f : decision.fixes) ids.emplace_back(f.rule);
+  sort_unique(ids);
   std::string out;
-  for (const std::string& id : ids) out += (out.empty() ? "" : ",") + id;
+  for (const std::string_view id : ids) {
+    if (!out.empty()) out += ',';
+    out += id;
+  }
   return out;
 }
 

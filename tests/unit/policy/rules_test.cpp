@@ -18,7 +18,8 @@ using nlohmann::json;
 namespace {
 
 json pod(const std::string& spec) {
-  return gpuadmit::test::yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n" + spec);
+  return gpuadmit::test::yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n" +
+                              spec);
 }
 
 std::vector<std::string> rules_of(const std::vector<gpuadmit::policy::Finding>& findings) {
@@ -50,7 +51,10 @@ TEST_CASE("the seed failure modes get the verdict the catalogue promises", "[rul
   };
   auto c = GENERATE(values<Case>({
       {"pods/fractional-gpu.yaml", false, {"gpu-whole-units"}, ""},
-      {"pods/resnet50-no-gpu.yaml", true, {}, "gpu-intent: container \"train\" runs a GPU image but requests no GPU"},
+      {"pods/resnet50-no-gpu.yaml",
+       true,
+       {},
+       "gpu-intent: container \"train\" runs a GPU image but requests no GPU"},
       {"pods/four-gpu-script-one-gpu.yaml", true, {}, "runs 4 processes per node on 1 GPU"},
       {"pods/vit-b-burstable.yaml", true, {}, "memory-floor"},
       {"pods/gpu-request-without-limit.yaml", true, {}, ""},
@@ -62,16 +66,18 @@ TEST_CASE("the seed failure modes get the verdict the catalogue promises", "[rul
   CHECK(r.allowed == c.allowed);
   CHECK(rules_of(r.violations) == c.violations);
   if (std::string(c.warning_fragment).empty()) {
-    CHECK(std::none_of(r.warnings.begin(), r.warnings.end(),
-                       [](const std::string& w) { return w.find("memory-floor") == std::string::npos && w.find("guaranteed-qos") == std::string::npos; }));
+    CHECK(std::none_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+      return w.find("memory-floor") == std::string::npos && w.find("guaranteed-qos") == std::string::npos;
+    }));
   } else {
     CHECK_THAT(warnings_text(r), Catch::Contains(c.warning_fragment));
   }
 }
 
 TEST_CASE("every mutated GPU fixture ends up Guaranteed", "[rules][qos]") {
-  auto name = GENERATE("pods/vit-b-burstable.yaml", "pods/gpu-request-without-limit.yaml", "pods/good-gpu-pod.yaml",
-                       "pods/gpu-pod-with-sidecar.yaml", "pods/four-gpu-script-one-gpu.yaml");
+  auto name =
+      GENERATE("pods/vit-b-burstable.yaml", "pods/gpu-request-without-limit.yaml", "pods/good-gpu-pod.yaml",
+               "pods/gpu-pod-with-sidecar.yaml", "pods/four-gpu-script-one-gpu.yaml");
   INFO(name);
   const auto r = check(gpuadmit::test::fixture(name));
   auto fixed = gpuadmit::k8s::parse_pod(r.fixed);
@@ -82,19 +88,22 @@ TEST_CASE("every mutated GPU fixture ends up Guaranteed", "[rules][qos]") {
 TEST_CASE("a GPU request without a limit gets the limit set to the request", "[rules]") {
   const auto r = check(gpuadmit::test::fixture("pods/gpu-request-without-limit.yaml"));
   CHECK(r.fixed["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "2");
-  const json expected_op = {{"op", "add"}, {"path", "/spec/containers/0/resources/limits/nvidia.com~1gpu"}, {"value", "2"}};
+  const json expected_op = {
+      {"op", "add"}, {"path", "/spec/containers/0/resources/limits/nvidia.com~1gpu"}, {"value", "2"}};
   CHECK(std::find(r.patch.begin(), r.patch.end(), expected_op) != r.patch.end());
 }
 
 TEST_CASE("a GPU request different from its limit is denied, not guessed", "[rules]") {
-  const auto r = check(pod("  containers: [{name: a, resources: {requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 2}}}]"));
+  const auto r = check(pod(
+      "  containers: [{name: a, resources: {requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 2}}}]"));
   CHECK_FALSE(r.allowed);
   CHECK(rules_of(r.violations) == std::vector<std::string>{"gpu-limit-equals-request"});
 }
 
 TEST_CASE("guaranteed-qos strategies decide what a request below its limit becomes", "[rules][qos]") {
   const json burstable =
-      pod("  containers: [{name: a, resources: {requests: {cpu: 2, memory: 4Gi}, limits: {cpu: 4, memory: 8Gi, nvidia.com/gpu: 1}}}]");
+      pod("  containers: [{name: a, resources: {requests: {cpu: 2, memory: 4Gi}, limits: {cpu: 4, memory: "
+          "8Gi, nvidia.com/gpu: 1}}}]");
   RuleSet rules;
   SECTION("raise-requests raises requests to the limits") {
     const auto r = check(burstable, rules);
@@ -133,7 +142,9 @@ TEST_CASE("containers with no cpu or memory get the policy's per-GPU defaults an
 }
 
 TEST_CASE("a request above its limit is denied even by raise-requests", "[rules][qos]") {
-  const auto r = check(pod("  containers: [{name: a, resources: {requests: {cpu: 8}, limits: {cpu: 4, memory: 1Gi, nvidia.com/gpu: 1}}}]"));
+  const auto r =
+      check(pod("  containers: [{name: a, resources: {requests: {cpu: 8}, limits: {cpu: 4, memory: 1Gi, "
+                "nvidia.com/gpu: 1}}}]"));
   CHECK_FALSE(r.allowed);
   CHECK_THAT(r.violations.at(0).message, Catch::Contains("cpu request 8 exceeds its limit 4"));
 }
@@ -149,8 +160,9 @@ TEST_CASE("gpu-tolerations adds the policy toleration only when none covers it",
       {"[{key: other, operator: Exists}]", true},
   }));
   CAPTURE(tolerations);
-  const auto r = check(pod(std::string("  tolerations: ") + tolerations +
-                           "\n  containers: [{name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/gpu: 1}}}]"));
+  const auto r = check(
+      pod(std::string("  tolerations: ") + tolerations +
+          "\n  containers: [{name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/gpu: 1}}}]"));
   const json wanted = {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}};
   const std::size_t original = gpuadmit::test::yaml(std::string("t: ") + tolerations)["t"].size();
   const json& stored = r.fixed["spec"]["tolerations"];
@@ -159,13 +171,15 @@ TEST_CASE("gpu-tolerations adds the policy toleration only when none covers it",
 }
 
 TEST_CASE("a GPU quantity of zero does not make a GPU pod", "[rules][tolerations]") {
-  const auto r = check(pod("  containers: [{name: a, resources: {limits: {cpu: 1, memory: 1Gi, nvidia.com/gpu: 0}}}]"));
+  const auto r =
+      check(pod("  containers: [{name: a, resources: {limits: {cpu: 1, memory: 1Gi, nvidia.com/gpu: 0}}}]"));
   CHECK(r.fixes.empty());
   CHECK_FALSE(r.fixed["spec"].contains("tolerations"));
 }
 
 TEST_CASE("MIG slices count as GPU resources through the policy's prefix pattern", "[rules]") {
-  const auto r = check(pod("  containers: [{name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/mig-1g.10gb: 1}}}]"));
+  const auto r = check(pod(
+      "  containers: [{name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/mig-1g.10gb: 1}}}]"));
   CHECK(r.fixed["spec"]["tolerations"].size() == 1);
 }
 
@@ -228,7 +242,8 @@ spec: {containers: [{name: a, image: mycorp/trainer:1}]}
 TEST_CASE("memory-floor estimates from model annotations and shows the arithmetic", "[rules]") {
   const auto r = check(gpuadmit::test::fixture("pods/gpu-pod-with-sidecar.yaml"));
   // 7B × 2 bytes = 13.04 GiB → 14Gi model, same for gradients, + 4Gi batch + 2Gi overhead, × 1.2 → 39Gi.
-  CHECK_THAT(warnings_text(r), Catch::Contains("memory-floor: container \"train\" memory limit 32Gi < 39Gi needed"));
+  CHECK_THAT(warnings_text(r),
+             Catch::Contains("memory-floor: container \"train\" memory limit 32Gi < 39Gi needed"));
   auto validated = gpuadmit::policy::evaluate({r.fixed, "ml-team", Mode::kValidate}, RuleSet{});
   REQUIRE(validated.ok());
   REQUIRE(validated->warnings.size() == 1);
@@ -269,13 +284,35 @@ TEST_CASE("a denial lists every violation, not the first", "[rules]") {
 }
 
 TEST_CASE("every warning is one line of at most 120 characters", "[rules]") {
-  auto name = GENERATE("pods/resnet50-no-gpu.yaml", "pods/vit-b-burstable.yaml", "pods/gpu-pod-with-sidecar.yaml",
-                       "pods/four-gpu-script-one-gpu.yaml", "pods/cpu-pod-with-gpu-toleration.yaml",
-                       "pods/fractional-gpu.yaml");
+  auto name = GENERATE("pods/resnet50-no-gpu.yaml", "pods/vit-b-burstable.yaml",
+                       "pods/gpu-pod-with-sidecar.yaml", "pods/four-gpu-script-one-gpu.yaml",
+                       "pods/cpu-pod-with-gpu-toleration.yaml", "pods/fractional-gpu.yaml");
   INFO(name);
   for (const std::string& w : check(gpuadmit::test::fixture(name)).warnings) {
     INFO(w);
     CHECK(gpuadmit::policy::rune_count(w) <= 120);
     CHECK(std::none_of(w.begin(), w.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }));
   }
+}
+
+TEST_CASE("the mutated-by annotation keeps the ids already there, sorted and without repeats", "[rules]") {
+  // existing value, ids expected besides this review's fixes
+  auto [existing, kept] = GENERATE(table<std::string, std::vector<std::string>>({
+      {"zz-other", {"zz-other"}},
+      {"zz-other,guaranteed-qos,,zz-other", {"guaranteed-qos", "zz-other"}},
+      {"", {}},
+      {"aa-first", {"aa-first"}},
+  }));
+  CAPTURE(existing);
+  json object = gpuadmit::test::fixture("pods/vit-b-burstable.yaml");
+  object["metadata"]["annotations"]["gpuadmit.io/mutated-by"] = existing;
+  const auto r = check(object);
+  REQUIRE_FALSE(r.fixes.empty());
+  std::vector<std::string> ids = kept;
+  for (const auto& f : r.fixes) ids.push_back(f.rule);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::string expected;
+  for (const auto& id : ids) expected += (expected.empty() ? "" : ",") + id;
+  CHECK(r.fixed["metadata"]["annotations"]["gpuadmit.io/mutated-by"] == expected);
 }
