@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -438,8 +439,7 @@ int main(int argc, char** argv) {
   const auto range = [&](const char* label) {
     const auto rounds = summary[label]["ratio_to_constant_rounds"].get<std::vector<double>>();
     const auto [low, high] = std::minmax_element(rounds.begin(), rounds.end());
-    return std::to_string(static_cast<int>(100 * *low + 0.5)) + "–" +
-           std::to_string(static_cast<int>(100 * *high + 0.5)) + " %";
+    return std::to_string(std::lround(100 * *low)) + "–" + std::to_string(std::lround(100 * *high)) + " %";
   };
   std::printf(
       "\nratio to the transport ceiling (saturation, median of %d paired rounds): validate %.0f %% (raw "

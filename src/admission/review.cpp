@@ -194,7 +194,9 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   if (out.name.empty()) {
     if (const k8s::JsonValue* meta = object_member(object, "metadata")) {
       const std::string_view generate_name = k8s::string_member(*meta, "generateName");
-      if (!generate_name.empty()) out.name = std::string(generate_name) + "*";
+      if (!generate_name.empty()) {
+        out.name = std::string(generate_name) + "*";
+      }
     }
   }
 

@@ -69,9 +69,13 @@ std::vector<std::string> Decision::rules_fired() const {
   std::vector<std::string_view> ids;
   ids.reserve(violations.size() + warnings.size() + audits.size() + fixes.size());
   for (const auto* list : {&violations, &warnings, &audits}) {
-    for (const Finding& f : *list) ids.emplace_back(f.rule);
+    for (const Finding& f : *list) {
+      ids.emplace_back(f.rule);
+    }
   }
-  for (const Fix& f : fixes) ids.emplace_back(f.rule);
+  for (const Fix& f : fixes) {
+    ids.emplace_back(f.rule);
+  }
   sort_unique(ids);
   return {ids.begin(), ids.end()};
 }
@@ -102,11 +106,15 @@ std::string mutated_by(const J& object, const Decision& decision) {
     existing = split(k8s::string_member(*annotations, kMutatedBy), ',');
   }
   std::vector<std::string_view> ids(existing.begin(), existing.end());
-  for (const Fix& f : decision.fixes) ids.emplace_back(f.rule);
+  for (const Fix& f : decision.fixes) {
+    ids.emplace_back(f.rule);
+  }
   sort_unique(ids);
   std::string out;
   for (const std::string_view id : ids) {
-    if (!out.empty()) out += ',';
+    if (!out.empty()) {
+      out += ',';
+    }
     out += id;
   }
   return out;

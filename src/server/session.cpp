@@ -21,7 +21,7 @@ constexpr std::size_t kFirstReadSize = 4096;
 // The most a body read asks for at once: one TLS record's plaintext. Beast reads into what the buffer has
 // room for, and the buffer never grows on its own (the parser takes every byte into the body), so without
 // this a 15 KB review took four reads of 4 KB, each a round through OpenSSL and Asio's composed operations.
-constexpr std::size_t kBodyReadSize = 16 * 1024;
+constexpr std::size_t kBodyReadSize = std::size_t{16} * 1024;
 // A connection that completes its handshake after the drain period gets this long to send its request.
 constexpr Milliseconds kStoppingIdleTimeout{1'000};
 // How long a closing connection keeps reading (and discarding) what the client still sends.

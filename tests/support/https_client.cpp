@@ -85,7 +85,7 @@ Done HttpsClient::connect() {
   // Beast reads into the room the buffer has, and the parser takes every byte, so the buffer never grows:
   // a reply larger than its first 512 bytes would take a read per 512 (the load bench would then count the
   // client's cost against the endpoints with larger replies). One TLS record's plaintext fits.
-  s.buffer.reserve(16 * 1024);
+  s.buffer.reserve(std::size_t{16} * 1024);
   SSL* native = s.stream->native_handle();
   // SSL_set_tlsext_host_name is a macro with a C cast; this is what it expands to.
   SSL_ctrl(native, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, s.options.server_name.data());
