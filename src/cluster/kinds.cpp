@@ -27,10 +27,10 @@ bool same_meta(const k8s::ObjectMeta& a, const k8s::ObjectMeta& b) {
 
 // A tripwire: a field added to one of these views must be compared below, or a change to it would never
 // reach the snapshot. Update same_view, then these sizes.
-static_assert(sizeof(k8s::Node) == 160, "k8s::Node changed: update same_view");
-static_assert(sizeof(k8s::ResourceQuota) == 160, "k8s::ResourceQuota changed: update same_view");
+static_assert(sizeof(k8s::Node) == 112, "k8s::Node changed: update same_view");
+static_assert(sizeof(k8s::ResourceQuota) == 112, "k8s::ResourceQuota changed: update same_view");
 static_assert(sizeof(k8s::StorageClass) == 72, "k8s::StorageClass changed: update same_view");
-static_assert(sizeof(k8s::PersistentVolumeClaim) == 320,
+static_assert(sizeof(k8s::PersistentVolumeClaim) == 272,
               "k8s::PersistentVolumeClaim changed: update same_view");
 
 bool equal(const k8s::Node& a, const k8s::Node& b) {

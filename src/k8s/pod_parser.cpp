@@ -94,9 +94,10 @@ StringMap string_map(const J* object, const Path& path) {
   StringMap out;
   if (object == nullptr) return out;
   // Walks the map itself: nlohmann's items() copies two strings per step, and this runs per re-parse.
+  out.reserve(object->size());
   for (const auto& [key, value] : entries(*object)) {
     if (!value.is_string()) fail(path / key, "a string", value);
-    out.emplace(key, text(value));
+    out.append(key, std::string(text(value)));  // members come sorted
   }
   return out;
 }
@@ -133,8 +134,9 @@ ResourceList resource_list(const J* list, const Path& path) {
   ResourceList out;
   if (list == nullptr) return out;
   if (!list->is_object()) fail(path, "an object", *list);
+  out.reserve(list->size());
   for (const auto& [name, value] : entries(*list)) {
-    out.emplace_hint(out.end(), name, quantity(value, path / name));
+    out.append(name, quantity(value, path / name));  // members come sorted
   }
   return out;
 }

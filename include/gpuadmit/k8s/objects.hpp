@@ -9,12 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "gpuadmit/k8s/flat_map.hpp"
 #include "gpuadmit/k8s/quantity.hpp"
 
 namespace gpuadmit::k8s {
 
-using ResourceList = std::map<std::string, Quantity, std::less<>>;
-using StringMap = std::map<std::string, std::string, std::less<>>;
+using ResourceList = FlatMap<Quantity>;  // few entries, read after every fix: see flat_map.hpp
+using StringMap = FlatMap<std::string>;
 
 struct ResourceRequirements {
   ResourceList requests;

@@ -65,7 +65,7 @@ void rule_node_fit(RuleContext& ctx) {
   if (cluster == nullptr || !ctx.is_gpu_pod()) return;
   const k8s::Pod& pod = ctx.pod();
   k8s::ResourceList wanted = effective_requests(pod);
-  std::erase_if(wanted, [](const auto& e) { return !(e.second > k8s::Quantity{}); });
+  erase_if(wanted, [](const auto& e) { return !(e.second > k8s::Quantity{}); });
   wanted["pods"] = k8s::Quantity::from_units(1);
 
   // Candidates come from the index of the pod's first GPU resource; the other nodes lack it outright.
