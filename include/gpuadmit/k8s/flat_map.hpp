@@ -40,8 +40,7 @@ class FlatMap {
   void reserve(std::size_t n) { entries_.reserve(n); }
 
   [[nodiscard]] iterator find(std::string_view key) noexcept {
-    const auto it = lower_bound(key);
-    return it != entries_.end() && std::string_view(it->first) == key ? it : entries_.end();
+    return unconst(std::as_const(*this).find(key));
   }
   [[nodiscard]] const_iterator find(std::string_view key) const noexcept {
     const auto it = lower_bound(key);
@@ -56,13 +55,7 @@ class FlatMap {
     }
     return it->second;
   }
-  [[nodiscard]] V& at(std::string_view key) {
-    const auto it = find(key);
-    if (it == entries_.end()) {
-      throw std::out_of_range("FlatMap::at: no entry " + std::string(key));
-    }
-    return it->second;
-  }
+  [[nodiscard]] V& at(std::string_view key) { return const_cast<V&>(std::as_const(*this).at(key)); }
 
   // Inserts {key, V(args...)} unless the key is there; returns the entry and whether it was inserted.
   template <class... Args>
@@ -98,9 +91,11 @@ class FlatMap {
 
  private:
   [[nodiscard]] iterator lower_bound(std::string_view key) noexcept {
-    return std::lower_bound(
-        entries_.begin(), entries_.end(), key,
-        [](const value_type& entry, std::string_view k) { return std::string_view(entry.first) < k; });
+    return unconst(std::as_const(*this).lower_bound(key));
+  }
+  // The non-const lookups are the const ones, with the position handed back as a mutable iterator.
+  [[nodiscard]] iterator unconst(const_iterator it) noexcept {
+    return entries_.begin() + (it - entries_.cbegin());
   }
   [[nodiscard]] const_iterator lower_bound(std::string_view key) const noexcept {
     return std::lower_bound(
