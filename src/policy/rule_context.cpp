@@ -45,7 +45,9 @@ void RuleContext::fixed(std::string_view rule, std::string field, std::string de
   // A pod that needs one fix usually needs several (Guaranteed QoS alone sets up to four values): room
   // for them at the first, rather than growing the vector one doubling at a time.
   constexpr std::size_t kFixesReserve = 8;
-  if (decision_.fixes.empty()) decision_.fixes.reserve(kFixesReserve);
+  if (decision_.fixes.empty()) {
+    decision_.fixes.reserve(kFixesReserve);
+  }
   decision_.fixes.push_back({std::string(rule), std::move(field), std::move(description)});
 }
 

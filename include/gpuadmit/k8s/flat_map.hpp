@@ -51,11 +51,17 @@ class FlatMap {
   [[nodiscard]] const V& at(std::string_view key) const {
     const auto it = find(key);
     if (it == entries_.end()) {
-      throw std::out_of_range("FlatMap::at: no entry " + std::string(key));
+      missing(key);
     }
     return it->second;
   }
-  [[nodiscard]] V& at(std::string_view key) { return const_cast<V&>(std::as_const(*this).at(key)); }
+  [[nodiscard]] V& at(std::string_view key) {
+    const auto it = find(key);
+    if (it == entries_.end()) {
+      missing(key);
+    }
+    return it->second;
+  }
 
   // Inserts {key, V(args...)} unless the key is there; returns the entry and whether it was inserted.
   template <class... Args>
@@ -92,6 +98,9 @@ class FlatMap {
  private:
   [[nodiscard]] iterator lower_bound(std::string_view key) noexcept {
     return unconst(std::as_const(*this).lower_bound(key));
+  }
+  [[noreturn]] static void missing(std::string_view key) {
+    throw std::out_of_range("FlatMap::at: no entry " + std::string(key));
   }
   // The non-const lookups are the const ones, with the position handed back as a mutable iterator.
   [[nodiscard]] iterator unconst(const_iterator it) noexcept {
