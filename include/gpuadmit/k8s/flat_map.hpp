@@ -24,9 +24,10 @@ class FlatMap {
   using const_iterator = typename std::vector<value_type>::const_iterator;
 
   FlatMap() = default;
+  // As std::map's: a repeated key keeps its first value.
   FlatMap(std::initializer_list<value_type> entries) {
     for (const value_type& entry : entries) {
-      (*this)[entry.first] = entry.second;
+      try_emplace(entry.first, entry.second);
     }
   }
 

@@ -89,3 +89,10 @@ TEST_CASE("a flat map's lookups, defaults and errors", "[flat_map]") {
   CHECK_FALSE(map == same);
   CHECK(map.size() == 3);
 }
+
+TEST_CASE("a flat map built from a list keeps a repeated key's first value, as std::map does", "[flat_map]") {
+  const FlatMap<int> map{{"cpu", 1}, {"memory", 2}, {"cpu", 3}};
+  const Oracle oracle{{"cpu", 1}, {"memory", 2}, {"cpu", 3}};
+  CHECK(entries_of(map) == entries_of(oracle));
+  CHECK(map.at("cpu") == 1);
+}
