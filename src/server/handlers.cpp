@@ -93,9 +93,15 @@ Handler ready_handler(const Readiness& readiness) {
   };
 }
 
-Handler metrics_handler(const Metrics& metrics, std::function<std::string()> extra) {
-  return [&metrics, extra = std::move(extra)](const Request&) {
+Handler metrics_handler(const Metrics& metrics, JsonLog log, std::function<std::string()> extra) {
+  return [&metrics, log = std::move(log), extra = std::move(extra)](const Request&) {
     std::string body = metrics.render();
+    body +=
+        "# HELP gpuadmit_log_lines_dropped_total Log lines dropped because stdout was not read fast enough "
+        "(reviews never wait for the log).\n"
+        "# TYPE gpuadmit_log_lines_dropped_total counter\n"
+        "gpuadmit_log_lines_dropped_total " +
+        std::to_string(log.dropped_lines()) + "\n";
     if (extra) body += extra();
     return Response{200, std::string(kPrometheusContentType), std::move(body), {}};
   };
@@ -117,7 +123,7 @@ Router make_router(const ReviewDependencies& deps, const Readiness& readiness, R
   router.add("POST", "/validate", review_handler(admission::Endpoint::kValidate, deps));
   router.add("GET", "/healthz", health_handler());
   router.add("GET", "/readyz", ready_handler(readiness));
-  router.add("GET", "/metrics", metrics_handler(deps.metrics, options.extra_metrics));
+  router.add("GET", "/metrics", metrics_handler(deps.metrics, deps.log, options.extra_metrics));
   if (options.constant_route) router.add("POST", "/bench/constant", constant_handler());
   return router;
 }

@@ -6,9 +6,10 @@
 
 #include <spdlog/logger.h>
 #include <spdlog/sinks/null_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <unistd.h>
 
 #include "gpuadmit/k8s/json_output.hpp"
+#include "gpuadmit/server/log_writer.hpp"
 
 namespace gpuadmit::server {
 namespace {
@@ -118,12 +119,16 @@ std::string LogLine::finish() && {
 JsonLog::JsonLog(std::shared_ptr<spdlog::logger> logger) : logger_(std::move(logger)) {}
 
 JsonLog JsonLog::to_stdout(spdlog::level::level_enum level) {
-  auto logger =
-      std::make_shared<spdlog::logger>("gpuadmit", std::make_shared<spdlog::sinks::stdout_sink_mt>());
+  return to_writer(std::make_shared<LogWriter>(STDOUT_FILENO), level);
+}
+
+JsonLog JsonLog::to_writer(std::shared_ptr<LogWriter> writer, spdlog::level::level_enum level) {
+  auto logger = std::make_shared<spdlog::logger>("gpuadmit", writer);
   logger->set_pattern("%v");
   logger->set_level(level);
-  logger->flush_on(spdlog::level::trace);
-  return JsonLog(std::move(logger));
+  JsonLog log(std::move(logger));
+  log.writer_ = std::move(writer);
+  return log;
 }
 
 JsonLog JsonLog::discard() {
@@ -134,6 +139,10 @@ JsonLog JsonLog::discard() {
 
 bool JsonLog::enabled(spdlog::level::level_enum level) const noexcept {
   return logger_->should_log(level);
+}
+
+std::uint64_t JsonLog::dropped_lines() const noexcept {
+  return writer_ ? writer_->dropped() : 0;
 }
 
 void JsonLog::write(LogLine line) const {

@@ -72,7 +72,7 @@ TestWebhook::TestWebhook(TestWebhookOptions options)
     config.policy_file = policy_path();
   }
   if (options.configure) options.configure(config);
-  auto webhook = server::Webhook::create(std::move(config), server::JsonLog::discard());
+  auto webhook = server::Webhook::create(std::move(config), options.log.value_or(server::JsonLog::discard()));
   if (!webhook) throw std::runtime_error("webhook: " + webhook.error().message);
   webhook_ = std::move(*webhook);
   webhook_->start();

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,7 @@ server::PemPair make_serving(const server::PemPair& ca);
 struct TestWebhookOptions {
   std::function<void(server::WebhookConfig&)> configure{};  // adjust limits, drain, review function...
   std::string policy_yaml{};                                // non-empty: served from a projected policy file
+  std::optional<server::JsonLog> log{};                     // unset: discarded
 };
 
 class TestWebhook {

@@ -35,8 +35,9 @@ struct ReviewDependencies {
 Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps);
 Handler health_handler();
 Handler ready_handler(const Readiness& readiness);
-// `extra`, when set, is appended to the rendered metrics (series owned by another layer).
-Handler metrics_handler(const Metrics& metrics, std::function<std::string()> extra = {});
+// Metrics' series, then the log's dropped lines (counted by the LogWriter, which exists before Metrics),
+// then `extra`, when set (series owned by another layer).
+Handler metrics_handler(const Metrics& metrics, JsonLog log, std::function<std::string()> extra = {});
 // A fixed AdmissionReview answer that parses nothing: the transport's own ceiling, for the load benchmark.
 Handler constant_handler();
 

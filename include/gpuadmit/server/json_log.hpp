@@ -21,6 +21,7 @@ class logger;
 
 namespace gpuadmit::server {
 
+class LogWriter;
 using LogFields = nlohmann::ordered_json;
 
 // One log line built field by field into a single string: the per-review line is on the hot path, and a
@@ -52,12 +53,17 @@ class JsonLog {
  public:
   explicit JsonLog(std::shared_ptr<spdlog::logger> logger);
 
-  // Lines to stdout at `level` and above; the usual setup for `gpuadmit serve`.
+  // Lines to stdout at `level` and above, through a LogWriter (a stalled reader never blocks a review);
+  // the usual setup for `gpuadmit serve`.
   static JsonLog to_stdout(spdlog::level::level_enum level);
+  // The same through a given writer (tests give it a pipe).
+  static JsonLog to_writer(std::shared_ptr<LogWriter> writer, spdlog::level::level_enum level);
   // Discards everything (tests that do not look at logs, benchmarks).
   static JsonLog discard();
 
   [[nodiscard]] bool enabled(spdlog::level::level_enum level) const noexcept;
+  // Lines the LogWriter dropped (0 for other sinks, which never drop): gpuadmit_log_lines_dropped_total.
+  [[nodiscard]] std::uint64_t dropped_lines() const noexcept;
   void write(LogLine line) const;
   void log(spdlog::level::level_enum level, std::string_view msg, const LogFields& fields = {}) const;
   void debug(std::string_view msg, const LogFields& fields = {}) const {
@@ -75,6 +81,7 @@ class JsonLog {
 
  private:
   std::shared_ptr<spdlog::logger> logger_;
+  std::shared_ptr<LogWriter> writer_;  // null unless the lines go through a LogWriter
 };
 
 // At most one line per interval; the lines in between are counted and reported as "suppressed" on the next
