@@ -3,7 +3,8 @@
 // For each endpoint it measures
 //   1. throughput at saturation: K connections, each on its own thread, sending back to back;
 //   2. latency at half that rate: the same connections paced open-loop (latency counted from the scheduled
-//      send time, so a slow reply delays the measurement instead of hiding it).
+//      send time, so a slow reply delays the measurement instead of hiding it), and beside it the same
+//      latency from the actual send and how late the idle load generator itself woke up (the host's floor).
 // The endpoints are /mutate on a corpus of realistic AdmissionReviews, /validate on the same reviews after
 // our patch (what the API server sends it) and on the raw corpus, and /bench/constant, which answers a
 // fixed review without parsing anything: the transport's own ceiling. Results read as a ratio of the two
@@ -26,13 +27,13 @@
 
 #include <sys/resource.h>
 
-#include <spdlog/logger.h>
-#include <spdlog/sinks/basic_file_sink.h>
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
 
 #include "gpuadmit/config/yaml_documents.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 #include "gpuadmit/server/certs.hpp"
+#include "gpuadmit/server/log_writer.hpp"
 #include "gpuadmit/server/webhook.hpp"
 #include "support/https_client.hpp"
 
@@ -129,25 +130,34 @@ std::vector<std::string> after_mutation(const std::vector<std::string>& corpus,
   return out;
 }
 
+// Nearest-rank percentile (p in [0, 1]) of unsorted samples; 0 when there are none.
+double percentile(std::vector<double> samples, double p) {
+  if (samples.empty()) {
+    return 0;
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[std::min(samples.size() - 1,
+                          static_cast<std::size_t>(p * static_cast<double>(samples.size())))];
+}
+
 struct Phase {
   std::uint64_t requests = 0;
   std::uint64_t failures = 0;
   double seconds = 0;
   double cpu_seconds = 0;  // the whole process (server and load generator), user + system
+  // Paced phases only. Response time counts from the scheduled send, so a slow reply that delays the next
+  // send is charged to the reply (no coordinated omission). It also charges the load generator's own late
+  // wake-ups, which on a shared virtual machine can be milliseconds at p99 with no load at all; `late_us`
+  // measures those alone (sends that woke late although the previous reply had already arrived), and
+  // `sent_us` counts from the actual send: what a caller like the API server, which does not sleep before
+  // it calls, would see.
   std::vector<double> latencies_us;
+  std::vector<double> sent_us;
+  std::vector<double> late_us;
   [[nodiscard]] double rate() const { return seconds > 0 ? static_cast<double>(requests) / seconds : 0; }
   // CPU per request at saturation, client and server together: how the ratio splits into costs.
   [[nodiscard]] double cpu_per_request_us() const {
     return requests > 0 ? cpu_seconds * 1e6 / static_cast<double>(requests) : 0;
-  }
-  [[nodiscard]] double percentile(double p) const {
-    if (latencies_us.empty()) {
-      return 0;
-    }
-    std::vector<double> sorted = latencies_us;
-    std::sort(sorted.begin(), sorted.end());
-    return sorted[std::min(sorted.size() - 1,
-                           static_cast<std::size_t>(p * static_cast<double>(sorted.size())))];
   }
 };
 
@@ -184,7 +194,7 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
   std::atomic<std::uint64_t> requests{0};
   std::atomic<std::uint64_t> failures{0};
   std::mutex mutex;
-  std::vector<double> latencies;
+  Phase phase;
   std::vector<HttpsClient> clients;
   for (int i = 0; i < options.connections; ++i) {
     clients.push_back(make_client());
@@ -200,6 +210,9 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
     threads.emplace_back([&, i] {
       HttpsClient& client = clients[static_cast<std::size_t>(i)];
       std::vector<double> local;
+      std::vector<double> local_sent;
+      std::vector<double> local_late;
+      auto previous_reply = start;
       const auto interval = rate > 0 ? std::chrono::duration<double>(options.connections / rate) : 0s;
       auto next = start + std::chrono::duration_cast<Clock::duration>(
                               interval * (static_cast<double>(i) / options.connections));
@@ -212,6 +225,7 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
           next = Clock::now();
         }
         const std::string& body = corpus[k++ % corpus.size()];
+        const auto sent = Clock::now();
         auto reply = client.request("POST", target, body);
         const auto done = Clock::now();
         if (!reply || reply->status != 200) {
@@ -219,13 +233,22 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
         } else {
           requests.fetch_add(1, std::memory_order_relaxed);
           local.push_back(std::chrono::duration<double, std::micro>(done - next).count());
+          if (rate > 0) {
+            local_sent.push_back(std::chrono::duration<double, std::micro>(done - sent).count());
+            if (previous_reply <= next) {  // idle at the scheduled time: any lateness is the host's
+              local_late.push_back(std::chrono::duration<double, std::micro>(sent - next).count());
+            }
+          }
         }
+        previous_reply = done;
         if (rate > 0) {
           next += std::chrono::duration_cast<Clock::duration>(interval);
         }
       }
       const std::lock_guard lock(mutex);
-      latencies.insert(latencies.end(), local.begin(), local.end());
+      phase.latencies_us.insert(phase.latencies_us.end(), local.begin(), local.end());
+      phase.sent_us.insert(phase.sent_us.end(), local_sent.begin(), local_sent.end());
+      phase.late_us.insert(phase.late_us.end(), local_late.begin(), local_late.end());
     });
   }
   for (std::thread& thread : threads) {
@@ -233,8 +256,11 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
   }
   const double seconds = std::chrono::duration<double>(std::min(Clock::now(), end) - start).count();
   // The 100 ms before the start are spent asleep, so the CPU time is the phase's own.
-  return Phase{requests.load(), failures.load(), seconds, process_cpu_seconds() - cpu_before,
-               std::move(latencies)};
+  phase.requests = requests.load();
+  phase.failures = failures.load();
+  phase.seconds = seconds;
+  phase.cpu_seconds = process_cpu_seconds() - cpu_before;
+  return phase;
 }
 
 std::string proc_status(const std::string& field) {
@@ -313,11 +339,16 @@ int main(int argc, char** argv) {
   config.server.threads = options.server_threads;
   config.tls = {files->certificate, files->private_key};
   config.constant_route = true;
-  // Review log lines are written as in production, to /dev/null: their cost is part of a review.
-  auto logger = std::make_shared<spdlog::logger>(
-      "bench", std::make_shared<spdlog::sinks::basic_file_sink_mt>("/dev/null"));
-  logger->set_pattern("%v");
-  auto webhook = gpuadmit::server::Webhook::create(config, gpuadmit::server::JsonLog(logger));
+  // Review log lines are written as in production (through a LogWriter), to /dev/null: their cost is part
+  // of a review.
+  const int dev_null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (dev_null < 0) {
+    std::perror("/dev/null");
+    return 1;
+  }
+  auto log_writer = std::make_shared<gpuadmit::server::LogWriter>(dev_null);
+  auto webhook = gpuadmit::server::Webhook::create(
+      config, gpuadmit::server::JsonLog::to_writer(log_writer, spdlog::level::info));
   if (!webhook) {
     std::fprintf(stderr, "webhook: %s\n", webhook.error().message.c_str());
     return 1;
@@ -342,8 +373,9 @@ int main(int argc, char** argv) {
       options.connections, static_cast<double>(options.duration.count()) / 1000.0,
       options.server_threads == 0 ? std::thread::hardware_concurrency() : options.server_threads,
       std::thread::hardware_concurrency(), GPUADMIT_ALLOCATOR, corpus.size(), corpus_bytes / corpus.size());
-  std::printf("%-16s %14s %12s %10s %10s %10s %9s %14s\n", "endpoint", "saturation/s", "half-load/s",
-              "p50 µs", "p99 µs", "max µs", "failures", "CPU µs/req");
+  std::printf("%-16s %14s %12s %10s %10s %10s %13s %13s %9s %14s\n", "endpoint", "saturation/s",
+              "half-load/s", "p50 µs", "p99 µs", "max µs", "p99 sent µs", "late p99 µs", "failures",
+              "CPU µs/req");
 
   // /validate is measured twice: on what the API server sends it (each review after our /mutate patch, so
   // what mutation fixed no longer shows) and on the raw corpus (every finding denied in full, the worst
@@ -375,8 +407,9 @@ int main(int argc, char** argv) {
     // two runs with different counts difference out the start-up (bench/instructions.sh).
     const Target& target = targets.front();
     const Phase phase = run_phase(make_client, target.path, *target.bodies, options, 0);
-    std::printf("%-16s %14.0f %12s %10s %10s %10s %9llu %14.1f\n", target.label.c_str(), phase.rate(), "-",
-                "-", "-", "-", static_cast<unsigned long long>(phase.failures),  // NOLINT(google-runtime-int)
+    std::printf("%-16s %14.0f %12s %10s %10s %10s %13s %13s %9llu %14.1f\n", target.label.c_str(),
+                phase.rate(), "-", "-", "-", "-", "-", "-",
+                static_cast<unsigned long long>(phase.failures),  // NOLINT(google-runtime-int)
                 phase.cpu_per_request_us());
     (*webhook)->stop_now();
     (*webhook)->wait();
@@ -411,14 +444,18 @@ int main(int argc, char** argv) {
     const std::vector<double> ratios =
         paired_ratios(round_rates[target.label], round_rates["/bench/constant"]);
     const Phase half = run_phase(make_client, target.path, *target.bodies, options, full.rate() / 2);
-    std::printf("%-16s %14.0f %12.0f %10.0f %10.0f %10.0f %9llu %14.1f\n", target.label.c_str(), full.rate(),
-                half.rate(), half.percentile(0.50), half.percentile(0.99), half.percentile(1.0),
+    std::printf("%-16s %14.0f %12.0f %10.0f %10.0f %10.0f %13.0f %13.0f %9llu %14.1f\n", target.label.c_str(),
+                full.rate(), half.rate(), percentile(half.latencies_us, 0.50),
+                percentile(half.latencies_us, 0.99), percentile(half.latencies_us, 1.0),
+                percentile(half.sent_us, 0.99), percentile(half.late_us, 0.99),
                 static_cast<unsigned long long>(full.failures + half.failures),  // NOLINT(google-runtime-int)
                 full.cpu_per_request_us());
     summary[target.label] = {{"saturation_rps", full.rate()},
                              {"half_load_rps", half.rate()},
-                             {"p50_us", half.percentile(0.50)},
-                             {"p99_us", half.percentile(0.99)},
+                             {"p50_us", percentile(half.latencies_us, 0.50)},
+                             {"p99_us", percentile(half.latencies_us, 0.99)},
+                             {"p99_from_send_us", percentile(half.sent_us, 0.99)},
+                             {"late_p99_us", percentile(half.late_us, 0.99)},
                              {"failures", full.failures + half.failures},
                              {"cpu_us_per_request", full.cpu_per_request_us()},
                              {"ratio_to_constant", median(ratios)},
