@@ -33,9 +33,13 @@ class Pipe {
   }
   Pipe(const Pipe&) = delete;
   Pipe& operator=(const Pipe&) = delete;
+  Pipe(Pipe&&) = delete;
+  Pipe& operator=(Pipe&&) = delete;
   ~Pipe() {
     close_write_end();
-    if (reader_.joinable()) reader_.join();
+    if (reader_.joinable()) {
+      reader_.join();
+    }
     ::close(read_end_);
   }
   [[nodiscard]] int write_end() const { return write_end_; }
@@ -57,7 +61,9 @@ class Pipe {
 
  private:
   void close_write_end() {
-    if (write_end_ >= 0) ::close(write_end_);
+    if (write_end_ >= 0) {
+      ::close(write_end_);
+    }
     write_end_ = -1;
   }
   int read_end_ = -1;
@@ -85,7 +91,9 @@ bool is_drop_notice(const nlohmann::json& line) {
 std::uint64_t announced_drops(const std::vector<nlohmann::json>& lines) {
   std::uint64_t total = 0;
   for (const auto& line : lines) {
-    if (is_drop_notice(line)) total += line["dropped"].get<std::uint64_t>();
+    if (is_drop_notice(line)) {
+      total += line["dropped"].get<std::uint64_t>();
+    }
   }
   return total;
 }
@@ -141,6 +149,7 @@ TEST_CASE("a reader that keeps up gets every line, whole and in order, from many
   constexpr int kLines = 2'000;
   {
     std::vector<std::jthread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&log, t] {
         for (int n = 0; n < kLines; ++n) {
@@ -168,7 +177,9 @@ TEST_CASE("stop gives up on a stalled reader at its deadline; what was buffered 
   const JsonLog log = JsonLog::to_writer(writer, spdlog::level::info);
   constexpr int kLines = 600;  // some 330 KiB: more than the pipe holds, less than the buffer
   const std::string padding(500, 'x');
-  for (int n = 0; n < kLines; ++n) log.write(LogLine(spdlog::level::info, "line").add("padding", padding));
+  for (int n = 0; n < kLines; ++n) {
+    log.write(LogLine(spdlog::level::info, "line").add("padding", padding));
+  }
 
   CHECK_FALSE(writer->stop(std::chrono::milliseconds(200)));
   log.write(LogLine(spdlog::level::info, "after stop"));
