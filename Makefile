@@ -49,9 +49,11 @@ bench: build
 	@scripts/bench.sh build/release
 
 format:
+	@scripts/deps.sh clang-format
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
 
-tidy: deps
+tidy:
+	@scripts/deps.sh clang-tidy
 	@cmake --preset dev >/dev/null
 	@git ls-files 'src/*.cpp' | xargs clang-tidy -p build/dev --quiet
 

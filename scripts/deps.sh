@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, the tests and the benchmarks need, and nothing when all are there.
 # A fresh Debian 12 machine with only the image's packages must pass `make test` after this script.
+# Usage: scripts/deps.sh [EXTRA_PACKAGE...]   (make format and make tidy add clang-format, clang-tidy)
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,7 @@ packages=(
   curl ca-certificates python3 wrk
   python3-yaml
   libgoogle-perftools-dev
+  "$@"
 )
 
 missing=()

@@ -15,8 +15,8 @@ constexpr std::size_t kMaxWarnings = 12;
 
 std::string denial_message(const policy::Decision& decision, std::string_view kind, std::string_view name) {
   const std::size_t n = decision.violations.size();
-  std::string out = "gpuadmit denied " + std::string(kind) + " \"" + std::string(name) + "\": " + std::to_string(n) +
-                    (n == 1 ? " problem" : " problems") + " to fix";
+  std::string out = "gpuadmit denied " + std::string(kind) + " \"" + std::string(name) +
+                    "\": " + std::to_string(n) + (n == 1 ? " problem" : " problems") + " to fix";
   for (const policy::Finding& f : decision.violations) {
     out += "\n[" + f.rule + "] " + f.field + ": " + f.message;
   }

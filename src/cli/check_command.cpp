@@ -1,10 +1,10 @@
 // gpuadmit check: the API server's view of a manifest, offline. Mutation, then validation of the result.
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <array>
 #include <sstream>
 
 #include "commands.hpp"
@@ -73,7 +73,8 @@ Result<std::vector<Source>> read_sources(const std::vector<std::string>& paths) 
       std::vector<fs::path> files;
       for (const auto& entry : fs::recursive_directory_iterator(path, ec)) {
         const std::string ext = entry.path().extension().string();
-        if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) files.push_back(entry.path());
+        if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json"))
+          files.push_back(entry.path());
       }
       if (ec) return make_error(path + ": " + ec.message());
       std::sort(files.begin(), files.end());
@@ -125,7 +126,8 @@ std::string indent_continuation(const std::string& text, std::string_view pad) {
 std::string verdict_text(const admission::CheckResult& r) {
   if (!r.checked) return "not checked: " + r.skipped_reason;
   if (!r.allowed) {
-    return "DENIED (" + std::to_string(r.violations.size()) + (r.violations.size() == 1 ? " problem)" : " problems)");
+    return "DENIED (" + std::to_string(r.violations.size()) +
+           (r.violations.size() == 1 ? " problem)" : " problems)");
   }
   if (!r.fixes.empty()) {
     return "allowed with " + std::to_string(r.fixes.size()) + (r.fixes.size() == 1 ? " fix" : " fixes");
@@ -143,11 +145,13 @@ void print_text(const std::vector<Located>& results, std::ostream& out) {
     const admission::CheckResult& r = item.result;
     std::string kind = r.kind.empty() ? "object" : r.kind;
     std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
-    out << kind << " " << r.namespace_ << "/" << r.name << " (" << item.source << "): " << verdict_text(r) << "\n";
+    out << kind << " " << r.namespace_ << "/" << r.name << " (" << item.source << "): " << verdict_text(r)
+        << "\n";
     for (const policy::Fix& f : r.fixes) out << "  fixed    [" << f.rule << "] " << f.description << "\n";
     for (const std::string& w : r.warnings) out << "  warning  " << w << "\n";
     for (const policy::Finding& a : r.audits) out << "  audit    " << a.summary << "\n";
-    if (!r.controller.empty()) out << "  note     warnings are left to its controller " << r.controller << "\n";
+    if (!r.controller.empty())
+      out << "  note     warnings are left to its controller " << r.controller << "\n";
     for (const policy::Finding& v : r.violations) {
       out << "  denied   [" << v.rule << "] " << v.field << "\n           "
           << indent_continuation(v.message, "           ") << "\n";
@@ -165,7 +169,8 @@ void print_text(const std::vector<Located>& results, std::ostream& out) {
       ++allowed;
     }
   }
-  out << "\n" << results.size() << (results.size() == 1 ? " object: " : " objects: ") << allowed << " allowed, "
+  out << "\n"
+      << results.size() << (results.size() == 1 ? " object: " : " objects: ") << allowed << " allowed, "
       << fixed << " allowed with fixes, " << denied << " denied, " << not_checked << " not checked\n";
   if (!skipped.empty()) {
     out << "cluster-aware rules skipped (no --cluster given):";
@@ -183,7 +188,8 @@ json to_json(const std::vector<Located>& results) {
       violations.push_back({{"rule", v.rule}, {"field", v.field}, {"message", v.message}});
     }
     json fixes = json::array();
-    for (const policy::Fix& f : r.fixes) fixes.push_back({{"rule", f.rule}, {"field", f.field}, {"description", f.description}});
+    for (const policy::Fix& f : r.fixes)
+      fixes.push_back({{"rule", f.rule}, {"field", f.field}, {"description", f.description}});
     list.push_back({{"kind", r.kind},
                     {"namespace", r.namespace_},
                     {"name", r.name},
@@ -204,7 +210,11 @@ json to_json(const std::vector<Located>& results) {
 }  // namespace
 
 int check_command(Args args) {
-  auto flags = parse_flags(args, {{"filename", "f"}, {"policy", ""}, {"cluster", ""}, {"output", "o"}, {"namespace", "n"},
+  auto flags = parse_flags(args, {{"filename", "f"},
+                                  {"policy", ""},
+                                  {"cluster", ""},
+                                  {"output", "o"},
+                                  {"namespace", "n"},
                                   {"help", "h", false}});
   if (!flags) {
     std::fprintf(stderr, "gpuadmit check: %s\n\n%s", flags.error().message.c_str(), kCheckUsage.data());

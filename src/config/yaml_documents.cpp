@@ -31,7 +31,8 @@ bool is_one_of(const std::string& s, std::initializer_list<std::string_view> wor
 json resolve_plain(const std::string& s) {
   if (s.empty() || is_one_of(s, {"~", "null", "Null", "NULL"})) return nullptr;
   if (is_one_of(s, {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"})) return true;
-  if (is_one_of(s, {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N"})) return false;
+  if (is_one_of(s, {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N"}))
+    return false;
   const char first = s[0];
   if ((first >= '0' && first <= '9') || first == '-' || first == '+' || first == '.') {
     errno = 0;
@@ -45,7 +46,8 @@ json resolve_plain(const std::string& s) {
     const bool numeric_chars = std::all_of(s.begin(), s.end(), [](char c) {
       return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+';
     });
-    if (numeric_chars && errno == 0 && end == s.c_str() + s.size() && std::isfinite(as_double)) return as_double;
+    if (numeric_chars && errno == 0 && end == s.c_str() + s.size() && std::isfinite(as_double))
+      return as_double;
   }
   return s;
 }
@@ -56,14 +58,16 @@ class Converter {
 
   json convert(const YAML::Node& node, std::size_t depth) {
     if (++nodes_ > limits_.max_nodes) {
-      throw ConvertError{"more than " + std::to_string(limits_.max_nodes) + " nodes (alias expansion?)", node.Mark()};
+      throw ConvertError{"more than " + std::to_string(limits_.max_nodes) + " nodes (alias expansion?)",
+                         node.Mark()};
     }
     if (depth > limits_.max_depth) {
       throw ConvertError{"nesting deeper than " + std::to_string(limits_.max_depth) + " levels", node.Mark()};
     }
     switch (node.Type()) {
       case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined: return nullptr;
+      case YAML::NodeType::Undefined:
+        return nullptr;
       case YAML::NodeType::Scalar:
         return node.Tag() == "!" ? json(node.Scalar()) : resolve_plain(node.Scalar());
       case YAML::NodeType::Sequence: {
@@ -151,8 +155,8 @@ std::string scalar_text(const json& value) {
     // Quote anything a YAML reader could take for another type or that has YAML syntax in it.
     const json resolved = resolve_plain(s);
     const bool plain_safe = !s.empty() && resolved.is_string() &&
-                            s.find_first_of(":#{}[],&*!|>'\"%@`\n\t") == std::string::npos && s.front() != ' ' &&
-                            s.back() != ' ' && s.front() != '-' && s.front() != '?';
+                            s.find_first_of(":#{}[],&*!|>'\"%@`\n\t") == std::string::npos &&
+                            s.front() != ' ' && s.back() != ' ' && s.front() != '-' && s.front() != '?';
     return plain_safe ? s : json(s).dump();
   }
   return value.dump();
@@ -203,8 +207,8 @@ void emit(std::ostringstream& out, const json& value, int indent, bool in_sequen
 Result<std::vector<Document>> read_documents(std::string_view text, std::string_view source_name,
                                              const YamlLimits& limits) {
   if (text.size() > limits.max_bytes) {
-    return make_error(std::string(source_name) + ": " + std::to_string(text.size()) + " bytes exceeds the limit of " +
-                      std::to_string(limits.max_bytes) + " bytes");
+    return make_error(std::string(source_name) + ": " + std::to_string(text.size()) +
+                      " bytes exceeds the limit of " + std::to_string(limits.max_bytes) + " bytes");
   }
   if (flow_depth(text, limits.max_depth) > limits.max_depth || max_indent(text) > 4 * limits.max_depth) {
     return make_error(std::string(source_name) + ": nesting deeper than " + std::to_string(limits.max_depth) +

@@ -5,7 +5,9 @@
 namespace gpuadmit::k8s {
 namespace {
 
-bool is_qos_resource(std::string_view name) { return name == "cpu" || name == "memory"; }
+bool is_qos_resource(std::string_view name) {
+  return name == "cpu" || name == "memory";
+}
 
 // Limits-only containers count as Guaranteed because the API server defaults requests from limits
 // before admission (SetDefaults_Pod); the same defaulting here makes templates behave like pods.
@@ -51,14 +53,19 @@ QosClass compute(const std::vector<const ResourceRequirements*>& sets) {
 
 std::string_view to_string(QosClass qos) noexcept {
   switch (qos) {
-    case QosClass::kBestEffort: return "BestEffort";
-    case QosClass::kBurstable: return "Burstable";
-    case QosClass::kGuaranteed: return "Guaranteed";
+    case QosClass::kBestEffort:
+      return "BestEffort";
+    case QosClass::kBurstable:
+      return "Burstable";
+    case QosClass::kGuaranteed:
+      return "Guaranteed";
   }
   return "Unknown";
 }
 
-QosClass resource_qos(const ResourceRequirements& resources) { return compute({&resources}); }
+QosClass resource_qos(const ResourceRequirements& resources) {
+  return compute({&resources});
+}
 
 QosClass compute_qos(const Pod& pod) {
   // PodLevelResources is on by default from 1.34: a pod-level stanza decides alone.

@@ -27,7 +27,8 @@ bool match_value(const NodeSelectorRequirement& r, const std::string* value) noe
   if (op == "Gt" || op == "Lt") {
     std::int64_t label = 0;
     std::int64_t bound = 0;
-    if (value == nullptr || r.values.size() != 1 || !parse_int(*value, label) || !parse_int(r.values[0], bound)) {
+    if (value == nullptr || r.values.size() != 1 || !parse_int(*value, label) ||
+        !parse_int(r.values[0], bound)) {
       return false;
     }
     return op == "Gt" ? label > bound : label < bound;

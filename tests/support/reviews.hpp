@@ -7,8 +7,10 @@
 
 namespace gpuadmit::test {
 
-inline std::string admission_review(const nlohmann::json& object, const std::string& uid = "705ab4f5-6393-11e8-b7cc-42010a800002",
-                                    const std::string& operation = "CREATE", const std::string& kind = "Pod") {
+inline std::string admission_review(const nlohmann::json& object,
+                                    const std::string& uid = "705ab4f5-6393-11e8-b7cc-42010a800002",
+                                    const std::string& operation = "CREATE",
+                                    const std::string& kind = "Pod") {
   nlohmann::json review = {
       {"apiVersion", "admission.k8s.io/v1"},
       {"kind", "AdmissionReview"},

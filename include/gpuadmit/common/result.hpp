@@ -15,8 +15,8 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-  Result(Error error) : state_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const noexcept { return state_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
@@ -35,6 +35,8 @@ class [[nodiscard]] Result {
   std::variant<T, Error> state_;
 };
 
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(std::string message) {
+  return Error{std::move(message)};
+}
 
 }  // namespace gpuadmit

@@ -22,7 +22,8 @@ spec:
     memory-floor: {action: enforce, safetyPercent: 150}
     gpu-tolerations:
       tolerations: [{key: example.com/accelerator, operator: Equal, value: h100, effect: NoSchedule}]
-)", "strict.yaml");
+)",
+                           "strict.yaml");
   REQUIRE(rules.ok());
   CHECK(rules->guaranteed_qos.strategy == gpuadmit::policy::QosStrategy::kLowerLimits);
   CHECK(rules->guaranteed_qos.memory_per_gpu.to_string() == "48Gi");
@@ -38,17 +39,22 @@ TEST_CASE("invalid policies are rejected with file:line:column and what was expe
   const std::string header = "apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n";
   auto [body, expected] = GENERATE(table<std::string, std::string>({
       {"  rules:\n    gpu-whole-units: {action: block}\n",
-       "p.yaml:5:31: spec.rules.gpu-whole-units.action: expected one of enforce, warn, audit, off, got \"block\""},
+       "p.yaml:5:31: spec.rules.gpu-whole-units.action: expected one of enforce, warn, audit, off, got "
+       "\"block\""},
       {"  rules:\n    gpu-whole-unit: {action: warn}\n",
        "p.yaml:5:5: spec.rules: unknown rule \"gpu-whole-unit\" (known rules: gpu-intent"},
-      {"  rulez: {}\n", "p.yaml:4:3: spec: unknown key \"rulez\" (expected one of: gpuResources, excludedNamespaces, cluster, rules, presets, workloads)"},
-      {"  excludedNamespaces: kube-system\n", "p.yaml:4:23: spec.excludedNamespaces: expected a list of strings"},
+      {"  rulez: {}\n",
+       "p.yaml:4:3: spec: unknown key \"rulez\" (expected one of: gpuResources, excludedNamespaces, cluster, "
+       "rules, presets, workloads)"},
+      {"  excludedNamespaces: kube-system\n",
+       "p.yaml:4:23: spec.excludedNamespaces: expected a list of strings"},
       {"  rules:\n    memory-floor: {perGpu: lots}\n",
        "p.yaml:5:28: spec.rules.memory-floor.perGpu: expected a quantity such as 8, 500m or 32Gi"},
       {"  rules:\n    memory-floor: {safetyPercent: 50}\n",
        "p.yaml:5:35: spec.rules.memory-floor.safetyPercent: expected a whole number from 100 to 1000"},
       {"  rules:\n    guaranteed-qos: {strategy: raise}\n",
-       "spec.rules.guaranteed-qos.strategy: expected one of raise-requests, lower-limits, deny, got \"raise\""},
+       "spec.rules.guaranteed-qos.strategy: expected one of raise-requests, lower-limits, deny, got "
+       "\"raise\""},
       {"  gpuResources: [gpu]\n", "spec.gpuResources[0]: expected an extended resource name"},
       {"  rules:\n    gpu-tolerations: {tolerations: [{key: a, operator: Exists, value: b}]}\n",
        "a toleration with operator Exists must not have a value"},
@@ -68,7 +74,8 @@ spec:
   rules:
     gpu-whole-units: {action: nope}
     memory-floor: {overhead: -1Gi}
-)", "p.yaml");
+)",
+                           "p.yaml");
   REQUIRE_FALSE(rules.ok());
   CHECK_THAT(rules.error().message, Catch::Contains("p.yaml:5:31"));
   CHECK_THAT(rules.error().message, Catch::Contains("p.yaml:6:30"));

@@ -15,7 +15,8 @@ TEST_CASE("multi-document YAML yields one JSON object per non-empty document", "
 
 TEST_CASE("scalars resolve as kubectl resolves them", "[yaml]") {
   auto docs = read_documents(
-      "int: 2\nfrac: 0.5\nexp: 1e3\nquoted: \"2\"\nyes_word: yes\nnull_word: ~\nstr: 16Gi\nhex: 0x10\n", "s.yaml");
+      "int: 2\nfrac: 0.5\nexp: 1e3\nquoted: \"2\"\nyes_word: yes\nnull_word: ~\nstr: 16Gi\nhex: 0x10\n",
+      "s.yaml");
   REQUIRE(docs.ok());
   const auto& o = docs->front().object;
   CHECK(o["int"] == 2);

@@ -15,8 +15,9 @@ TEST_CASE("JSON deeper than the limit is refused before parsing", "[json]") {
 }
 
 TEST_CASE("brackets inside strings do not count toward depth", "[json]") {
-  auto parsed = parse_json(R"({"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"]"})",
-                           JsonLimits{1 << 20, 2});
+  auto parsed =
+      parse_json(R"({"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"]"})",
+                 JsonLimits{1 << 20, 2});
   CHECK(parsed.ok());
 }
 

@@ -17,14 +17,39 @@ Quantity q(const char* text) {
 }  // namespace
 
 TEST_CASE("every quantity form Kubernetes accepts parses to its canonical string", "[quantity]") {
-  // Canonical forms from apimachinery's quantity_test.go and the serialization rules in admission-protocol §5.4.
+  // Canonical forms from apimachinery's quantity_test.go and the serialization rules in admission-protocol
+  // §5.4.
   auto [input, canonical] = GENERATE(table<const char*, const char*>({
-      {"0", "0"},          {"500m", "500m"},   {"0.5", "500m"},     {"1.5", "1500m"},    {"1.08", "1080m"},
-      {"2", "2"},          {"2k", "2k"},       {"3000", "3k"},      {"1000M", "1G"},     {"16Gi", "16Gi"},
-      {"1024Mi", "1Gi"},   {"1.5Gi", "1536Mi"}, {"300Mi", "300Mi"}, {".001Ki", "1024m"}, {"1e3", "1e3"},
-      {"1000e-12", "1e-9"}, {"0.001T", "1G"},  {"12E", "12E"},      {"5", "5"},          {"1Ki", "1Ki"},
-      {"1024", "1024"},    {"100n", "100n"},   {"1u", "1u"},        {"+3", "3"},         {"-2Gi", "-2Gi"},
-      {"12e6", "12e6"},    {"5e-1", "500e-3"}, {"0.9n", "1n"},      {" 2 ", "2"},        {"7.", "7"},
+      {"0", "0"},
+      {"500m", "500m"},
+      {"0.5", "500m"},
+      {"1.5", "1500m"},
+      {"1.08", "1080m"},
+      {"2", "2"},
+      {"2k", "2k"},
+      {"3000", "3k"},
+      {"1000M", "1G"},
+      {"16Gi", "16Gi"},
+      {"1024Mi", "1Gi"},
+      {"1.5Gi", "1536Mi"},
+      {"300Mi", "300Mi"},
+      {".001Ki", "1024m"},
+      {"1e3", "1e3"},
+      {"1000e-12", "1e-9"},
+      {"0.001T", "1G"},
+      {"12E", "12E"},
+      {"5", "5"},
+      {"1Ki", "1Ki"},
+      {"1024", "1024"},
+      {"100n", "100n"},
+      {"1u", "1u"},
+      {"+3", "3"},
+      {"-2Gi", "-2Gi"},
+      {"12e6", "12e6"},
+      {"5e-1", "500e-3"},
+      {"0.9n", "1n"},
+      {" 2 ", "2"},
+      {"7.", "7"},
       {"8Ei", "9223372036854775807"},
   }));
   CAPTURE(input);
@@ -34,9 +59,8 @@ TEST_CASE("every quantity form Kubernetes accepts parses to its canonical string
 // "8", "500m", "32Gi" take a shortcut; the same value with ".0" (or a "+") takes the general path.
 TEST_CASE("the common short forms parse to what the general path gives", "[quantity]") {
   const std::string suffix = GENERATE(as<std::string>{}, "", "n", "u", "m", "k", "M", "G", "Ki", "Mi", "Gi");
-  for (const char* mantissa :
-       {"0", "1", "7", "8", "10", "500", "1000", "1024", "000000009", "100000000", "123456789", "999999999",
-        "1000000000", "9999999999"}) {
+  for (const char* mantissa : {"0", "1", "7", "8", "10", "500", "1000", "1024", "000000009", "100000000",
+                               "123456789", "999999999", "1000000000", "9999999999"}) {
     const std::string plain = std::string(mantissa) + suffix;
     CAPTURE(plain);
     const Quantity fast = q(plain.c_str());
@@ -51,12 +75,19 @@ TEST_CASE("the common short forms parse to what the general path gives", "[quant
 
 TEST_CASE("forms the shortcut does not take still parse or fail as before", "[quantity]") {
   const auto [input, canonical] = GENERATE(table<const char*, const char*>({
-      {"5Ti", "5Ti"}, {"2T", "2T"}, {"3P", "3P"}, {"1Ei", "1Ei"}, {"12E", "12E"}, {"0001k", "1k"},
-      {"1000000000Gi", "1000000000Gi"}, {"1e3", "1e3"},
+      {"5Ti", "5Ti"},
+      {"2T", "2T"},
+      {"3P", "3P"},
+      {"1Ei", "1Ei"},
+      {"12E", "12E"},
+      {"0001k", "1k"},
+      {"1000000000Gi", "1000000000Gi"},
+      {"1e3", "1e3"},
   }));
   CAPTURE(input);
   CHECK(q(input).to_string() == canonical);
-  for (const char* bad : {"1Xi", "1g", "1mi", "1 k", "1K", "1ki", "Gi", "1GiB", "1m1", "1-", "999999999999Gi"}) {
+  for (const char* bad :
+       {"1Xi", "1g", "1mi", "1 k", "1K", "1ki", "Gi", "1GiB", "1m1", "1-", "999999999999Gi"}) {
     CAPTURE(bad);
     CHECK_FALSE(Quantity::parse(bad));
   }
@@ -64,8 +95,14 @@ TEST_CASE("forms the shortcut does not take still parse or fail as before", "[qu
 
 TEST_CASE("equal values written differently compare equal", "[quantity]") {
   auto [a, b] = GENERATE(table<const char*, const char*>({
-      {"0.5", "500m"}, {"1Ki", "1024"}, {"1e3", "1k"}, {"1Gi", "1073741824"}, {"1", "1000m"}, {"0", "0Gi"},
-      {"1.5Gi", "1536Mi"}, {"3", "3000m"},
+      {"0.5", "500m"},
+      {"1Ki", "1024"},
+      {"1e3", "1k"},
+      {"1Gi", "1073741824"},
+      {"1", "1000m"},
+      {"0", "0Gi"},
+      {"1.5Gi", "1536Mi"},
+      {"3", "3000m"},
   }));
   CAPTURE(a, b);
   CHECK(q(a) == q(b));
@@ -92,7 +129,13 @@ TEST_CASE("arithmetic has no floating-point error", "[quantity]") {
 
 TEST_CASE("whole-unit checks follow the API server's integer rule", "[quantity]") {
   auto [text, whole] = GENERATE(table<const char*, bool>({
-      {"3", true}, {"3000m", true}, {"3Ki", true}, {"0.5", false}, {"1500m", false}, {"0", true}, {"1n", false},
+      {"3", true},
+      {"3000m", true},
+      {"3Ki", true},
+      {"0.5", false},
+      {"1500m", false},
+      {"0", true},
+      {"1n", false},
   }));
   CAPTURE(text);
   CHECK(q(text).is_whole() == whole);

@@ -14,7 +14,9 @@ TEST_CASE("tolerations match taints with Kubernetes' semantics", "[scheduling]")
       {"Exists on the key matches any value", {"nvidia.com/gpu", "Exists", "", "NoSchedule", {}}, true},
       {"Equal with the same value matches", {"nvidia.com/gpu", "Equal", "present", "NoSchedule", {}}, true},
       {"an empty operator means Equal", {"nvidia.com/gpu", "", "present", "", {}}, true},
-      {"Equal with another value does not match", {"nvidia.com/gpu", "Equal", "absent", "NoSchedule", {}}, false},
+      {"Equal with another value does not match",
+       {"nvidia.com/gpu", "Equal", "absent", "NoSchedule", {}},
+       false},
       {"an empty effect matches every effect", {"nvidia.com/gpu", "Exists", "", "", {}}, true},
       {"another effect does not match", {"nvidia.com/gpu", "Exists", "", "NoExecute", {}}, false},
       {"an empty key with Exists matches every taint", {"", "Exists", "", "", {}}, true},
@@ -53,12 +55,14 @@ TEST_CASE("required node affinity ORs terms and ANDs expressions", "[scheduling]
   node.name = "gpu-node-1";
   node.labels = {{"gpu", "a100"}, {"zone", "a"}};
   const auto pod_with = [](const std::string& affinity_yaml) {
-    auto pod = gpuadmit::k8s::parse_pod(gpuadmit::test::yaml("spec:\n  containers: [{name: a}]\n" + affinity_yaml));
+    auto pod =
+        gpuadmit::k8s::parse_pod(gpuadmit::test::yaml("spec:\n  containers: [{name: a}]\n" + affinity_yaml));
     REQUIRE(pod.ok());
     return *pod;
   };
   const std::string prefix =
-      "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n";
+      "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        "
+      "nodeSelectorTerms:\n";
   CHECK(gpuadmit::k8s::node_selector_matches(
       pod_with(prefix + "        - matchExpressions: [{key: gpu, operator: In, values: [t4]}]\n"
                         "        - matchExpressions: [{key: gpu, operator: In, values: [a100]}]\n"),
@@ -69,7 +73,9 @@ TEST_CASE("required node affinity ORs terms and ANDs expressions", "[scheduling]
       node));
   CHECK_FALSE(gpuadmit::k8s::node_selector_matches(pod_with(prefix + "        - {}\n"), node));
   CHECK(gpuadmit::k8s::node_selector_matches(
-      pod_with(prefix + "        - matchFields: [{key: metadata.name, operator: In, values: [gpu-node-1]}]\n"), node));
+      pod_with(prefix +
+               "        - matchFields: [{key: metadata.name, operator: In, values: [gpu-node-1]}]\n"),
+      node));
   CHECK_FALSE(gpuadmit::k8s::node_selector_matches(pod_with("  nodeSelector: {gpu: t4}\n"), node));
   CHECK(gpuadmit::k8s::node_selector_matches(pod_with("  nodeSelector: {gpu: a100}\n"), node));
 }

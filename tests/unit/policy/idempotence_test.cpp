@@ -11,7 +11,8 @@ using gpuadmit::policy::Mode;
 TEST_CASE("mutation is idempotent for every pod fixture", "[idempotence]") {
   const gpuadmit::policy::RuleSet rules;
   std::size_t checked = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(GPUADMIT_FIXTURES_DIR) + "/pods")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(GPUADMIT_FIXTURES_DIR) + "/pods")) {
     INFO(entry.path().string());
     const nlohmann::json original = gpuadmit::test::yaml(gpuadmit::test::read_text(entry.path().string()));
     auto once = gpuadmit::policy::evaluate({original, "ml-team", Mode::kMutate}, rules);
