@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <exception>
+#include <memory>
 
 namespace gpuadmit::server {
 namespace {
@@ -94,14 +95,13 @@ Handler ready_handler(const Readiness& readiness) {
 }
 
 Handler metrics_handler(const Metrics& metrics, JsonLog log, std::function<std::string()> extra) {
-  return [&metrics, log = std::move(log), extra = std::move(extra)](const Request&) {
+  auto dropped = std::make_shared<const SampledCounter>(
+      "gpuadmit_log_lines_dropped_total",
+      "Log lines dropped because stdout was not read fast enough (reviews never wait for the log).",
+      [log = std::move(log)] { return log.dropped_lines(); });
+  return [&metrics, dropped = std::move(dropped), extra = std::move(extra)](const Request&) {
     std::string body = metrics.render();
-    body +=
-        "# HELP gpuadmit_log_lines_dropped_total Log lines dropped because stdout was not read fast enough "
-        "(reviews never wait for the log).\n"
-        "# TYPE gpuadmit_log_lines_dropped_total counter\n"
-        "gpuadmit_log_lines_dropped_total " +
-        std::to_string(log.dropped_lines()) + "\n";
+    dropped->render(body);
     if (extra) body += extra();
     return Response{200, std::string(kPrometheusContentType), std::move(body), {}};
   };

@@ -164,6 +164,11 @@ void Family<Metric>::render(std::string& out) const {
   }
 }
 
+void SampledCounter::render(std::string& out) const {
+  header(out, "counter");
+  out += series("", {}) + ' ' + std::to_string(read_()) + '\n';
+}
+
 template class Family<Counter>;
 template class Family<Gauge>;
 template class Family<Histogram>;

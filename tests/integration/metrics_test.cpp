@@ -35,6 +35,21 @@ TEST_CASE("histograms render cumulative buckets, +Inf, sum and count") {
         "latency_seconds_count{endpoint=\"mutate\"} 4\n");
 }
 
+TEST_CASE("a sampled counter renders the value its function returns at each scrape") {
+  std::uint64_t value = 0;
+  const SampledCounter counter("lines_dropped_total", "Lines dropped.", [&value] { return value; });
+  std::string first;
+  counter.render(first);
+  value = 42;
+  std::string second;
+  counter.render(second);
+  CHECK(first ==
+        "# HELP lines_dropped_total Lines dropped.\n"
+        "# TYPE lines_dropped_total counter\n"
+        "lines_dropped_total 0\n");
+  CHECK_THAT(second, Catch::EndsWith("\nlines_dropped_total 42\n"));
+}
+
 TEST_CASE("the webhook's metrics start at zero for every known series") {
   const Metrics metrics("1.2.3");
   const std::string text = metrics.render();

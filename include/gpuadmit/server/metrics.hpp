@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -95,6 +96,19 @@ class Family final : public FamilyBase {
   std::span<const double> buckets_;  // histograms only; points at static storage
   mutable std::mutex mutex_;
   std::map<std::vector<std::string>, std::unique_ptr<Metric>> children_;
+};
+
+// An unlabelled counter whose value is read at scrape time, for counts kept outside Metrics (the
+// LogWriter's dropped lines: the writer exists before Metrics does, to log start-up errors).
+class SampledCounter final : public FamilyBase {
+ public:
+  SampledCounter(std::string name, std::string help, std::function<std::uint64_t()> read)
+      : FamilyBase(std::move(name), std::move(help), {}), read_(std::move(read)) {}
+
+  void render(std::string& out) const override;
+
+ private:
+  std::function<std::uint64_t()> read_;
 };
 
 // Everything the webhook reports on /metrics.
