@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <csignal>
 #include <map>
 #include <string>
 #include <thread>
@@ -40,11 +41,19 @@ class Pipe {
     if (reader_.joinable()) {
       reader_.join();
     }
-    ::close(read_end_);
+    if (read_end_ >= 0) {
+      ::close(read_end_);
+    }
   }
   [[nodiscard]] int write_end() const { return write_end_; }
+  // The reader is gone for good: writes fail with EPIPE (SIGPIPE must be ignored, as `gpuadmit serve` does).
+  void close_read_end() {
+    ::close(read_end_);
+    read_end_ = -1;
+  }
   // Reads everything from now until the write end is closed.
   void start_reading() {
+    REQUIRE(read_end_ >= 0);
     reader_ = std::thread([this] {
       std::array<char, 65536> buffer{};
       for (ssize_t n = 0; (n = ::read(read_end_, buffer.data(), buffer.size())) > 0;) {
@@ -191,6 +200,38 @@ TEST_CASE("stop gives up on a stalled reader at its deadline; what was buffered 
   const std::vector<nlohmann::json> lines = parse_lines(pipe.finish());
   CHECK(lines.size() == std::size_t{kLines});
   CHECK(announced_drops(lines) == 0);  // after stop there is no one left to announce it; the metric has it
+}
+
+// SIGPIPE ignored for one test's lifetime, as `gpuadmit serve` ignores it for good.
+class IgnoreSigpipe {
+ public:
+  IgnoreSigpipe() : previous_(std::signal(SIGPIPE, SIG_IGN)) {}
+  IgnoreSigpipe(const IgnoreSigpipe&) = delete;
+  IgnoreSigpipe& operator=(const IgnoreSigpipe&) = delete;
+  IgnoreSigpipe(IgnoreSigpipe&&) = delete;
+  IgnoreSigpipe& operator=(IgnoreSigpipe&&) = delete;
+  ~IgnoreSigpipe() { static_cast<void>(std::signal(SIGPIPE, previous_)); }
+
+ private:
+  void (*previous_)(int);
+};
+
+TEST_CASE("when the reader is gone, every line is counted as dropped and nothing waits for it") {
+  const IgnoreSigpipe ignore;
+  Pipe pipe;
+  pipe.close_read_end();
+  auto writer = std::make_shared<LogWriter>(pipe.write_end());
+  const JsonLog log = JsonLog::to_writer(writer, spdlog::level::info);
+  constexpr int kLines = 1'000;
+  for (int n = 0; n < kLines; ++n) {
+    log.write(LogLine(spdlog::level::info, "line").add("n", std::int64_t{n}));
+    if (n == kLines / 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // lets a batch fail before the rest arrive
+    }
+  }
+  REQUIRE(writer->stop(std::chrono::seconds(10)));
+  // The notice of what was lost is not attempted: it would fail the same way. The metric has the count.
+  CHECK(writer->dropped() == std::uint64_t{kLines});
 }
 
 }  // namespace
