@@ -1,5 +1,6 @@
 #include "gpuadmit/server/log_writer.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -26,9 +27,8 @@ struct LogWriter::State {
   std::condition_variable wake;      // the thread: lines, drops to announce, or stop
   std::condition_variable finished;  // stop(): the thread is done
   std::string pending;               // whole lines, each ending in '\n'
-  std::uint64_t pending_lines = 0;
-  std::uint64_t unannounced = 0;  // dropped lines the log has not yet been told about
-  bool busy = false;              // the thread is writing a batch or gathering the next: no need to wake it
+  std::uint64_t unannounced = 0;     // dropped lines the log has not yet been told about
+  bool busy = false;  // the thread is writing a batch or gathering the next: no need to wake it
   bool stopping = false;
   bool done = false;
   std::atomic<std::uint64_t> dropped{0};
@@ -43,19 +43,25 @@ struct LogWriter::State {
 
 namespace {
 
-// The whole buffer, or false when the reader is gone (EPIPE with SIGPIPE ignored, a closed descriptor).
-bool write_all(int fd, std::string_view data) {
+// Writes all of `data` and returns what is left: empty, unless the reader is gone (EPIPE with SIGPIPE
+// ignored, a closed descriptor).
+std::string_view write_all(int fd, std::string_view data) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) {
         continue;
       }
-      return false;
+      break;
     }
     data.remove_prefix(static_cast<std::size_t>(n));
   }
-  return true;
+  return data;
+}
+
+// Lines not (wholly) written: every line ends in '\n', so a torn line still counts.
+std::uint64_t lines_in(std::string_view unwritten) {
+  return static_cast<std::uint64_t>(std::count(unwritten.begin(), unwritten.end(), '\n'));
 }
 
 std::string drop_notice(std::uint64_t lines) {
@@ -81,15 +87,14 @@ void LogWriter::run(const std::shared_ptr<State>& s) {
     const std::uint64_t unannounced = std::exchange(s->unannounced, 0);
     batch.swap(s->pending);  // the lines leave without a copy; the old batch's room takes new lines
     s->pending.clear();
-    const std::uint64_t lines = std::exchange(s->pending_lines, 0);
     s->busy = true;
     lock.unlock();
-    const bool written =
-        (unannounced == 0 || write_all(s->fd, drop_notice(unannounced))) && write_all(s->fd, batch);
+    const bool notice_written = unannounced == 0 || write_all(s->fd, drop_notice(unannounced)).empty();
+    const std::uint64_t lost = lines_in(notice_written ? write_all(s->fd, batch) : batch);
     lock.lock();
     // Not announced: with the reader gone, the announcement would fail the same way.
-    if (!written) {
-      s->drop(lines, false);
+    if (lost > 0) {
+      s->drop(lost, false);
     }
     // Lines gather for a moment before the next write: at thousands of reviews a second that is one wake-up
     // and one write() per interval instead of one per line, each costing as much as the line itself.
@@ -133,7 +138,6 @@ void LogWriter::sink_it_(const spdlog::details::log_msg& msg) {
     s.drop(1, !s.stopping);
   } else {
     s.pending.append(formatted.data(), formatted.size());
-    ++s.pending_lines;
   }
   if (idle) {
     s.wake.notify_one();
