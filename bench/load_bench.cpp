@@ -2,9 +2,11 @@
 //
 // For each endpoint it measures
 //   1. throughput at saturation: K connections, each on its own thread, sending back to back;
-//   2. latency at half that rate: the same connections paced open-loop (latency counted from the scheduled
-//      send time, so a slow reply delays the measurement instead of hiding it), and beside it the same
-//      latency from the actual send and how late the idle load generator itself woke up (the host's floor).
+//   2. latency at half that rate: the same connections paced open-loop on one shared schedule, each send
+//      taken by whichever connection is free, as the API server's connection pool does (latency counted
+//      from the scheduled send time, so a slow reply delays the measurement instead of hiding it), and
+//      beside it the same latency from the actual send and how late the idle load generator itself woke up
+//      (the host's floor).
 // The endpoints are /mutate on a corpus of realistic AdmissionReviews, /validate on the same reviews after
 // our patch (what the API server sends it) and on the raw corpus, and /bench/constant, which answers a
 // fixed review without parsing anything: the transport's own ceiling. Results read as a ratio of the two
@@ -145,10 +147,10 @@ struct Phase {
   std::uint64_t failures = 0;
   double seconds = 0;
   double cpu_seconds = 0;  // the whole process (server and load generator), user + system
-  // Paced phases only. Response time counts from the scheduled send, so a slow reply that delays the next
-  // send is charged to the reply (no coordinated omission). It also charges the load generator's own late
-  // wake-ups, which on a shared virtual machine can be milliseconds at p99 with no load at all; `late_us`
-  // measures those alone (sends that woke late although the previous reply had already arrived), and
+  // Paced phases only. Response time counts from the scheduled send, so replies that keep every connection
+  // busy past a send's time are charged to that send (no coordinated omission). It also charges the load
+  // generator's own late wake-ups, which on a shared virtual machine can be milliseconds at p99 with no load
+  // at all; `late_us` measures those alone (sends whose connection was free before they were due), and
   // `sent_us` counts from the actual send: what a caller like the API server, which does not sleep before
   // it calls, would see.
   std::vector<double> latencies_us;
@@ -188,11 +190,16 @@ double process_cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-// K connections; rate 0 = as fast as possible, otherwise paced open-loop at `rate` requests/s in total.
+// K connections; rate 0 = as fast as possible, each connection sending back to back. Otherwise paced
+// open-loop at `rate` requests/s in total, on one shared schedule: send n is due at start + n / rate, and
+// whichever connection is free takes the next one due. So a request waits for a connection only when all K
+// are busy, as with the API server's connection pool (it sends each call on an idle connection, or opens
+// one), and never behind one slow reply while other connections sit idle.
 Phase run_phase(const std::function<HttpsClient()>& make_client, const std::string& target,
                 const std::vector<std::string>& corpus, const BenchOptions& options, double rate) {
   std::atomic<std::uint64_t> requests{0};
   std::atomic<std::uint64_t> failures{0};
+  std::atomic<std::uint64_t> tickets{0};  // paced phases: the next send on the schedule
   std::mutex mutex;
   Phase phase;
   std::vector<HttpsClient> clients;
@@ -205,24 +212,32 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
   const auto start = Clock::now() + 100ms;  // every thread starts together
   const double cpu_before = process_cpu_seconds();
   const auto end = start + options.duration;
+  const auto due = [&](std::uint64_t n) {
+    return start + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(static_cast<double>(n) / rate));
+  };
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(options.connections));
   for (int i = 0; i < options.connections; ++i) {
     threads.emplace_back([&, i] {
       HttpsClient& client = clients[static_cast<std::size_t>(i)];
       std::vector<double> local;
       std::vector<double> local_sent;
       std::vector<double> local_late;
-      auto previous_reply = start;
-      const auto interval = rate > 0 ? std::chrono::duration<double>(options.connections / rate) : 0s;
-      auto next = start + std::chrono::duration_cast<Clock::duration>(
-                              interval * (static_cast<double>(i) / options.connections));
-      std::size_t k = static_cast<std::size_t>(i);
+      auto k = static_cast<std::size_t>(i);
       std::this_thread::sleep_until(start);
       while (Clock::now() < end && requests.load(std::memory_order_relaxed) < options.max_requests) {
+        auto next = Clock::now();
+        bool idle = false;  // free before the send was due: any lateness is the host's, not a queue's
         if (rate > 0) {
+          const std::uint64_t n = tickets.fetch_add(1, std::memory_order_relaxed);
+          next = due(n);
+          if (next >= end) {
+            break;
+          }
+          k = static_cast<std::size_t>(n);
+          idle = Clock::now() < next;
           std::this_thread::sleep_until(next);
-        } else {
-          next = Clock::now();
         }
         const std::string& body = corpus[k++ % corpus.size()];
         const auto sent = Clock::now();
@@ -235,14 +250,10 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
           local.push_back(std::chrono::duration<double, std::micro>(done - next).count());
           if (rate > 0) {
             local_sent.push_back(std::chrono::duration<double, std::micro>(done - sent).count());
-            if (previous_reply <= next) {  // idle at the scheduled time: any lateness is the host's
+            if (idle) {
               local_late.push_back(std::chrono::duration<double, std::micro>(sent - next).count());
             }
           }
-        }
-        previous_reply = done;
-        if (rate > 0) {
-          next += std::chrono::duration_cast<Clock::duration>(interval);
         }
       }
       const std::lock_guard lock(mutex);
