@@ -125,6 +125,70 @@ TEST_CASE("a custom taint every GPU node carries is tolerated", "[cluster][toler
           R"({"key": "example.com/gpu-pool", "operator": "Equal", "value": "ml", "effect": "NoSchedule"})"));
 }
 
+TEST_CASE("gpu-tolerations weighs a taint by the usable nodes that carry it, every node of a pool counted",
+          "[cluster][tolerations]") {
+  struct NodeSpec {
+    std::vector<std::string> taints;  // key=value, all NoSchedule
+    bool cordoned = false;
+    bool ready = true;
+  };
+  struct Case {
+    const char* what;
+    std::vector<NodeSpec> nodes;
+    std::vector<std::string> tolerated;  // key=value
+  };
+  const std::vector<Case> cases{
+      {"a taint on three identical nodes of four reserves them, and stays untolerated",
+       {{{"gpu=present", "pool=ml"}},
+        {{"gpu=present", "pool=ml"}},
+        {{"gpu=present", "pool=ml"}},
+        {{"gpu=present"}}},
+       {"gpu=present"}},
+      {"a taint on every node of an identical pool is tolerated",
+       {{{"pool=ml"}}, {{"pool=ml"}}, {{"pool=ml"}}},
+       {"pool=ml"}},
+      {"a cordoned node without the taint does not count",
+       {{{"pool=ml"}}, {{"pool=ml"}}, {{}, true}},
+       {"pool=ml"}},
+      {"a node that is not ready does not count",
+       {{{"pool=ml"}}, {{"pool=ml"}}, {{}, false, false}},
+       {"pool=ml"}},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.what) {
+      json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
+      for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+        json taints = json::array();
+        for (const std::string& t : c.nodes[i].taints) {
+          taints.push_back({{"key", t.substr(0, t.find('='))},
+                            {"value", t.substr(t.find('=') + 1)},
+                            {"effect", "NoSchedule"}});
+        }
+        list["items"].push_back(
+            {{"apiVersion", "v1"},
+             {"kind", "Node"},
+             {"metadata",
+              {{"name", "gpu-" + std::to_string(i)},
+               {"labels", {{"kubernetes.io/hostname", "gpu-" + std::to_string(i)}}}}},
+             {"spec", {{"taints", taints}, {"unschedulable", c.nodes[i].cordoned}}},
+             {"status",
+              {{"allocatable", {{"cpu", "64"}, {"memory", "512Gi"}, {"nvidia.com/gpu", "8"}}},
+               {"conditions", {{{"type", "Ready"}, {"status", c.nodes[i].ready ? "True" : "False"}}}}}}});
+      }
+      auto snapshot = gpuadmit::policy::snapshot_from_list(list);
+      REQUIRE(snapshot.ok());
+      const ClusterView view{std::make_shared<const gpuadmit::policy::ClusterSnapshot>(std::move(*snapshot)),
+                             false, 0};
+      const auto r = check(pod(gpus("1")), view);
+      std::vector<std::string> tolerated;
+      for (const json& t : r.fixed["spec"].value("tolerations", json::array())) {
+        tolerated.push_back(t["key"].get<std::string>() + "=" + t["value"].get<std::string>());
+      }
+      CHECK(tolerated == c.tolerated);
+    }
+  }
+}
+
 TEST_CASE("gpu-type adds required affinity on product values that exist", "[cluster][gpu-type]") {
   json object = pod(gpus("1"));
   object["metadata"]["annotations"] = {{"gpuadmit.io/gpu-type", "a100"}};
