@@ -67,32 +67,41 @@ std::vector<k8s::Toleration> wanted_tolerations(const RuleContext& ctx) {
   for (const k8s::Container& c : ctx.pod().containers) {
     for (const auto& [name, q] : c.resources.limits) {
       if (!ctx.rules().is_gpu_resource(name) || !(q > k8s::Quantity{})) continue;
-      const auto nodes = cluster->nodes_by_resource.find(name);
-      if (nodes == cluster->nodes_by_resource.end()) continue;
-      std::vector<const k8s::Node*> usable;
-      for (const std::size_t i : nodes->second) {
-        if (!cluster->nodes[i].unschedulable && cluster->nodes[i].ready) usable.push_back(&cluster->nodes[i]);
+      const auto groups = cluster->groups_by_resource.find(name);
+      if (groups == cluster->groups_by_resource.end()) {
+        continue;
       }
-      // How many of these nodes carry each taint: one pass, not a scan of every node per taint (that was
-      // nodes² comparisons, about 0.4 s per pod at 5,000 GPU nodes).
+      // How many usable nodes carry each taint, one group at a time: the nodes of a group share their taints,
+      // cordon and readiness, so 5,000 nodes are a handful of representatives (a scan of every node cost
+      // some 200 µs per pod at 5,000 GPU nodes; of every node per taint, 0.4 s).
+      std::size_t usable = 0;
       std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::size_t, const k8s::Taint*>>
           counts;
-      for (const k8s::Node* node : usable) {
-        for (std::size_t j = 0; j < node->taints.size(); ++j) {
-          const k8s::Taint& t = node->taints[j];
-          if (!k8s::blocks_scheduling(t) || is_system_taint(t)) continue;
+      for (const ClusterSnapshot::NodeGroup& group : groups->second) {
+        const k8s::Node& node = cluster->nodes[group.first];
+        if (node.unschedulable || !node.ready) {
+          continue;
+        }
+        usable += group.count;
+        for (std::size_t j = 0; j < node.taints.size(); ++j) {
+          const k8s::Taint& t = node.taints[j];
+          if (!k8s::blocks_scheduling(t) || is_system_taint(t)) {
+            continue;
+          }
           // The API server refuses duplicate taints, but count a node once even if a fake one repeats it.
-          if (std::find(node->taints.begin(), node->taints.begin() + static_cast<std::ptrdiff_t>(j), t) !=
-              node->taints.begin() + static_cast<std::ptrdiff_t>(j)) {
+          if (std::find(node.taints.begin(), node.taints.begin() + static_cast<std::ptrdiff_t>(j), t) !=
+              node.taints.begin() + static_cast<std::ptrdiff_t>(j)) {
             continue;
           }
           auto& entry = counts[std::tie(t.key, t.value, t.effect)];
-          ++entry.first;
+          entry.first += group.count;
           entry.second = &t;
         }
       }
       for (const auto& [key, entry] : counts) {
-        if (entry.first == usable.size() || policy_key(entry.second->key)) add(*entry.second);
+        if (entry.first == usable || policy_key(entry.second->key)) {
+          add(*entry.second);
+        }
       }
     }
   }
