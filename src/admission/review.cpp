@@ -178,6 +178,14 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
 
   Response response;
   const k8s::JsonValue* object_it = object_member(request, "object");
+  // The policy dispatches on the object's own kind; one that disagrees with request.kind is no review the
+  // API server sends, and judging by either kind could pass the other unjudged.
+  if (const std::string_view object_kind =
+          object_it != nullptr ? k8s::string_member(*object_it, "kind") : std::string_view();
+      !object_kind.empty() && object_kind != out.kind) {
+    return malformed(std::move(out), "request.kind is " + out.kind + " but request.object.kind is " +
+                                         std::string(object_kind));
+  }
   const std::string_view group = kind != nullptr ? k8s::string_member(*kind, "group") : std::string_view();
   const bool workload = rules.workload_of(group, out.kind) != nullptr;
   const bool core_kind = group.empty() && (out.kind == "Pod" || out.kind == "PersistentVolumeClaim");

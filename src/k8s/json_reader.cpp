@@ -7,14 +7,18 @@
 //
 // It accepts exactly what nlohmann accepts, with the same values: non-negative integers become unsigned,
 // negative ones signed, integers too large for 64 bits become doubles, duplicate keys keep the last value,
-// strings must be valid UTF-8 and \u escapes must pair surrogates. One difference: a number whose magnitude
-// is beyond a double (1e400) is an error here, where nlohmann would store infinity and later print null.
+// strings must be valid UTF-8 and \u escapes must pair surrogates, a number beyond a double (1e400) is an
+// error and one that underflows is what strtod gives. Two differences, both outside RFC 8259 and never sent
+// by the API server: nlohmann skips a leading byte order mark and stops reading at a NUL byte; here both
+// are errors.
 #include "json_reader.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -693,7 +697,15 @@ class JsonBuilder {
     }
     double d = 0;
     const auto [end, ec] = std::from_chars(start, p_, d);
-    if (ec != std::errc() || end != p_) {
+    if (ec == std::errc::result_out_of_range && end == p_) {
+      // Overflow is an error, as in nlohmann; underflow keeps what strtod gives, as nlohmann does (0 or the
+      // nearest subnormal). Rare, so the copy strtod needs for its terminator costs nothing that matters.
+      const std::string copy(start, p_);
+      d = std::strtod(copy.c_str(), nullptr);
+      if (std::isinf(d)) {
+        return fail("number out of range");
+      }
+    } else if (ec != std::errc() || end != p_) {
       return fail("number out of range");
     }
     out->type_ = JsonType::kFloat;

@@ -249,27 +249,40 @@ double Quantity::approx() const noexcept {
   return static_cast<double>(nanos_) / 1e9;
 }
 
+Quantity Quantity::saturated(Int nanos, Format format) noexcept {
+  const Int bound = format == Format::kBinarySI ? kBinaryCapNanos : kMaxNanos;
+  return {std::clamp(nanos, -bound, bound), format};
+}
+
+// Operands are within 10^30 nanos (about 2^100), so sums fit an __int128; products are checked.
 Quantity& Quantity::operator+=(const Quantity& other) noexcept {
-  nanos_ += other.nanos_;
+  *this = saturated(nanos_ + other.nanos_, format_);
   return *this;
 }
 
 Quantity& Quantity::operator-=(const Quantity& other) noexcept {
-  nanos_ -= other.nanos_;
+  *this = saturated(nanos_ - other.nanos_, format_);
   return *this;
 }
 
 Quantity Quantity::times(std::int64_t factor) const noexcept {
-  return {nanos_ * factor, format_};
+  Int product = 0;
+  if (__builtin_mul_overflow(nanos_, Int{factor}, &product)) {
+    product = (nanos_ < 0) == (factor < 0) ? kMaxNanos : -kMaxNanos;
+  }
+  return saturated(product, format_);
 }
 
 Quantity Quantity::scaled_ceil_units(std::int64_t numerator, std::int64_t denominator) const noexcept {
   if (denominator <= 0) return *this;
-  const Int product = nanos_ * numerator;
+  Int product = 0;
+  if (__builtin_mul_overflow(nanos_, Int{numerator}, &product)) {
+    return saturated((nanos_ < 0) == (numerator < 0) ? kMaxNanos : -kMaxNanos, format_);
+  }
   const Int unit_denominator = Int{denominator} * kNanosPerUnit;
   Int units = product / unit_denominator;
   if (product % unit_denominator != 0 && product > 0) ++units;
-  return {units * kNanosPerUnit, format_};
+  return saturated(units * kNanosPerUnit, format_);
 }
 
 std::string Quantity::to_string() const {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 
 namespace gpuadmit::policy {
 
@@ -85,14 +86,25 @@ std::int64_t RuleContext::gpu_units(const k8s::Container& c) const {
   return container_gpus_[static_cast<std::size_t>(&c - containers.data())];
 }
 
+namespace {
+
+// GPU counts are sums of quantities a request may set near int64's limit: they stop there, not wrap.
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
+}
+
+}  // namespace
+
 std::int64_t RuleContext::count_gpu_units(const k8s::Container& c) const {
   std::int64_t total = 0;
   for (const auto& [name, limit] : c.resources.limits) {
-    if (rules_.is_gpu_resource(name) && limit > k8s::Quantity{}) total += limit.units_ceil();
+    if (rules_.is_gpu_resource(name) && limit > k8s::Quantity{})
+      total = saturating_add(total, limit.units_ceil());
   }
   for (const auto& [name, request] : c.resources.requests) {
     if (rules_.is_gpu_resource(name) && !c.resources.limits.contains(name) && request > k8s::Quantity{}) {
-      total += request.units_ceil();
+      total = saturating_add(total, request.units_ceil());
     }
   }
   return total;
@@ -101,7 +113,7 @@ std::int64_t RuleContext::count_gpu_units(const k8s::Container& c) const {
 std::int64_t RuleContext::gpu_units() const {
   std::int64_t total = 0;
   for (const k8s::Container& c : pod_.containers) {
-    if (c.kind != k8s::ContainerKind::kInit) total += gpu_units(c);
+    if (c.kind != k8s::ContainerKind::kInit) total = saturating_add(total, gpu_units(c));
   }
   return total;
 }

@@ -51,7 +51,9 @@ class Quantity {
   [[nodiscard]] double approx() const noexcept;
   [[nodiscard]] Format format() const noexcept { return format_; }
 
-  // Exact arithmetic; the result keeps the left operand's format.
+  // Exact arithmetic; the result keeps the left operand's format. A result beyond what parse accepts for
+  // that format (10^21 units, or 2^63-1 units for binary suffixes) saturates at that bound, so it still
+  // prints as a quantity that parses back to itself.
   Quantity& operator+=(const Quantity& other) noexcept;
   Quantity& operator-=(const Quantity& other) noexcept;
   friend Quantity operator+(Quantity a, const Quantity& b) noexcept { return a += b; }
@@ -69,6 +71,7 @@ class Quantity {
  private:
   constexpr Quantity(Int128 nanos, Format format) : nanos_(nanos), format_(format) {}
   static std::optional<Quantity> parse_plain(std::string_view text) noexcept;
+  static Quantity saturated(Int128 nanos, Format format) noexcept;
 
   Int128 nanos_ = 0;
   Format format_ = Format::kDecimalSI;

@@ -164,9 +164,12 @@ std::optional<double> bytes_per_parameter(std::string_view precision) {
 }
 
 // Rounds bytes up to a whole GiB so the figure reads well and can be pasted into a manifest.
+// Annotations bound the estimate to about 10^21 bytes (a quantity's range), so the count of GiB fits an
+// int64; the multiplication by 2^30 saturates at the range of a binary quantity.
 k8s::Quantity gib_ceil(double bytes) {
-  const auto gib = static_cast<std::int64_t>(std::ceil(bytes / static_cast<double>(1LL << 30)));
-  return k8s::Quantity::from_units(gib << 30, k8s::Quantity::Format::kBinarySI);
+  const auto gib =
+      static_cast<std::int64_t>(std::ceil(std::min(bytes, 1e22) / static_cast<double>(1LL << 30)));
+  return k8s::Quantity::from_units(gib, k8s::Quantity::Format::kBinarySI).times(std::int64_t{1} << 30);
 }
 
 const std::string* annotation(const k8s::Pod& pod, std::string_view key) {

@@ -2,6 +2,7 @@
 // DataLoader workers pass every batch through shared memory: with the default they die with "bus error" or
 // "unable to write to file </torch_...>" a few minutes into training.
 #include <algorithm>
+#include <limits>
 
 #include "../rule_context.hpp"
 
@@ -42,9 +43,11 @@ k8s::Quantity wanted_size(const RuleContext& ctx, const std::vector<const k8s::C
     if (const auto it = c->resources.limits.find("memory"); it != c->resources.limits.end())
       total += it->second;
   }
-  std::int64_t bytes = total.scaled_ceil_units(cfg.percent_of_memory, 100).units_ceil();
   constexpr std::int64_t kMi = 1LL << 20;
   constexpr std::int64_t kGi = 1LL << 30;
+  // Room for the round-up below: a share near int64's limit (memory: 100E) would overflow it.
+  std::int64_t bytes = std::min(total.scaled_ceil_units(cfg.percent_of_memory, 100).units_ceil(),
+                                std::numeric_limits<std::int64_t>::max() - kGi);
   const std::int64_t unit = bytes >= kGi ? kGi : kMi;
   bytes = (bytes + unit - 1) / unit * unit;
   k8s::Quantity size = k8s::Quantity::from_units(bytes, k8s::Quantity::Format::kBinarySI);

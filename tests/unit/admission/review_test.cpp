@@ -136,9 +136,10 @@ TEST_CASE("objects gpuadmit does not judge pass untouched", "[review]") {
       {"CONNECT", "Pod"},
   }));
   CAPTURE(operation, kind);
-  const auto outcome = review(gpuadmit::test::admission_review(
-                                  gpuadmit::test::fixture("pods/fractional-gpu.yaml"), "u", operation, kind),
-                              Endpoint::kValidate, kRules);
+  json object = gpuadmit::test::fixture("pods/fractional-gpu.yaml");
+  object["kind"] = kind;  // the API server sends the object of the kind it names
+  const auto outcome =
+      review(gpuadmit::test::admission_review(object, "u", operation, kind), Endpoint::kValidate, kRules);
   const json r = response_of(outcome);
   CHECK(r["response"]["allowed"] == true);
   CHECK(r["response"]["uid"] == "u");
@@ -304,8 +305,9 @@ TEST_CASE("workloads are judged on CREATE and UPDATE through their templates", "
                                                                       {"apps", "Deployment", "DELETE"},
                                                                       {"", "Service", "CREATE"}}) {
     CAPTURE(group, kind, operation);
-    const auto passed =
-        review(workload_review(deployment, group, kind, operation), Endpoint::kMutate, kRules);
+    json object = deployment;
+    object["kind"] = kind;  // the API server sends the object of the kind it names
+    const auto passed = review(workload_review(object, group, kind, operation), Endpoint::kMutate, kRules);
     CHECK(passed.verdict == Verdict::kAllowed);
     CHECK_FALSE(response_of(passed)["response"].contains("patch"));
   }

@@ -118,6 +118,8 @@ TEST_CASE("every JSON fixture reads as nlohmann reads it, or is deeper than the 
   const JsonLimits limits{1 << 24, 128};
   for (const auto& entry : std::filesystem::recursive_directory_iterator(GPUADMIT_FIXTURES_DIR)) {
     if (entry.path().extension() != ".json") continue;
+    // Saved fuzz inputs include the stated differences (BOM, NUL); fuzz_regressions_test checks those.
+    if (entry.path().parent_path().parent_path().filename() == "fuzz") continue;
     std::ifstream in(entry.path(), std::ios::binary);
     const std::string text{std::istreambuf_iterator<char>(in), {}};
     CAPTURE(entry.path().string());

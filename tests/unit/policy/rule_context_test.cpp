@@ -2,6 +2,8 @@
 // the typed pod changes: a fix that adds a GPU must be seen by the rules after it.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -75,4 +77,25 @@ TEST_CASE("a pod becomes a GPU pod when a fix gives it its first GPU", "[rules]"
   ctx.edit(container_part(ctx.pod().containers[0], "resources"))["limits"]["nvidia.com/gpu"] = 1;
   REQUIRE(ctx.refresh().ok());
   CHECK(ctx.is_gpu_pod());
+}
+
+TEST_CASE("GPU counts that would overflow int64 saturate instead of wrapping", "[rules]") {
+  // Fuzz findings R-1: 2^63-1 nvidia.com/gpu plus 1 amd.com/gpu overflowed the sum (UB), and two such
+  // resources plus 3 wrapped to exactly 1 GPU in a release build.
+  Fixture fixture(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  containers:
+    - name: a
+      resources: {limits: {nvidia.com/gpu: "9223372036854775807", amd.com/gpu: "1"}}
+    - name: b
+      resources: {limits: {nvidia.com/gpu: "9223372036854775807", amd.com/gpu: "3"}}
+)");
+  RuleContext& ctx = fixture.ctx;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  CHECK(ctx.gpu_units(ctx.pod().containers[0]) == kMax);
+  CHECK(ctx.gpu_units(ctx.pod().containers[1]) == kMax);
+  CHECK(ctx.gpu_units() == kMax);
 }
