@@ -20,40 +20,11 @@ Result<ClusterObject> widen(Result<T> parsed) {
   return ClusterObject(std::move(*parsed));
 }
 
-bool same_meta(const k8s::ObjectMeta& a, const k8s::ObjectMeta& b) {
-  return a.name == b.name && a.generate_name == b.generate_name && a.namespace_ == b.namespace_ &&
-         a.labels == b.labels && a.annotations == b.annotations;
-}
-
-// A tripwire: a field added to one of these views must be compared below, or a change to it would never
-// reach the snapshot. Update same_view, then these sizes.
-static_assert(sizeof(k8s::Node) == 112, "k8s::Node changed: update same_view");
-static_assert(sizeof(k8s::ResourceQuota) == 112, "k8s::ResourceQuota changed: update same_view");
-static_assert(sizeof(k8s::StorageClass) == 72, "k8s::StorageClass changed: update same_view");
-static_assert(sizeof(k8s::PersistentVolumeClaim) == 272,
-              "k8s::PersistentVolumeClaim changed: update same_view");
-
-bool equal(const k8s::Node& a, const k8s::Node& b) {
-  return a.name == b.name && a.labels == b.labels && a.taints == b.taints && a.allocatable == b.allocatable &&
-         a.unschedulable == b.unschedulable && a.ready == b.ready;
-}
-bool equal(const k8s::ResourceQuota& a, const k8s::ResourceQuota& b) {
-  return a.namespace_ == b.namespace_ && a.name == b.name && a.hard == b.hard && a.used == b.used;
-}
-bool equal(const k8s::StorageClass& a, const k8s::StorageClass& b) {
-  return a.name == b.name && a.provisioner == b.provisioner && a.is_default == b.is_default;
-}
-bool equal(const k8s::PersistentVolumeClaim& a, const k8s::PersistentVolumeClaim& b) {
-  return same_meta(a.meta, b.meta) && a.storage_class == b.storage_class && a.request == b.request &&
-         a.phase == b.phase;
-}
-
 }  // namespace
 
 bool same_view(const ClusterObject& a, const ClusterObject& b) {
   if (a.index() != b.index()) return false;
-  return std::visit([&](const auto& left) { return equal(left, std::get<std::decay_t<decltype(left)>>(b)); },
-                    a);
+  return std::visit([&](const auto& left) { return left == std::get<std::decay_t<decltype(left)>>(b); }, a);
 }
 
 const KindInfo& info(Kind kind) noexcept {

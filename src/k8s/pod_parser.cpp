@@ -284,6 +284,17 @@ ObjectMeta parse_meta(const J& object, const Path& root) {
     meta.namespace_ = string_at(*m, "namespace", p);
     meta.labels = string_map(object_at(*m, "labels", p), p / "labels");
     meta.annotations = string_map(object_at(*m, "annotations", p), p / "annotations");
+    if (const J* owners = array_at(*m, "ownerReferences", p)) {
+      for (std::size_t i = 0; i < owners->size(); ++i) {
+        const Path owner_path = (p / "ownerReferences")[i];
+        const J& owner = (*owners)[i];
+        const std::string kind = string_at(owner, "kind", owner_path);
+        const J* controller = member(owner, "controller", owner_path);
+        if (controller == nullptr) continue;
+        if (!is_boolean(*controller)) fail(owner_path / "controller", "a boolean", *controller);
+        if (boolean(*controller)) meta.controller_kind = kind;
+      }
+    }
   }
   return meta;
 }

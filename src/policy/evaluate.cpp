@@ -30,8 +30,8 @@ constexpr std::array<RuleEntry, kRuleIds.size()> kRules{{
     {"guaranteed-qos", rule_guaranteed_qos},
     {"memory-floor", rule_memory_floor},
     {"shm-size", rule_shm_size},
+    {"gpu-type", rule_gpu_type},  // before gpu-tolerations, which tolerates the pool it steers to
     {"gpu-tolerations", rule_gpu_tolerations},
-    {"gpu-type", rule_gpu_type},
     {"cuda-driver", rule_cuda_driver},
     {"node-fit", rule_node_fit},
     {"gpu-quota", rule_gpu_quota},
@@ -162,9 +162,11 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
   auto pod = request.object.document() != nullptr ? k8s::parse_pod(*request.object.document())
                                                   : k8s::parse_pod(request.object.json());
   if (!pod) return pod.error();
-  // On CREATE the object may name no namespace (and a template never does): the request's is the one.
+  // On CREATE the object may name no namespace (and a template never does): the request's is the one. A
+  // template names no owner either: its controller is the request's.
   const auto with_namespace = [&](k8s::Pod p) {
     if (p.meta.namespace_.empty()) p.meta.namespace_ = request.namespace_;
+    if (!request.controller_kind.empty()) p.meta.controller_kind = request.controller_kind;
     return p;
   };
 
@@ -312,6 +314,14 @@ void merge(const TemplateSite& site, bool several, Decision&& from, Decision& in
   }
 }
 
+// The kind that owns the pods of a workload kind: a Deployment's pods belong to its ReplicaSet, a CronJob's
+// to its Job, and every other kind's to the workload itself.
+std::string pod_controller_kind(std::string_view workload_kind) {
+  if (workload_kind == "Deployment") return "ReplicaSet";
+  if (workload_kind == "CronJob") return "Job";
+  return std::string(workload_kind);
+}
+
 // Every pod template of the workload is judged as the pod it will become (the template's metadata and
 // spec), and what is found is reported against the template's own fields and patched there.
 Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules, const WorkloadKind& kind) {
@@ -336,6 +346,7 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
     Request sub{pod, request.namespace_, request.mode, request.cluster};
     sub.texts = request.texts;
     sub.replicas = site.replicas;
+    sub.controller_kind = pod_controller_kind(k8s::string_member(object, "kind"));
     auto result = evaluate_pod(sub, rules);
     if (!result) return make_error(site.field() + ": " + result.error().message);
     merge(site, sites.size() > 1, std::move(*result), decision);

@@ -148,6 +148,17 @@ Result<bool> checkpoint_claim_parse_check(const nlohmann::json& object);
 // it, app containers + sidecars), per resource, with requests defaulted from limits.
 k8s::ResourceList effective_requests(const k8s::Pod& pod);
 
+// Whether the pod's node selector or required affinity names single nodes (hostname label, metadata.name),
+// which node groups do not keep apart.
+bool names_nodes(const k8s::Pod& pod);
+// The pod's effective requests of GPU resources (positive amounts only).
+k8s::ResourceList gpu_requests(const RuleContext& ctx);
+// The node groups the pod's GPUs could run on: schedulable and Ready nodes that offer every GPU resource the
+// pod asks for, in the amount it asks, and match its node selector and required node affinity. Taints are
+// not applied (gpu-tolerations adds the GPU ones), nor cpu and memory (guaranteed-qos sizes them from these
+// nodes; node-fit then checks them). Empty without a cluster view or when no node qualifies.
+std::vector<ClusterSnapshot::NodeGroup> eligible_gpu_groups(const RuleContext& ctx);
+
 // ANDs `alternatives` (ORed terms, each a list of match expressions) into the required node affinity of
 // `affinity` (the spec's affinity member): every existing term becomes one term per alternative. Returns
 // false when every existing term already holds one of the alternatives (nothing to do: idempotence).

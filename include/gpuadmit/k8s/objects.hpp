@@ -93,6 +93,7 @@ struct ObjectMeta {
   std::string namespace_;
   StringMap labels;
   StringMap annotations;
+  std::string controller_kind;  // the kind of the ownerReference with controller: true ("DaemonSet"), if any
   bool operator==(const ObjectMeta&) const = default;
 };
 
@@ -117,6 +118,7 @@ struct Node {
   ResourceList allocatable;
   bool unschedulable = false;
   bool ready = true;
+  bool operator==(const Node&) const = default;
 };
 
 struct ResourceQuota {
@@ -124,12 +126,14 @@ struct ResourceQuota {
   std::string name;
   ResourceList hard;  // keys as in the API: "requests.nvidia.com/gpu", "limits.cpu", "cpu", "pods", …
   ResourceList used;
+  bool operator==(const ResourceQuota&) const = default;
 };
 
 struct StorageClass {
   std::string name;
   std::string provisioner;
   bool is_default = false;  // annotation storageclass.kubernetes.io/is-default-class: "true"
+  bool operator==(const StorageClass&) const = default;
 };
 
 struct PersistentVolumeClaim {
@@ -137,6 +141,7 @@ struct PersistentVolumeClaim {
   std::optional<std::string> storage_class;  // unset means "the default class"
   std::optional<Quantity> request;           // spec.resources.requests.storage
   std::string phase;
+  bool operator==(const PersistentVolumeClaim&) const = default;
 };
 
 // A display name for diagnostics: name, or generateName followed by '*', or "<unnamed>".

@@ -58,6 +58,9 @@ struct Request {
   const nlohmann::json* old_object = nullptr;
   // How many pods of this shape run at once (a workload's replicas or parallelism): gpu-quota multiplies.
   std::int64_t replicas = 1;
+  // For a workload's pod template: the kind of the controller that will create its pods ("DaemonSet"), as
+  // their ownerReferences will say. A pod's own ownerReferences say it for a pod.
+  std::string controller_kind = {};
   PatchForm patch_form = PatchForm::kJson;
   Texts texts = Texts::kAll;
 };

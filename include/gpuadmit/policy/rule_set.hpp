@@ -23,13 +23,9 @@ std::string_view to_string(Action action) noexcept;
 
 // Stable, user-facing rule ids, in evaluation order (mutations apply in this order on every invocation).
 inline constexpr std::array<std::string_view, 14> kRuleIds{
-    "gpu-intent",      "presets",
-    "gpu-whole-units", "gpu-limit-equals-request",
-    "guaranteed-qos",  "memory-floor",
-    "shm-size",        "gpu-tolerations",
-    "gpu-type",        "cuda-driver",
-    "node-fit",        "gpu-quota",
-    "checkpoint-pvc",  "stray-gpu-toleration",
+    "gpu-intent",   "presets",   "gpu-whole-units", "gpu-limit-equals-request", "guaranteed-qos",
+    "memory-floor", "shm-size",  "gpu-type",        "gpu-tolerations",          "cuda-driver",
+    "node-fit",     "gpu-quota", "checkpoint-pvc",  "stray-gpu-toleration",
 };
 
 // Rules that need the cluster view: skipped (and said so) when there is none.
@@ -191,7 +187,8 @@ struct RuleSet {
   // Exact names, or a prefix pattern ending in '*' ("nvidia.com/mig-*").
   std::vector<std::string> gpu_resources{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915",
                                          "habana.ai/gaudi", "nvidia.com/mig-*"};
-  std::vector<std::string> excluded_namespaces{"kube-system", "kube-node-lease"};
+  std::vector<std::string> excluded_namespaces{"kube-system", "kube-node-lease", "gpu-operator",
+                                               "nvidia-gpu-operator"};
 
   GpuIntent gpu_intent;
   GpuWholeUnits gpu_whole_units;

@@ -69,7 +69,10 @@ void rule_gpu_intent(RuleContext& ctx) {
     return;
   }
 
-  // No GPU at all: does anything say this pod wanted one?
+  // No GPU at all: does anything say this pod wanted one? Not a DaemonSet's pod: those are the GPU stack
+  // (device plugin, GPU operator, DCGM exporter) running CUDA images on purpose, and a GPU given to one
+  // would take a GPU on every node, or, for the device plugin, never schedule, so no node offers a GPU.
+  if (pod.meta.controller_kind == "DaemonSet") return;
   const k8s::Container* target = nullptr;
   std::string reason;
   std::string short_reason;

@@ -42,18 +42,6 @@ std::string selector_reason(const k8s::Pod& pod, const k8s::Node& node, const Cl
   return "not match the pod's required node affinity";
 }
 
-// Whether the pod's node selector or required affinity names single nodes (hostname label, metadata.name).
-bool names_nodes(const k8s::Pod& pod) {
-  if (pod.node_selector.contains("kubernetes.io/hostname")) return true;
-  return std::any_of(
-      pod.required_node_terms.begin(), pod.required_node_terms.end(), [](const k8s::NodeSelectorTerm& t) {
-        return !t.match_fields.empty() || std::any_of(t.match_expressions.begin(), t.match_expressions.end(),
-                                                      [](const k8s::NodeSelectorRequirement& r) {
-                                                        return r.key == "kubernetes.io/hostname";
-                                                      });
-      });
-}
-
 std::string plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }

@@ -1,6 +1,7 @@
 // guaranteed-qos and memory-floor: the two ways a GPU pod loses its memory (eviction, OOMKill).
 #include <array>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "../rule_context.hpp"
@@ -18,17 +19,77 @@ const k8s::Quantity* find(const k8s::ResourceList& list, std::string_view name) 
   return it == list.end() ? nullptr : &it->second;
 }
 
-// One container (or the pod-level stanza): fixes what the strategy allows, returns what it could not fix.
+// The node groups the pod could use (eligible_gpu_groups), for bounding what a fix writes. No cluster: no
+// view, so no size is chosen.
+struct Nodes {
+  std::vector<ClusterSnapshot::NodeGroup> groups;
+  const ClusterSnapshot* cluster = nullptr;
+
+  // The largest allocatable amount of `resource` on one of them: a raised request must fit there.
+  [[nodiscard]] std::optional<k8s::Quantity> largest(std::string_view resource) const {
+    std::optional<k8s::Quantity> out;
+    for (const ClusterSnapshot::NodeGroup& g : groups) {
+      const auto& allocatable = cluster->nodes[g.first].allocatable;
+      const auto it = allocatable.find(resource);
+      if (it != allocatable.end() && (!out || it->second > *out)) out = it->second;
+    }
+    return out;
+  }
+};
+
+// The default for `resource` of a stanza holding `gpus` GPUs: the policy's per-GPU figure, bounded by the
+// per-GPU share of the smallest node the pod could use less a tenth for the DaemonSet pods every node runs
+// (kube-proxy, logging, the device plugin), rounded down to 100m of cpu or a whole Gi of memory (Mi below
+// 1Gi). None when no node the pod could use is known.
+std::optional<k8s::Quantity> sized_default(const Nodes& nodes, std::string_view resource,
+                                           const k8s::Quantity& per_gpu, const std::string& gpu_resource,
+                                           std::int64_t gpus) {
+  using k8s::Int128;
+  std::optional<Int128> share;  // in milli-units
+  for (const ClusterSnapshot::NodeGroup& g : nodes.groups) {
+    const auto& allocatable = nodes.cluster->nodes[g.first].allocatable;
+    const auto have = allocatable.find(resource);
+    const auto node_gpus = allocatable.find(gpu_resource);
+    if (have == allocatable.end() || node_gpus == allocatable.end() || node_gpus->second.units_ceil() <= 0) {
+      continue;
+    }
+    const Int128 node_share =
+        Int128{have->second.milli_ceil()} * 9 / (Int128{10} * node_gpus->second.units_ceil());
+    if (!share || node_share < *share) share = node_share;
+  }
+  if (!share) return std::nullopt;
+  const bool is_cpu = resource == "cpu";
+  Int128 total = std::min(Int128{per_gpu.milli_ceil()}, *share) * gpus;
+  constexpr Int128 kMiMilli = Int128{1000} << 20;
+  constexpr Int128 kGiMilli = Int128{1000} << 30;
+  const Int128 step = is_cpu ? 100 : (total >= kGiMilli ? kGiMilli : kMiMilli);
+  total = std::min<Int128>(total / step * step, std::numeric_limits<std::int64_t>::max());
+  if (total <= 0) return std::nullopt;
+  return k8s::Quantity::from_milli(static_cast<std::int64_t>(total), is_cpu
+                                                                         ? k8s::Quantity::Format::kDecimalSI
+                                                                         : k8s::Quantity::Format::kBinarySI);
+}
+
+// What one stanza still lacks: `unfixed` under the rule's action; `held_back`, fixes gpuadmit chose not to
+// make because they could leave the pod fitting no node (the pod as written still schedules), as warnings.
+struct Shortfall {
+  std::vector<std::string> unfixed;
+  std::vector<std::string> held_back;
+  std::string held_back_summary;  // the first held-back fix, short enough for a kubectl Warning
+};
+
+// One container (or the pod-level stanza): fixes what the strategy allows and what cannot strand the pod.
 // `target` yields the resources stanza to edit; it is called only when there is something to fix, so a pod
 // already Guaranteed is never copied.
 // `c` is the container, or nullptr for the pod-level stanza; its name and field are written only when a fix
 // or a finding needs them.
 template <class Target>
-std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r,
-                                         const Target& target, const k8s::Container* c, std::int64_t gpus) {
+Shortfall make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, const Target& target,
+                          const k8s::Container* c, std::int64_t gpus, const Nodes& nodes,
+                          const std::string& gpu_resource) {
   const GuaranteedQos& cfg = ctx.rules().guaranteed_qos;
   const bool fix = cfg.action == Action::kEnforce && ctx.can_fix();
-  std::vector<std::string> unfixed;
+  Shortfall out;
   std::string who_text;
   std::string field_text;
   const auto who = [&]() -> const std::string& {
@@ -40,6 +101,7 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
     return field_text;
   };
   std::string defaulted;  // "cpu 8, memory 32Gi": what the policy defaults filled in, for one notice
+  bool bounded = false;   // a default was lowered to what the nodes hold
   for (const char* resource : kQosResources) {
     const k8s::Quantity* request = find(r.requests, resource);
     const k8s::Quantity* limit = find(r.limits, resource);
@@ -49,7 +111,7 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
     if (request != nullptr && limit == nullptr) {
       const std::string request_text = request->to_string();
       if (!fix) {
-        unfixed.push_back(res + " has a request (" + request_text + ") but no limit");
+        out.unfixed.push_back(res + " has a request (" + request_text + ") but no limit");
         continue;
       }
       target()["limits"][res] = request_text;
@@ -59,13 +121,34 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
     }
     if (request != nullptr && limit != nullptr) {
       if (*request > *limit) {
-        unfixed.push_back(res + " request " + request->to_string() + " exceeds its limit " +
-                          limit->to_string());
+        out.unfixed.push_back(res + " request " + request->to_string() + " exceeds its limit " +
+                              limit->to_string());
         continue;
       }
+      std::string below =
+          res + " request " + request->to_string() + " is below its limit " + limit->to_string();
+      if (cfg.strategy == QosStrategy::kRaiseRequests) {
+        // The scheduler places by requests: a raised one must still fit a node the pod could use. Both
+        // webhooks hold back alike, so /validate does not deny what /mutate chose to leave.
+        const auto largest = nodes.cluster != nullptr ? nodes.largest(res) : std::nullopt;
+        if (largest && *limit > *largest) {
+          out.held_back.push_back(below +
+                                  "; raised to the limit it would fit no node that can run this pod "
+                                  "(the largest has " +
+                                  largest->to_string() + " " + res +
+                                  "), so gpuadmit left it: lower the limit to at most " +
+                                  largest->to_string());
+          if (out.held_back_summary.empty()) {
+            out.held_back_summary = res + " limit " + limit->to_string() +
+                                    " is more than any node that can run "
+                                    "it has (" +
+                                    largest->to_string() + ")";
+          }
+          continue;
+        }
+      }
       if (!fix || cfg.strategy == QosStrategy::kDeny) {
-        unfixed.push_back(res + " request " + request->to_string() + " is below its limit " +
-                          limit->to_string());
+        out.unfixed.push_back(std::move(below));
         continue;
       }
       if (cfg.strategy == QosStrategy::kRaiseRequests) {
@@ -83,15 +166,43 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
       }
       continue;
     }
-    // Neither set: per-GPU defaults for GPU containers, the "other" defaults for the rest.
-    if (!fix) {
-      unfixed.push_back(res + " has neither request nor limit");
+    // Neither set: per-GPU defaults for GPU stanzas, bounded by the nodes the pod could use; the "other"
+    // defaults for the rest. Without a view gpuadmit cannot know what fits, and chooses no size.
+    const bool is_cpu = res == "cpu";
+    const k8s::Quantity& per_gpu = is_cpu ? cfg.cpu_per_gpu : cfg.memory_per_gpu;
+    const k8s::Quantity& other = is_cpu ? cfg.cpu_other : cfg.memory_other;
+    if (nodes.cluster == nullptr) {
+      const std::string suggestion = (gpus > 0 ? per_gpu.times(gpus) : other).to_string();
+      out.held_back.push_back(res +
+                              " has neither request nor limit; with no cluster view gpuadmit cannot "
+                              "tell what a node holds and sets no size (the policy suggests " +
+                              suggestion + ")");
+      if (out.held_back_summary.empty()) {
+        out.held_back_summary =
+            res + " unset and no cluster view to size it from; policy suggests " + suggestion;
+      }
       continue;
     }
-    const bool is_cpu = res == "cpu";
-    const k8s::Quantity value = gpus > 0 ? (is_cpu ? cfg.cpu_per_gpu : cfg.memory_per_gpu).times(gpus)
-                                         : (is_cpu ? cfg.cpu_other : cfg.memory_other);
-    const std::string value_text = value.to_string();
+    const std::optional<k8s::Quantity> value =
+        gpus > 0 ? sized_default(nodes, res, per_gpu, gpu_resource, gpus) : std::optional(other);
+    if (gpus > 0 && value && *value < per_gpu.times(gpus)) bounded = true;
+    if (!value) {
+      out.held_back.push_back(res +
+                              " has neither request nor limit; no node that can run this pod is in "
+                              "view (a GPU pool at zero nodes?), so gpuadmit sets no size (the policy "
+                              "suggests " +
+                              per_gpu.times(gpus).to_string() + ")");
+      if (out.held_back_summary.empty()) {
+        out.held_back_summary = res + " unset and no node in view to size it from; policy suggests " +
+                                per_gpu.times(gpus).to_string();
+      }
+      continue;
+    }
+    if (!fix) {
+      out.unfixed.push_back(res + " has neither request nor limit");
+      continue;
+    }
+    const std::string value_text = value->to_string();
     nlohmann::json& resources = target();
     resources["requests"][res] = value_text;
     resources["limits"][res] = value_text;
@@ -103,43 +214,20 @@ std::vector<std::string> make_guaranteed(RuleContext& ctx, const k8s::ResourceRe
     ctx.notice(
         "guaranteed-qos: " + who() + " had no " +
         (defaulted.find(',') != std::string::npos ? "cpu/memory" : defaulted.substr(0, defaulted.find(' '))) +
-        "; gpuadmit set " + defaulted + (gpus > 0 ? " (policy default per GPU)" : " (policy default)"));
+        "; gpuadmit set " + defaulted +
+        (gpus == 0 ? " (policy default)"
+         : bounded ? " (sized to fit the nodes)"
+                   : " (policy default per GPU)"));
   }
-  return unfixed;
+  return out;
 }
 
-}  // namespace
-
-void rule_guaranteed_qos(RuleContext& ctx) {
-  if (!ctx.is_gpu_pod()) return;
-  const Action action = ctx.rules().guaranteed_qos.action;
-  const k8s::Pod& pod = ctx.pod();
-  std::vector<std::string> problems;
-  std::string first_field;
-  const auto collect = [&](const std::string& who, const std::string& field,
-                           std::vector<std::string> issues) {
-    if (issues.empty()) return;
-    if (first_field.empty()) first_field = field;
-    std::string line = who + ": ";
-    for (std::size_t i = 0; i < issues.size(); ++i) line += (i > 0 ? "; " : "") + issues[i];
-    problems.push_back(std::move(line));
-  };
-  if (pod.pod_resources) {
-    const auto target = [&ctx]() -> nlohmann::json& { return ctx.edit(spec_part("resources")); };
-    auto issues = make_guaranteed(ctx, *pod.pod_resources, target, nullptr, ctx.gpu_units());
-    if (!issues.empty()) collect("the pod-level resources", "spec.resources", std::move(issues));
-  } else {
-    for (const k8s::Container& c : pod.containers) {
-      const auto target = [&ctx, &c]() -> nlohmann::json& {
-        return ctx.edit(container_part(c, "resources"));
-      };
-      auto issues = make_guaranteed(ctx, c.resources, target, &c, ctx.gpu_units(c));
-      if (!issues.empty()) collect(describe(c), field_of(c), std::move(issues));
-    }
-  }
+// The finding for what is left: what, why, and the stanza to write.
+void report_shortfall(RuleContext& ctx, Action action, const std::vector<std::string>& problems,
+                      const std::string& first_field, std::string summary) {
   if (problems.empty()) return;
   std::string message = "this GPU pod would run with QoS class " +
-                        std::string(k8s::to_string(k8s::compute_qos(pod))) +
+                        std::string(k8s::to_string(k8s::compute_qos(ctx.pod()))) +
                         ", not Guaranteed. Under memory pressure the kubelet evicts Burstable pods first, so "
                         "a training run can be "
                         "killed hours in, losing the work since its last checkpoint.\n";
@@ -148,8 +236,61 @@ void rule_guaranteed_qos(RuleContext& ctx) {
       "Fix: give every container (init containers and sidecars too) cpu and memory requests equal to "
       "its limits, for example:\n    resources:\n      requests: {cpu: \"8\", memory: 32Gi}\n"
       "      limits:   {cpu: \"8\", memory: 32Gi}";
-  ctx.report(kGuaranteedQos, action, first_field, std::move(message),
-             "GPU pod is not Guaranteed QoS (" + problems.front() + ")");
+  ctx.report(kGuaranteedQos, action, first_field, std::move(message), std::move(summary));
+}
+
+// One line per stanza: `who: problem; problem`, and the first stanza's field.
+struct Problems {
+  std::vector<std::string> lines;
+  std::string first_field;
+
+  void add(const std::string& who, const std::string& field, const std::vector<std::string>& issues) {
+    if (issues.empty()) return;
+    if (first_field.empty()) first_field = field;
+    std::string line = who + ": ";
+    for (std::size_t i = 0; i < issues.size(); ++i) line += (i > 0 ? "; " : "") + issues[i];
+    lines.push_back(std::move(line));
+  }
+};
+
+}  // namespace
+
+void rule_guaranteed_qos(RuleContext& ctx) {
+  if (!ctx.is_gpu_pod()) return;
+  const Action action = ctx.rules().guaranteed_qos.action;
+  const k8s::Pod& pod = ctx.pod();
+  const Nodes nodes{eligible_gpu_groups(ctx), ctx.cluster()};
+  const k8s::ResourceList gpus = gpu_requests(ctx);
+  const std::string gpu_resource = gpus.empty() ? std::string() : gpus.begin()->first;
+  Problems unfixed;
+  Problems held_back;
+  std::string held_back_summary;
+  const auto collect = [&](const std::string& who, const std::string& field, const Shortfall& s) {
+    unfixed.add(who, field, s.unfixed);
+    held_back.add(who, field, s.held_back);
+    if (held_back_summary.empty()) held_back_summary = s.held_back_summary;
+  };
+  if (pod.pod_resources) {
+    const auto target = [&ctx]() -> nlohmann::json& { return ctx.edit(spec_part("resources")); };
+    collect("the pod-level resources", "spec.resources",
+            make_guaranteed(ctx, *pod.pod_resources, target, nullptr, ctx.gpu_units(), nodes, gpu_resource));
+  } else {
+    for (const k8s::Container& c : pod.containers) {
+      const auto target = [&ctx, &c]() -> nlohmann::json& {
+        return ctx.edit(container_part(c, "resources"));
+      };
+      collect(describe(c), field_of(c),
+              make_guaranteed(ctx, c.resources, target, &c, ctx.gpu_units(c), nodes, gpu_resource));
+    }
+  }
+  if (!unfixed.lines.empty()) {
+    report_shortfall(ctx, action, unfixed.lines, unfixed.first_field,
+                     "GPU pod is not Guaranteed QoS (" + unfixed.lines.front() + ")");
+  }
+  if (!held_back.lines.empty()) {
+    report_shortfall(ctx, std::min(action, Action::kWarn), held_back.lines, held_back.first_field,
+                     "GPU pod left Burstable: " + held_back_summary);
+  }
 }
 
 namespace {

@@ -46,68 +46,50 @@ bool is_system_taint(const k8s::Taint& t) {
          t.key.starts_with("node.cloudprovider.kubernetes.io/");
 }
 
-// With a cluster view: the exact scheduling taints (key, value, effect) that the nodes offering the pod's GPU
-// resources carry and that make them GPU nodes: a taint every such node carries (without it the pod could
+// With a cluster view: the exact scheduling taints (key, value, effect) of the nodes the pod's GPUs could
+// run on (eligible_gpu_groups: the GPU resources and amounts it asks for, its node selector and affinity,
+// gpu-type's among them) that make them GPU nodes: a taint every such node carries (without it the pod could
 // not run on any of them), or one whose key the policy names as a GPU taint. A taint on only some of them
-// (dedicated=inference on the T4 nodes) is the admins' choice to reserve those nodes, and stays untolerated.
-// Without a cluster view: the policy's fixed list.
+// (dedicated=inference on the T4 nodes) is the admins' choice to reserve those nodes, and stays untolerated
+// unless the pod is narrowed to them.
+// With no such node in view (a GPU pool scaled to zero, a selector nobody matches yet) or no view at all:
+// the policy's list. An autoscaler never scales up a tainted pool for a pod that does not tolerate it.
 std::vector<k8s::Toleration> wanted_tolerations(const RuleContext& ctx) {
   const ClusterSnapshot* cluster = ctx.cluster();
   const auto& policy_list = ctx.rules().gpu_tolerations.tolerations;
   if (cluster == nullptr) return policy_list;
+  const std::vector<ClusterSnapshot::NodeGroup> groups = eligible_gpu_groups(ctx);
+  if (groups.empty()) return policy_list;
   const auto policy_key = [&](const std::string& key) {
     return std::any_of(policy_list.begin(), policy_list.end(),
                        [&](const k8s::Toleration& t) { return t.key == key; });
   };
-  std::vector<k8s::Toleration> out;
-  const auto add = [&](const k8s::Taint& t) {
-    k8s::Toleration tol{t.key, t.value.empty() ? "Exists" : "Equal", t.value, t.effect, std::nullopt};
-    if (std::find(out.begin(), out.end(), tol) == out.end()) out.push_back(std::move(tol));
-  };
-  for (const k8s::Container& c : ctx.pod().containers) {
-    for (const auto& [name, q] : c.resources.limits) {
-      if (!ctx.rules().is_gpu_resource(name) || !(q > k8s::Quantity{})) continue;
-      const auto groups = cluster->groups_by_resource.find(name);
-      if (groups == cluster->groups_by_resource.end()) {
-        continue;
-      }
-      // How many usable nodes carry each taint, one group at a time: the nodes of a group share their taints,
-      // cordon and readiness, so 5,000 nodes are a handful of representatives (a scan of every node cost
-      // some 200 µs per pod at 5,000 GPU nodes; of every node per taint, 0.4 s).
-      std::size_t usable = 0;
-      std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::size_t, const k8s::Taint*>>
-          counts;
-      for (const ClusterSnapshot::NodeGroup& group : groups->second) {
-        const k8s::Node& node = cluster->nodes[group.first];
-        if (node.unschedulable || !node.ready) {
-          continue;
-        }
-        usable += group.count;
-        for (std::size_t j = 0; j < node.taints.size(); ++j) {
-          const k8s::Taint& t = node.taints[j];
-          if (!k8s::blocks_scheduling(t) || is_system_taint(t)) {
-            continue;
-          }
-          // The API server refuses duplicate taints, but count a node once even if a fake one repeats it.
-          if (std::find(node.taints.begin(), node.taints.begin() + static_cast<std::ptrdiff_t>(j), t) !=
-              node.taints.begin() + static_cast<std::ptrdiff_t>(j)) {
-            continue;
-          }
-          auto& entry = counts[std::tie(t.key, t.value, t.effect)];
-          entry.first += group.count;
-          entry.second = &t;
-        }
-      }
-      for (const auto& [key, entry] : counts) {
-        if (entry.first == usable || policy_key(entry.second->key)) {
-          add(*entry.second);
-        }
-      }
+  // How many nodes carry each taint, one group at a time: the nodes of a group share their taints, so
+  // 5,000 nodes are a handful of representatives.
+  std::size_t usable = 0;
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::size_t, const k8s::Taint*>>
+      counts;
+  for (const ClusterSnapshot::NodeGroup& group : groups) {
+    const k8s::Node& node = cluster->nodes[group.first];
+    usable += group.count;
+    for (std::size_t j = 0; j < node.taints.size(); ++j) {
+      const k8s::Taint& t = node.taints[j];
+      if (!k8s::blocks_scheduling(t) || is_system_taint(t)) continue;
+      // The API server refuses duplicate taints, but count a node once even if a fake one repeats it.
+      const auto before = node.taints.begin() + static_cast<std::ptrdiff_t>(j);
+      if (std::find(node.taints.begin(), before, t) != before) continue;
+      auto& entry = counts[std::tie(t.key, t.value, t.effect)];
+      entry.first += group.count;
+      entry.second = &t;
     }
   }
-  std::sort(out.begin(), out.end(), [](const k8s::Toleration& a, const k8s::Toleration& b) {
-    return std::tie(a.key, a.value, a.effect) < std::tie(b.key, b.value, b.effect);
-  });
+  std::vector<k8s::Toleration> out;
+  for (const auto& [key, entry] : counts) {
+    if (entry.first != usable && !policy_key(entry.second->key)) continue;
+    const k8s::Taint& t = *entry.second;
+    out.push_back({t.key, t.value.empty() ? "Exists" : "Equal", t.value, t.effect, std::nullopt});
+  }
+  // The map's order is (key, value, effect): the patch lists them sorted.
   return out;
 }
 
@@ -151,7 +133,9 @@ void rule_gpu_tolerations(RuleContext& ctx) {
 }
 
 void rule_stray_gpu_toleration(RuleContext& ctx) {
-  if (ctx.is_gpu_pod()) return;
+  // A DaemonSet's pods must run on every node, GPU nodes too: the GPU stack (device plugin, feature
+  // discovery, DCGM exporter) tolerates the GPU taint and holds no GPU by design.
+  if (ctx.is_gpu_pod() || ctx.pod().meta.controller_kind == "DaemonSet") return;
   const StrayGpuToleration& cfg = ctx.rules().stray_gpu_toleration;
   const auto& tolerations = ctx.pod().tolerations;
   for (std::size_t i = 0; i < tolerations.size(); ++i) {

@@ -8,6 +8,7 @@
 #include "gpuadmit/policy/evaluate.hpp"
 #include "gpuadmit/policy/text.hpp"
 #include "support/fixtures.hpp"
+#include "support/policy_checks.hpp"
 
 using gpuadmit::admission::check_object;
 using gpuadmit::policy::Action;
@@ -74,12 +75,13 @@ TEST_CASE("the seed failure modes get the verdict the catalogue promises", "[rul
   }
 }
 
-TEST_CASE("every mutated GPU fixture ends up Guaranteed", "[rules][qos]") {
+TEST_CASE("every mutated GPU fixture ends up Guaranteed with a cluster view to size from", "[rules][qos]") {
   auto name =
       GENERATE("pods/vit-b-burstable.yaml", "pods/gpu-request-without-limit.yaml", "pods/good-gpu-pod.yaml",
                "pods/gpu-pod-with-sidecar.yaml", "pods/four-gpu-script-one-gpu.yaml");
   INFO(name);
-  const auto r = check(gpuadmit::test::fixture(name));
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto r = gpuadmit::test::check(gpuadmit::test::fixture(name), RuleSet{}, &view);
   auto fixed = gpuadmit::k8s::parse_pod(r.fixed);
   REQUIRE(fixed.ok());
   CHECK(gpuadmit::k8s::compute_qos(*fixed) == gpuadmit::k8s::QosClass::kGuaranteed);
@@ -134,7 +136,10 @@ TEST_CASE("guaranteed-qos strategies decide what a request below its limit becom
 }
 
 TEST_CASE("containers with no cpu or memory get the policy's per-GPU defaults and a notice", "[rules][qos]") {
-  const auto r = check(pod("  containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}]"));
+  // The A100 nodes of the view hold more per GPU than the defaults (64 cpu, 512Gi for 4 GPUs).
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto r = gpuadmit::test::check(
+      pod("  containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}]"), RuleSet{}, &view);
   const json& resources = r.fixed["spec"]["containers"][0]["resources"];
   CHECK(resources["limits"]["cpu"] == "16");
   CHECK(resources["requests"]["memory"] == "64Gi");
@@ -240,7 +245,10 @@ spec: {containers: [{name: a, image: mycorp/trainer:1}]}
 }
 
 TEST_CASE("memory-floor estimates from model annotations and shows the arithmetic", "[rules]") {
-  const auto r = check(gpuadmit::test::fixture("pods/gpu-pod-with-sidecar.yaml"));
+  // The view lets guaranteed-qos set the train container's memory (32Gi) for memory-floor to weigh.
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto r =
+      gpuadmit::test::check(gpuadmit::test::fixture("pods/gpu-pod-with-sidecar.yaml"), RuleSet{}, &view);
   // 7B × 2 bytes = 13.04 GiB → 14Gi model, same for gradients, + 4Gi batch + 2Gi overhead, × 1.2 → 39Gi.
   CHECK_THAT(warnings_text(r),
              Catch::Contains("memory-floor: container \"train\" memory limit 32Gi < 39Gi needed"));

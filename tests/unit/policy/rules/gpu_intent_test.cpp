@@ -1,0 +1,66 @@
+// gpu-intent: a pod that says GPU (image, labels) but asks for none. The GPU stack's own pods (the device
+// plugin, the GPU operator, DCGM exporter) run CUDA images and hold no GPU on purpose: a GPU given to a
+// DaemonSet takes one on every node, and the device plugin given one can never schedule.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "support/policy_checks.hpp"
+
+namespace {
+
+using gpuadmit::test::check;
+using nlohmann::json;
+
+const std::string kEnforce = "    gpu-intent: {action: enforce}\n";
+
+json device_plugin_pod(const std::string& owner_kind) {
+  return gpuadmit::test::yaml(R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: nvidia-device-plugin-daemonset-x7k2p
+  namespace: ml-team
+  ownerReferences:
+    - {apiVersion: apps/v1, kind: )" +
+                              owner_kind +
+                              R"(, name: nvidia-device-plugin-daemonset, uid: 3f0c, controller: true}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+    - name: nvidia-device-plugin-ctr
+      image: nvcr.io/nvidia/k8s-device-plugin:v0.17.0
+)");
+}
+
+}  // namespace
+
+TEST_CASE("gpu-intent under enforce gives no GPU to a DaemonSet's pod", "[gpu-intent]") {
+  const auto r = check(device_plugin_pod("DaemonSet"), gpuadmit::test::policy_with(kEnforce), nullptr);
+  CHECK(r.allowed);
+  CHECK(r.patch.empty());
+  CHECK(r.violations.empty());
+}
+
+TEST_CASE("gpu-intent under enforce still fixes a GPU image that a ReplicaSet runs", "[gpu-intent]") {
+  const auto r = check(device_plugin_pod("ReplicaSet"), gpuadmit::test::policy_with(kEnforce), nullptr);
+  CHECK(r.fixed["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1");
+}
+
+TEST_CASE("gpu-intent under enforce gives no GPU to a DaemonSet's pod template", "[gpu-intent]") {
+  const json daemon_set = gpuadmit::test::yaml(R"(apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvidia-dcgm-exporter, namespace: ml-team}
+spec:
+  selector: {matchLabels: {app: dcgm-exporter}}
+  template:
+    metadata: {labels: {app: dcgm-exporter}}
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers:
+        - name: exporter
+          image: nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.0-ubuntu22.04
+)");
+  const auto r = check(daemon_set, gpuadmit::test::policy_with(kEnforce), nullptr);
+  CHECK(r.allowed);
+  CHECK(r.patch.empty());
+}
