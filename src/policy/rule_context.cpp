@@ -3,6 +3,7 @@
 #include "gpuadmit/k8s/json_access.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -131,6 +132,22 @@ std::string field_of(const k8s::Container& c, std::string_view suffix) {
   out += ']';
   out += suffix;
   return out;
+}
+
+const std::string* annotation(const k8s::Pod& pod, std::string_view key) {
+  const auto it = pod.meta.annotations.find(key);
+  return it == pod.meta.annotations.end() ? nullptr : &it->second;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+const k8s::Quantity* quantity_of(const k8s::ResourceList& list, std::string_view name) {
+  const auto it = list.find(name);
+  return it == list.end() ? nullptr : &it->second;
 }
 
 std::string describe(const k8s::Container& c) {

@@ -4,6 +4,7 @@
 // into the view before the next rule runs.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -116,6 +117,16 @@ class RuleContext {
 std::string field_of(const k8s::Container& c, std::string_view suffix = {});
 // `container "train"`, `init container "setup"`, `sidecar "proxy"`.
 std::string describe(const k8s::Container& c);
+// The pod's annotation `key`, or nullptr.
+const std::string* annotation(const k8s::Pod& pod, std::string_view key);
+// ASCII lower case (product names, image references).
+std::string lower(std::string_view s);
+// Nodes that offer any of the GPU resources the pod's containers limit (index lookups, no full scan).
+std::vector<const k8s::Node*> gpu_nodes_for(const RuleContext& ctx);
+// A node label read as an integer (nvidia.com/gpu.memory, nvidia.com/cuda.driver.major), if it is one.
+std::optional<std::int64_t> int_label(const k8s::Node& node, const std::string& key);
+// The amount of `name` in the list, or nullptr when it names none.
+const k8s::Quantity* quantity_of(const k8s::ResourceList& list, std::string_view name);
 // A quantity for people: "0.5" for 500m, "16Gi" for binary values, "2" for whole numbers.
 std::string human(const k8s::Quantity& q);
 // "7e9", "7B", "1.3b", "350M", "70000000000" → parameter count (the gpuadmit.io/model-parameters annotation).

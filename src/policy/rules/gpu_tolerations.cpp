@@ -1,4 +1,4 @@
-// gpu-tolerations and stray-gpu-toleration: GPU pods must tolerate GPU taints; other pods should not.
+// gpu-tolerations: GPU pods must tolerate the taints of the GPU nodes they can use.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -11,7 +11,6 @@ namespace gpuadmit::policy {
 namespace {
 
 constexpr std::string_view kGpuTolerations = "gpu-tolerations";
-constexpr std::string_view kStray = "stray-gpu-toleration";
 
 // True when `existing` tolerates every taint that `wanted` tolerates.
 bool covers(const k8s::Toleration& existing, const k8s::Toleration& wanted) {
@@ -130,28 +129,6 @@ void rule_gpu_tolerations(RuleContext& ctx) {
           "taint\".\nFix:\n    tolerations:" +
           yaml,
       "GPU pod does not tolerate " + list + "; it will stay Pending on tainted GPU nodes");
-}
-
-void rule_stray_gpu_toleration(RuleContext& ctx) {
-  // A DaemonSet's pods must run on every node, GPU nodes too: the GPU stack (device plugin, feature
-  // discovery, DCGM exporter) tolerates the GPU taint and holds no GPU by design.
-  if (ctx.is_gpu_pod() || ctx.pod().meta.controller_kind == "DaemonSet") return;
-  const StrayGpuToleration& cfg = ctx.rules().stray_gpu_toleration;
-  const auto& tolerations = ctx.pod().tolerations;
-  for (std::size_t i = 0; i < tolerations.size(); ++i) {
-    const k8s::Toleration& t = tolerations[i];
-    // Wildcard tolerations (empty key) are what DaemonSets use to run everywhere: not a stray GPU toleration.
-    if (t.key.empty() ||
-        std::find(cfg.taint_keys.begin(), cfg.taint_keys.end(), t.key) == cfg.taint_keys.end()) {
-      continue;
-    }
-    ctx.report(
-        kStray, cfg.action, "spec.tolerations[" + std::to_string(i) + "]",
-        "this pod requests no GPU but tolerates the GPU taint " + t.key +
-            ", so it can land on a GPU node and take the cpu and memory that GPU jobs need there.\nFix: "
-            "remove the toleration, or request the GPU this pod needs.",
-        "pod requests no GPU but tolerates the " + t.key + " taint; it may squat on GPU nodes");
-  }
 }
 
 }  // namespace gpuadmit::policy

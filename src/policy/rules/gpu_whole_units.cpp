@@ -1,11 +1,10 @@
-// gpu-whole-units and gpu-limit-equals-request: the two ways a GPU quantity itself is wrong.
+// gpu-whole-units: a fractional GPU, which the API server rejects tersely and the device plugin cannot serve.
 #include "../rule_context.hpp"
 
 namespace gpuadmit::policy {
 namespace {
 
 constexpr std::string_view kWholeUnits = "gpu-whole-units";
-constexpr std::string_view kLimitEqualsRequest = "gpu-limit-equals-request";
 
 // "nvidia.com/mig-1g.10gb" → "10gb": MIG profile names carry their memory.
 std::string mig_memory(std::string_view resource) {
@@ -71,48 +70,6 @@ void rule_gpu_whole_units(RuleContext& ctx) {
                        name + ": 1\n" + sharing_hint(ctx),
                    describe(c) + " asks for " + human(q) + " " + name +
                        "; GPUs are allocated whole: ask for 1, or a MIG slice");
-      }
-    }
-  }
-}
-
-void rule_gpu_limit_equals_request(RuleContext& ctx) {
-  const Action action = ctx.rules().gpu_limit_equals_request.action;
-  const bool fix = action == Action::kEnforce && ctx.can_fix();
-  for (const k8s::Container& c : ctx.pod().containers) {
-    for (const auto& [name, request] : c.resources.requests) {
-      if (!ctx.rules().is_gpu_resource(name) || !request.is_whole()) continue;  // fractions: gpu-whole-units
-      const auto limit = c.resources.limits.find(name);
-      if (limit == c.resources.limits.end()) {
-        if (fix) {
-          ctx.edit(container_part(c, "resources"))["limits"][name] = request.to_string();
-          ctx.fixed_lazily(kLimitEqualsRequest, field_of(c, ".resources.limits"), [&] {
-            return "set " + describe(c) + " limit " + name + ": " + request.to_string() +
-                   " (equal to its request)";
-          });
-          continue;
-        }
-        ctx.report(
-            kLimitEqualsRequest, action, field_of(c, ".resources.limits"),
-            describe(c) + " requests " + name + ": " + request.to_string() +
-                " without a limit. GPUs cannot be overcommitted, so Kubernetes requires the limit and "
-                "rejects the pod with \"Limit must be set for non overcommitable resources\".\nFix: set the "
-                "limit (the request may then be left out):\n    resources:\n      limits:\n        " +
-                name + ": " + request.to_string(),
-            describe(c) + " requests " + name + " without a limit; set limits." + name + ": " +
-                request.to_string());
-        continue;
-      }
-      if (limit->second.is_whole() && limit->second != request) {
-        ctx.report(
-            kLimitEqualsRequest, action, field_of(c, ".resources"),
-            describe(c) + " requests " + request.to_string() + " " + name + " but limits it to " +
-                limit->second.to_string() +
-                ". GPUs cannot be overcommitted: request and limit must be "
-                "equal, and it is not safe to guess which one you meant.\nFix: set both to the number of "
-                "GPUs the program uses, or drop the request and keep only the limit.",
-            describe(c) + " has " + name + " request " + request.to_string() + " != limit " +
-                limit->second.to_string() + "; make them equal");
       }
     }
   }
