@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build (or reuse) the e2e control-plane binaries from the Go tools modules under tools/:
-#   kube-apiserver, kube-scheduler, kubectl  (tools/k8s, k8s.io/kubernetes at the pinned version)
+#   kube-apiserver, kube-scheduler, kube-controller-manager, kubectl
+#                                            (tools/k8s, k8s.io/kubernetes at the pinned version)
 #   etcd                                     (tools/etcd, go.etcd.io/etcd/server/v3)
 #
 # Binaries go to a cache keyed by version, outside the work tree, so a fresh clone (CI) on the
@@ -108,7 +109,7 @@ k8s_ldflags() {
 K8S_LDFLAGS=
 need_k8s_ldflags() { [[ -n $K8S_LDFLAGS ]] || K8S_LDFLAGS=$(k8s_ldflags); }
 
-for name in kube-apiserver kube-scheduler; do
+for name in kube-apiserver kube-scheduler kube-controller-manager; do
   if has_version "$K8S_BIN/$name" "Kubernetes $K8S_VERSION" --version; then
     log "$name $K8S_VERSION: cached"
   else
@@ -137,6 +138,7 @@ fi
 # Final check: every binary is there and reports the pinned version.
 has_version "$K8S_BIN/kube-apiserver" "Kubernetes $K8S_VERSION" --version || die "kube-apiserver does not report $K8S_VERSION"
 has_version "$K8S_BIN/kube-scheduler" "Kubernetes $K8S_VERSION" --version || die "kube-scheduler does not report $K8S_VERSION"
+has_version "$K8S_BIN/kube-controller-manager" "Kubernetes $K8S_VERSION" --version || die "kube-controller-manager does not report $K8S_VERSION"
 has_version "$K8S_BIN/kubectl" "Client Version: $K8S_VERSION" version --client || die "kubectl does not report $K8S_VERSION"
 has_version "$ETCD_BIN/etcd" "$ETCD_WANT" --version || die "etcd does not report $ETCD_VERSION"
 log "ready: k8s $K8S_VERSION in $K8S_BIN, etcd $ETCD_VERSION in $ETCD_BIN"

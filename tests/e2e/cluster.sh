@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Minimal Kubernetes control plane on loopback for gpuadmit's e2e tests: etcd + kube-apiserver +
-# kube-scheduler as host processes (no Docker, no kubelet, no kube-controller-manager).
+# kube-scheduler as host processes (no Docker, no kubelet), and optionally kube-controller-manager
+# (GPUADMIT_E2E_CONTROLLERS=1).
 #
 #   tests/e2e/cluster.sh up       start everything; prints `export ...` lines (KUBECONFIG etc.) on stdout:
 #                                   eval "$(tests/e2e/cluster.sh up)"      (by hand)
@@ -38,10 +39,17 @@
 #                         manifests/webhooks.yaml.in (tests/chart renders the chart's own into one);
 #                         recorded at `up`, used by every later `webhooks`/`failure-policy` call
 #   GPUADMIT_E2E_SETTLE_TIMEOUT  seconds to wait for a webhook change to take effect (default 30)
+#   GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS  extra kube-apiserver admission plugins, comma-separated
+#                         (e.g. ExtendedResourceToleration, which GKE enables: a pod asking for
+#                         nvidia.com/gpu gets a toleration for a taint of that key); default none
+#   GPUADMIT_E2E_CONTROLLERS  1: also start kube-controller-manager with the controllers of
+#                         KCM_CONTROLLERS below (workloads create Pods, garbage collection, quota,
+#                         namespace deletion, ServiceAccounts); 0 (default): no controllers
 #
 # Without kube-controller-manager: no ServiceAccount tokens/default SA (ServiceAccount admission is
-# disabled), namespaces never finish deleting, workloads never create Pods, Pods bound to fake
-# nodes must be deleted with --force --grace-period=0. See tests/e2e/README.md.
+# disabled either way), namespaces never finish deleting, workloads never create Pods. Pods bound to
+# fake nodes must always be deleted with --force --grace-period=0 (no kubelet confirms a graceful
+# delete, with or without controllers). See tests/e2e/README.md.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -50,6 +58,10 @@ STATE=${GPUADMIT_E2E_STATE:-/tmp/gpuadmit-e2e}
 if [[ $STATE != /tmp/gpuadmit-e2e ]]; then DOWN_CMD="GPUADMIT_E2E_STATE=$STATE $0 down"; else DOWN_CMD="$0 down"; fi
 MARKER=.gpuadmit-e2e-state   # only a dir holding this file is ever rm -rf'ed by this script
 API_TIMEOUT=${GPUADMIT_E2E_TIMEOUT:-180}
+case ${GPUADMIT_E2E_CONTROLLERS:-0} in
+  1) CONTROLLERS=1 ;; 0 | "") CONTROLLERS=0 ;;
+  *) printf 'cluster: ERROR: GPUADMIT_E2E_CONTROLLERS must be 0 or 1, not %s\n' "$GPUADMIT_E2E_CONTROLLERS" >&2; exit 2 ;;
+esac
 STOP_TIMEOUT=15              # seconds between TERM and KILL
 
 log() { printf '%s cluster: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -202,12 +214,16 @@ gen_pki() {
     # The scheduler uses its real identity so the bootstrap RBAC (system:kube-scheduler,
     # extension-apiserver-authentication-reader) is exercised as in a real cluster.
     leaf scheduler ca "/CN=system:kube-scheduler" "extendedKeyUsage=clientAuth"
+    # kube-controller-manager likewise (bootstrap role system:kube-controller-manager; each controller
+    # then runs as its own kube-system ServiceAccount: --use-service-account-credentials).
+    leaf controller-manager ca "/CN=system:kube-controller-manager" "extendedKeyUsage=clientAuth"
     # Front-proxy (request-header) CA, as kubeadm sets up. Without --requestheader-client-ca-file
     # the kube-system/extension-apiserver-authentication ConfigMap lacks it and kube-scheduler's
     # delegated authentication logs "missing content for CA bundle" errors in a loop.
     ca front-proxy-ca gpuadmit-e2e-front-proxy-ca
     leaf front-proxy-client front-proxy-ca "/CN=front-proxy-client" "extendedKeyUsage=clientAuth"
-    # Service-account token signing key pair (no controller mints tokens, but the flags are required).
+    # Service-account token signing key pair: kube-apiserver signs (TokenRequest) and verifies with it;
+    # kube-controller-manager's serviceaccount-token controller signs legacy token Secrets with it.
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key
     openssl pkey -in sa.key -pubout -out sa.pub
     chmod 600 ./*.key
@@ -441,7 +457,9 @@ cmd_up() {
     eval "$envlines"
   fi
   local kbin=$GPUADMIT_E2E_K8S_BIN ebin=$GPUADMIT_E2E_ETCD_BIN b
-  for b in "$kbin/kube-apiserver" "$kbin/kube-scheduler" "$kbin/kubectl" "$ebin/etcd"; do
+  local -a need=("$kbin/kube-apiserver" "$kbin/kube-scheduler" "$kbin/kubectl" "$ebin/etcd")
+  ((CONTROLLERS)) && need+=("$kbin/kube-controller-manager")
+  for b in "${need[@]}"; do
     [[ -x $b ]] || die "missing binary $b"
   done
 
@@ -455,12 +473,13 @@ cmd_up() {
   trap 'exit 130' INT
   trap 'exit 143' TERM
 
-  free_port ETCD_PORT; free_port ETCD_PEER_PORT; free_port API_PORT; free_port SCHED_PORT
-  log "ports: etcd $ETCD_PORT (peer $ETCD_PEER_PORT), kube-apiserver $API_PORT, kube-scheduler $SCHED_PORT"
+  free_port ETCD_PORT; free_port ETCD_PEER_PORT; free_port API_PORT; free_port SCHED_PORT; free_port KCM_PORT
+  log "ports: etcd $ETCD_PORT (peer $ETCD_PEER_PORT), kube-apiserver $API_PORT, kube-scheduler $SCHED_PORT$( ((CONTROLLERS)) && echo ", kube-controller-manager $KCM_PORT")"
 
   gen_pki
   write_kubeconfig "$STATE/admin.kubeconfig" admin
   write_kubeconfig "$STATE/scheduler.kubeconfig" scheduler
+  write_kubeconfig "$STATE/controller-manager.kubeconfig" controller-manager
 
   # etcd: single member, every URL on 127.0.0.1 (metrics are served on the client listener).
   # --unsafe-no-fsync: throwaway data, and fsync dominates apiserver latency on a shared disk.
@@ -510,6 +529,7 @@ cmd_up() {
     --authorization-mode=Node,RBAC \
     --allow-privileged=true \
     --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+    ${GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS:+--enable-admission-plugins="$GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS"} \
     --endpoint-reconciler-type=none \
     --profiling=false \
     --v=1
@@ -531,6 +551,9 @@ cmd_up() {
   # /readyz includes sched-handler-sync: informers are synced and events are handled.
   wait_for kube-scheduler 90 curl -fsSk --max-time 5 "https://127.0.0.1:$SCHED_PORT/readyz" || exit 1
 
+  KUBECTL=$kbin/kubectl
+  if ((CONTROLLERS)); then start_controller_manager "$kbin" || exit 1; fi
+
   {
     printf 'export KUBECONFIG=%q\n' "$STATE/admin.kubeconfig"
     printf 'export GPUADMIT_E2E_STATE=%q\n' "$STATE"
@@ -541,15 +564,56 @@ cmd_up() {
     printf 'export GPUADMIT_E2E_CA=%q\n' "$STATE/pki/ca.crt"
     printf 'export GPUADMIT_E2E_ETCD_PORT=%q GPUADMIT_E2E_API_PORT=%q GPUADMIT_E2E_SCHED_PORT=%q\n' \
       "$ETCD_PORT" "$API_PORT" "$SCHED_PORT"
+    printf 'export GPUADMIT_E2E_CONTROLLERS=%q\n' "$CONTROLLERS"
+    if ((CONTROLLERS)); then printf 'export GPUADMIT_E2E_KCM_PORT=%q\n' "$KCM_PORT"; fi
   } >"$STATE/cluster.env"
 
-  KUBECTL=$kbin/kubectl
   register_crds || exit 1
   start_gpuadmit_and_register_webhooks
 
   UP_DONE=1
   log "control plane up: kube-apiserver https://127.0.0.1:$API_PORT (state: $STATE; stop with '$DOWN_CMD')"
   print_env
+}
+
+# --- kube-controller-manager (GPUADMIT_E2E_CONTROLLERS=1) ---------------------------------------
+# Only these controllers run (names as in cmd/kube-controller-manager/names). Deliberately NOT the
+# node-lifecycle controller: the fake nodes have no kubelet heartbeat or Lease, it would mark them
+# NotReady and taint them unreachable within a minute (nor taint-eviction, node-ipam, ttl, podgc,
+# the persistent-volume controllers, endpoints, disruption, HPA, certificates).
+#   deployment, replicaset, statefulset, daemonset, job, cronjob: workloads create Pods (through the
+#     webhooks, as in a real cluster); garbage-collector: deleting a workload deletes its Pods;
+#   resourcequota: quota usage is tracked (quota admission rejects what exceeds it);
+#   namespace: deleted namespaces are emptied and go away;
+#   serviceaccount, serviceaccount-token: `default` ServiceAccounts (and legacy token Secrets).
+KCM_CONTROLLERS=deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,garbage-collector-controller,resourcequota-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller
+
+# start_controller_manager KBIN: start it and wait until its controllers act: /healthz answers and
+# the serviceaccount controller has created the `default` ServiceAccount of `default` (which needs
+# the controllers' own ServiceAccount tokens, i.e. TokenRequest and the SA key pair, to work).
+start_controller_manager() {
+  local kbin=$1
+  # --use-service-account-credentials: each controller uses its kube-system ServiceAccount (bootstrap
+  #   RBAC system:controller:*), as kubeadm sets it up; KCM's own identity only gets those tokens.
+  # --service-account-private-key-file: the apiserver's signing key (serviceaccount-token controller).
+  # --root-ca-file: put into token Secrets. --cluster-signing-*: not needed (no CSR signing controller).
+  # Serving cert: self-signed in memory (no --cert-dir files), secure port on 127.0.0.1 only.
+  start_bg kube-controller-manager "$kbin/kube-controller-manager" \
+    --kubeconfig="$STATE/controller-manager.kubeconfig" \
+    --authentication-kubeconfig="$STATE/controller-manager.kubeconfig" \
+    --authorization-kubeconfig="$STATE/controller-manager.kubeconfig" \
+    --bind-address=127.0.0.1 \
+    --secure-port="$KCM_PORT" \
+    --leader-elect=false \
+    --controllers="$KCM_CONTROLLERS" \
+    --use-service-account-credentials=true \
+    --service-account-private-key-file="$STATE/pki/sa.key" \
+    --root-ca-file="$STATE/pki/ca.crt" \
+    --cluster-name=gpuadmit-e2e \
+    --profiling=false \
+    --v=1
+  wait_for kube-controller-manager 90 curl -fsSk --max-time 5 "https://127.0.0.1:$KCM_PORT/healthz" || return 1
+  wait_for kube-controller-manager 60 kc get serviceaccount default -n default -o name || return 1
 }
 
 # register_crds: the CRDs the scenarios use (manifests/crds.yaml: PyTorchJob), Established before `up`

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpuadmit end-to-end suite: a real kube-apiserver + kube-scheduler on loopback (cluster.sh), the fake
+# gpuadmit end-to-end suite: a real kube-apiserver + kube-scheduler + kube-controller-manager on loopback (cluster.sh), the fake
 # GPU nodes (fake-cluster.sh), `gpuadmit serve` registered as mutate.gpuadmit.io/validate.gpuadmit.io,
 # then every scenario under scenarios/ and the overhead measurement (overhead.sh).
 #
@@ -13,6 +13,8 @@
 # failure the component logs are copied to $GPUADMIT_E2E_ARTIFACTS (default /tmp/gpuadmit-e2e-artifacts).
 #
 # Env: GPUADMIT_E2E_OVERHEAD=0 skips overhead.sh; GPUADMIT_E2E_OVERHEAD_N (default 200) pods per phase;
+# GPUADMIT_E2E_CONTROLLERS (default 1) 1: the cluster runs kube-controller-manager (workloads create
+# Pods), 0: not (scenarios with `needs=controllers` are then skipped);
 # GPUADMIT_E2E_STATE (default: a new /tmp/gpuadmit-e2e-run.XXXXXX); GPUADMIT_E2E_WAIT (default 60)
 # seconds a scenario may wait for the scheduler. Scenario format: tests/e2e/README.md.
 set -euo pipefail
@@ -21,6 +23,11 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SCENARIOS_DIR=${GPUADMIT_E2E_SCENARIOS_DIR:-$HERE/scenarios}
 ARTIFACTS=${GPUADMIT_E2E_ARTIFACTS:-/tmp/gpuadmit-e2e-artifacts}
 WAIT_DEFAULT=${GPUADMIT_E2E_WAIT:-60}
+CLEANUP_TIMEOUT=30   # bound on removing a scenario's pods (controllers may re-create them until GC is done)
+GPUADMIT_E2E_CONTROLLERS=${GPUADMIT_E2E_CONTROLLERS:-1}
+[[ $GPUADMIT_E2E_CONTROLLERS == 0 || $GPUADMIT_E2E_CONTROLLERS == 1 ]] ||
+  { echo "GPUADMIT_E2E_CONTROLLERS must be 0 or 1, not '$GPUADMIT_E2E_CONTROLLERS'" >&2; exit 2; }
+export GPUADMIT_E2E_CONTROLLERS
 KUBECTL_TIMEOUT=60   # bound on any single kubectl call (it has its own request timeouts too)
 
 log() { printf '%s e2e: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -49,6 +56,7 @@ export GPUADMIT_E2E_STATE
 UP_STARTED=0
 FAILED=0
 PASSED=0
+SKIPPED=0
 STEP="start"          # what runs now, for the summary of an aborted run
 SUMMARY_DONE=0
 T_START=$SECONDS
@@ -111,6 +119,7 @@ unset GPUADMIT_E2E_POLICY GPUADMIT_E2E_FAILURE_POLICY   # the suite's baseline: 
 t0=$SECONDS
 UP_STARTED=1
 STEP=cluster-up
+log "kube-controller-manager: $( ((GPUADMIT_E2E_CONTROLLERS)) && echo on || echo 'off (GPUADMIT_E2E_CONTROLLERS=0)')"
 bg_run 600 "$HERE/cluster.sh" up >"$WORK/cluster.env" || die "cluster.sh up failed"
 # shellcheck source=/dev/null
 source "$WORK/cluster.env"
@@ -235,6 +244,19 @@ scheduled_condition() {
     -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status}{" "}{.status.conditions[?(@.type=="PodScheduled")].reason}' 2>/dev/null
 }
 
+# pods_ready N WANT STATE: STATE ("name status" lines) has at least N pods and, if WANT is set, each
+# has PodScheduled=WANT; and exactly N once WANT is reached.
+pods_ready() {
+  local n=$1 want=$2 st=$3 count bad
+  count=$(awk 'NF' <<<"$st" | wc -l)
+  ((count >= n)) || return 1
+  if [[ -n $want ]]; then
+    bad=$(awk -v w="$want" 'NF && $2 != w' <<<"$st" | wc -l)
+    ((bad == 0)) || return 1
+  fi
+  ((count == n))
+}
+
 # --- one scenario --------------------------------------------------------------------------------
 # run_scenario DIR: prints PASS/FAIL line (and details) to stdout.
 run_scenario() {
@@ -244,6 +266,8 @@ run_scenario() {
   cd "$dir"   # kubectl names the file "manifest.yaml" in its messages
   local -a problems=() checks=() before=()
   local about="" setup="" ns="" cmd="create -f manifest.yaml" want_exit=0 wait_for="" wait_secs=$WAIT_DEFAULT stored=""
+  local needs="" pods_sel="" pods_n=1
+  local -a pod_checks=()
   local line
   [[ -f $dir/expect ]] || problems+=("missing expect")
   [[ -f $dir/manifest.yaml ]] || problems+=("missing manifest.yaml")
@@ -259,6 +283,9 @@ run_scenario() {
       exit) want_exit=$EV ;;
       wait) wait_for=${EV%% *}; [[ $EV == *' '* ]] && wait_secs=${EV#* } ;;
       stored) stored=$EV ;;
+      needs) needs=$EV ;;
+      pods) pods_sel=${EV%% *}; [[ $EV == *' '* ]] && pods_n=${EV#* } ;;
+      pod.*) pod_checks+=("$line") ;;
       stdout | stderr | .*) checks+=("$line") ;;
       *) problems+=("expect: unknown key '$EK'") ;;
     esac
@@ -266,6 +293,14 @@ run_scenario() {
   [[ $want_exit =~ ^[0-9]+$ ]] || problems+=("expect: exit=$want_exit is not a number")
   [[ $wait_secs =~ ^[0-9]+$ ]] || problems+=("expect: wait seconds '$wait_secs' is not a number")
   [[ -z $stored || $stored == yes || $stored == no ]] || problems+=("expect: stored=$stored (want yes|no)")
+  [[ -z $needs || $needs == controllers ]] || problems+=("expect: needs=$needs (want controllers)")
+  [[ $pods_n =~ ^[0-9]+$ ]] || problems+=("expect: pods count '$pods_n' is not a number")
+  ((${#pod_checks[@]} == 0)) || [[ -n $pods_sel ]] || problems+=("expect: pod.* checks need pods=SELECTOR")
+  if [[ $needs == controllers ]] && ((!GPUADMIT_E2E_CONTROLLERS)) && ((${#problems[@]} == 0)); then
+    SKIPPED=$((SKIPPED + 1))
+    printf 'SKIP  %-52s (needs kube-controller-manager: GPUADMIT_E2E_CONTROLLERS=1)\n' "$name"
+    return 0
+  fi
   local dry_run=0
   [[ " $cmd " == *" --dry-run=server "* ]] && dry_run=1
   [[ -n $stored ]] || { if ((want_exit == 0 && !dry_run)); then stored=yes; else stored=no; fi; }
@@ -297,6 +332,32 @@ run_scenario() {
     bg_run "$KUBECTL_TIMEOUT" "$KUBECTL_BIN" -n "$ns" "${argv[@]}" >"$WORK/out" 2>"$WORK/err" || rc=$?
     out=$(<"$WORK/out") err=$(<"$WORK/err") ran=1
     [[ $rc == "$want_exit" ]] || problems+=("kubectl exit $rc, want $want_exit")
+
+    # Pods made by the controllers (pods=SELECTOR N): wait until there are N, and, with wait=, until the
+    # scheduler has decided on each; then there must be exactly N (a controller that keeps making
+    # pods, e.g. a Deployment fighting over its ReplicaSet's template, shows up here).
+    local -a pod_names=()
+    if [[ -n $pods_sel ]]; then
+      local want_ps="" pstate="" start=$SECONDS
+      case $wait_for in
+        scheduled) want_ps=True ;;
+        unschedulable) want_ps=False ;;
+        "") ;;
+        *) problems+=("expect: wait=$wait_for (want scheduled|unschedulable)") ;;
+      esac
+      while :; do
+        pstate=$(kq get pods -n "$ns" -l "$pods_sel" \
+          -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="PodScheduled")].status}{"\n"}{end}' 2>/dev/null) || pstate=""
+        pods_ready "$pods_n" "$want_ps" "$pstate" && break
+        ((SECONDS - start < wait_secs)) || break
+        sleep 0.3
+      done
+      mapfile -t pod_names < <(awk 'NF {print $1}' <<<"$pstate")
+      if ! pods_ready "$pods_n" "$want_ps" "$pstate"; then
+        problems+=("pods -l $pods_sel: want $pods_n${want_ps:+ with PodScheduled=$want_ps} within ${wait_secs}s, got: $(tr '\n' ';' <<<"$pstate")")
+      fi
+      wait_for=""   # the manifest's own object (a workload) has no PodScheduled condition
+    fi
 
     # Wait for the scheduler's verdict (bounded poll).
     if [[ -n $wait_for ]]; then
@@ -352,12 +413,37 @@ run_scenario() {
           ;;
       esac
     done
+    # pod.JSONPATH checks: on every pod found above.
+    local pn
+    for c in "${pod_checks[@]}"; do
+      split_expect "$c"
+      ((${#pod_names[@]})) || { problems+=("$EK: no pod -l $pods_sel"); continue; }
+      for pn in "${pod_names[@]}"; do
+        actual=$(kq -n "$ns" get pod "$pn" -o "jsonpath={${EK#pod}}" 2>"$WORK/field.err") ||
+          actual="<error: $(<"$WORK/field.err")>"
+        match "$EOP" "$EV" "$actual" || problems+=("pod $pn: ${EK#pod}: '$actual', want $EOP '$EV'")
+      done
+    done
   fi
 
-  # Clean up: pods bound to fake nodes need a forced delete; namespaces stay Terminating (no
-  # namespace controller), which is harmless.
+  # Clean up: pods bound to fake nodes need a forced delete (no kubelet confirms a graceful one, and
+  # a pod left Terminating still holds its node's GPUs for the scheduler). With the controllers, the
+  # garbage collector deletes a workload's pods gracefully, and a ReplicaSet or Job may still create
+  # one until the collector has deleted it: force-delete the namespace's pods until neither pods nor
+  # pod-making objects are left (bounded). The namespace controller (if running) removes the rest.
   if [[ -n $ns ]]; then
     kq -n "$ns" delete -f manifest.yaml --ignore-not-found --force --grace-period=0 --wait=false >/dev/null 2>&1 || true
+    if ((made_ns && GPUADMIT_E2E_CONTROLLERS)); then
+      local left start=$SECONDS
+      while left=$(kq get -n "$ns" pods,replicasets,jobs,statefulsets,daemonsets -o name 2>/dev/null) && [[ -n $left ]]; do
+        if ((SECONDS - start >= CLEANUP_TIMEOUT)); then
+          log "WARNING: $name: still left in $ns after ${CLEANUP_TIMEOUT}s: ${left//$'\n'/ }"
+          break
+        fi
+        kq -n "$ns" delete pods --all --force --grace-period=0 --wait=false >/dev/null 2>&1 || true
+        sleep 0.3
+      done
+    fi
     if ((made_ns)); then kq delete namespace "$ns" --wait=false >/dev/null 2>&1 || true; fi
   fi
 
@@ -408,5 +494,5 @@ fi
 
 log "suite took $((SECONDS - T_START))s (cluster start included)"
 SUMMARY_DONE=1
-echo "e2e: $PASSED passed, $FAILED failed"
+echo "e2e: $PASSED passed, $FAILED failed$( ((SKIPPED)) && echo ", $SKIPPED skipped")"
 ((FAILED == 0))
