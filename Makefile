@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8443
 RELEASE_BIN := build/release/src/cli/gpuadmit
 
-.PHONY: all deps build build-asan run test unit e2e chart bench format tidy clean
+.PHONY: all deps build build-asan run test unit e2e chart truth bench format tidy clean
 
 all: build
 
@@ -43,6 +43,13 @@ e2e: build
 # API server, RBAC, the e2e scenarios through the chart's webhooks), deploy/, Dockerfile.
 chart: build
 	@tests/chart/run.sh $(RELEASE_BIN)
+
+# The truth harness (tests/truth/run.sh): every cluster profile x public manifest, with and without gpuadmit,
+# judged by the real kube-scheduler on one shared control plane; the matrix goes to docs/truth-matrix.md.
+# About 17 minutes on 2 cores; not part of `make test` yet (see docs/truth-matrix.md for why).
+truth: build
+	@rc=0; tests/truth/run.sh --gpuadmit $(RELEASE_BIN) --out build/truth $(TRUTH_ARGS) || rc=$$?; \
+	  if [ -f build/truth/matrix.md ]; then cp build/truth/matrix.md docs/truth-matrix.md; fi; exit $$rc
 
 bench: build
 	@cmake --build --preset release -j $(JOBS) --target gpuadmit_policy_bench gpuadmit_load_bench gpuadmit_cluster_bench
