@@ -46,7 +46,7 @@ chart: build
 
 # The truth harness (tests/truth/run.sh): every cluster profile x public manifest, with and without gpuadmit,
 # judged by the real kube-scheduler on one shared control plane; the matrix goes to docs/truth-matrix.md.
-# About 17 minutes on 2 cores; not part of `make test` yet (see docs/truth-matrix.md for why).
+# About 18 minutes on 2 cores; not part of `make test` yet (tests/truth/README.md says why).
 truth: build
 	@rc=0; tests/truth/run.sh --gpuadmit $(RELEASE_BIN) --out build/truth $(TRUTH_ARGS) || rc=$$?; \
 	  if [ -f build/truth/matrix.md ]; then cp build/truth/matrix.md docs/truth-matrix.md; fi; exit $$rc

@@ -35,8 +35,8 @@ Flags:
                            service account is used without it (KUBERNETES_SERVICE_HOST is set)
   --context                kubeconfig context (default: the file's current-context)
   --cluster-view           auto (default: --kubeconfig, else in-cluster, else off), on (like auto, but
-                           no configuration is an error) or off. Off, the cluster-aware rules (node-fit,
-                           gpu-type, gpu-quota, checkpoint-pvc, cuda-driver) are skipped
+                           no configuration is an error) or off. Off, the cluster-aware rules (gpu-type,
+                           cuda-driver, node-fit, gpu-quota) are skipped
 
 With the cluster view on, /readyz waits for the first full LIST of nodes, resourcequotas, storageclasses
 and persistentvolumeclaims (RBAC: get/list/watch on those, docs/cluster.md).

@@ -46,6 +46,14 @@ bool is_cluster_aware(std::string_view rule_id) noexcept {
   return rule_id == "gpu-type" || rule_id == "cuda-driver" || rule_id == "node-fit" || rule_id == "gpu-quota";
 }
 
+std::string cluster_aware_rule_list() {
+  std::string out;
+  for (const std::string_view id : kRuleIds) {
+    if (is_cluster_aware(id)) out.append(out.empty() ? "" : ", ").append(id);
+  }
+  return out;
+}
+
 bool RuleSet::is_gpu_resource(std::string_view name) const noexcept {
   for (const std::string& pattern : gpu_resources) {
     if (pattern.empty()) {

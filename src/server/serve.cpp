@@ -202,8 +202,7 @@ int run_serve(const ServeOptions& options) {
     attach_cluster_view(config, *cluster);
   } else {
     log.info(
-        "cluster view off: the cluster-aware rules (node-fit, gpu-type, gpu-quota, checkpoint-pvc, "
-        "cuda-driver) are skipped",
+        "cluster view off: the cluster-aware rules (" + policy::cluster_aware_rule_list() + ") are skipped",
         {{"reason", options.cluster_view.off_reason}});
   }
 

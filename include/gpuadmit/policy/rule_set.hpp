@@ -30,6 +30,8 @@ inline constexpr std::array<std::string_view, 14> kRuleIds{
 
 // Rules that need the cluster view: skipped (and said so) when there is none.
 bool is_cluster_aware(std::string_view rule_id) noexcept;
+// Those rules in catalogue order, for what users are told ("gpu-type, cuda-driver, node-fit, gpu-quota").
+std::string cluster_aware_rule_list();
 
 struct GpuWholeUnits {
   Action action = Action::kEnforce;
