@@ -162,6 +162,10 @@ k8s::ResourceList effective_requests(const k8s::Pod& pod);
 // Whether the pod's node selector or required affinity names single nodes (hostname label, metadata.name),
 // which node groups do not keep apart.
 bool names_nodes(const k8s::Pod& pod);
+// The nodes offering `resource`, one representative per group of indistinguishable nodes
+// (ClusterSnapshot::NodeGroup, weighted by its size), or node by node when the pod names nodes.
+std::vector<ClusterSnapshot::NodeGroup> candidate_units(const ClusterSnapshot& cluster,
+                                                        std::string_view resource, const k8s::Pod& pod);
 // The pod's effective requests of GPU resources (positive amounts only).
 k8s::ResourceList gpu_requests(const RuleContext& ctx);
 // The node groups the pod's GPUs could run on: schedulable and Ready nodes that offer every GPU resource the

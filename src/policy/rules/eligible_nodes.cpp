@@ -26,6 +26,18 @@ k8s::ResourceList gpu_requests(const RuleContext& ctx) {
   return gpus;
 }
 
+std::vector<ClusterSnapshot::NodeGroup> candidate_units(const ClusterSnapshot& cluster,
+                                                        std::string_view resource, const k8s::Pod& pod) {
+  const auto grouped = cluster.groups_by_resource.find(resource);
+  if (grouped != cluster.groups_by_resource.end() && !names_nodes(pod)) return grouped->second;
+  std::vector<ClusterSnapshot::NodeGroup> units;
+  if (const auto it = cluster.nodes_by_resource.find(resource); it != cluster.nodes_by_resource.end()) {
+    units.reserve(it->second.size());
+    for (const std::size_t i : it->second) units.push_back({i, 1});
+  }
+  return units;
+}
+
 std::vector<ClusterSnapshot::NodeGroup> eligible_gpu_groups(const RuleContext& ctx) {
   std::vector<ClusterSnapshot::NodeGroup> out;
   const ClusterSnapshot* cluster = ctx.cluster();
@@ -33,19 +45,8 @@ std::vector<ClusterSnapshot::NodeGroup> eligible_gpu_groups(const RuleContext& c
   const k8s::ResourceList gpus = gpu_requests(ctx);
   if (gpus.empty()) return out;
   const k8s::Pod& pod = ctx.pod();
-  // Candidates come from the index of the pod's first GPU resource; the other nodes lack it outright. Groups
-  // keep nodes apart by everything but their hostname, so a pod that names nodes is checked node by node.
-  std::vector<ClusterSnapshot::NodeGroup> units;
-  if (names_nodes(pod)) {
-    if (const auto it = cluster->nodes_by_resource.find(gpus.begin()->first);
-        it != cluster->nodes_by_resource.end()) {
-      for (const std::size_t i : it->second) units.push_back({i, 1});
-    }
-  } else if (const auto it = cluster->groups_by_resource.find(gpus.begin()->first);
-             it != cluster->groups_by_resource.end()) {
-    units = it->second;
-  }
-  for (const ClusterSnapshot::NodeGroup& group : units) {
+  // Candidates come from the index of the pod's first GPU resource; the other nodes lack it outright.
+  for (const ClusterSnapshot::NodeGroup& group : candidate_units(*cluster, gpus.begin()->first, pod)) {
     const k8s::Node& node = cluster->nodes[group.first];
     if (node.unschedulable || !node.ready || !k8s::node_selector_matches(pod, node)) continue;
     const bool holds = std::all_of(gpus.begin(), gpus.end(), [&](const auto& wanted) {

@@ -79,15 +79,9 @@ void rule_node_fit(RuleContext& ctx) {
 
   // One check per group of indistinguishable nodes (ClusterSnapshot::NodeGroup), weighted by its size; node
   // by node only when the pod singles nodes out by name, which groups do not keep apart.
-  std::vector<ClusterSnapshot::NodeGroup> units;
-  const auto grouped =
-      gpu != wanted.end() ? cluster->groups_by_resource.find(gpu->first) : cluster->groups_by_resource.end();
-  if (grouped != cluster->groups_by_resource.end() && !names_nodes(pod)) {
-    units = grouped->second;
-  } else {
-    units.reserve(candidates.size());
-    for (const std::size_t i : candidates) units.push_back({i, 1});
-  }
+  const std::vector<ClusterSnapshot::NodeGroup> units = gpu != wanted.end()
+                                                            ? candidate_units(*cluster, gpu->first, pod)
+                                                            : std::vector<ClusterSnapshot::NodeGroup>{};
 
   std::map<std::string, std::size_t> reasons;
   std::map<std::string, std::string, std::less<>> present_values;  // selector_reason's cache
