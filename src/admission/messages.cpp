@@ -20,6 +20,13 @@ std::string denial_message(const policy::Decision& decision, std::string_view ki
   for (const policy::Finding& f : decision.violations) {
     out += "\n[" + f.rule + "] " + f.field + ": " + f.message;
   }
+  // The fixes the mutating webhook would have made: they are made again on the next apply, and they may be
+  // what the pod needs besides (the toleration for a taint the scheduler names), so the user sees them now.
+  if (!decision.fixes.empty()) {
+    out += "\nOnce these are fixed, gpuadmit also makes these changes when it admits the " +
+           std::string(kind) + ":";
+    for (const policy::Fix& f : decision.fixes) out += "\n  [" + f.rule + "] " + f.description;
+  }
   return out;
 }
 

@@ -218,6 +218,12 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
     evaluation.old_object = &old_object;
   }
   auto decision = policy::evaluate(evaluation, rules);
+  if (decision && !decision->allowed()) {
+    // A denial shows everything (its warnings and the fixes it would have made), so the texts kSent leaves
+    // out in Mutate mode are needed: evaluate once more with all of them. Denials are rare; allows stay lean.
+    evaluation.texts = policy::Texts::kAll;
+    if (auto full = policy::evaluate(evaluation, rules)) decision = std::move(full);
+  }
   if (!decision) {
     // Could not decide: deny with 500 so failurePolicy is not what decides, and say so plainly.
     out.verdict = Verdict::kError;
@@ -243,6 +249,12 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
     response.status_reason = "Forbidden";
     response.status_message =
         denial_message(*decision, noun(out.kind), out.name.empty() ? "<unnamed>" : out.name);
+    // The warnings too: kubectl prints them above the denial, so one apply shows every problem (a claim
+    // that cannot bind as well as the GPUs no node has), not one per attempt.
+    std::vector<std::string> warnings;
+    warnings.reserve(decision->warnings.size());
+    for (const policy::Finding& f : decision->warnings) warnings.push_back(f.summary);
+    set_warnings(response, warnings, out);
     out.body = response_text(out.uid, response);
     return out;
   }

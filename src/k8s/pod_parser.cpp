@@ -249,6 +249,18 @@ std::vector<Volume> parse_volumes(const J* volumes, const Path& volumes_path, st
     if (const J* claim = object_at(v, "persistentVolumeClaim", p)) {
       volume.claim_name = string_at(*claim, "claimName", p / "persistentVolumeClaim");
     }
+    if (const J* ephemeral = object_at(v, "ephemeral", p)) {
+      volume.ephemeral = true;
+      const Path template_path = p / "ephemeral" / "volumeClaimTemplate";
+      if (const J* claim_template = object_at(*ephemeral, "volumeClaimTemplate", p / "ephemeral")) {
+        if (const J* spec = object_at(*claim_template, "spec", template_path)) {
+          if (const J* sc = member(*spec, "storageClassName", template_path / "spec")) {
+            if (!sc->is_string()) fail(template_path / "spec" / "storageClassName", "a string", *sc);
+            volume.ephemeral_storage_class = std::string(text(*sc));
+          }
+        }
+      }
+    }
     out.push_back(std::move(volume));
   }
   return out;
@@ -325,6 +337,11 @@ Pod parse_pod_or_throw(const J& object) {
   }
   pod.node_selector = string_map(object_at(*spec, "nodeSelector", spec_path), spec_path / "nodeSelector");
   pod.node_name = string_at(*spec, "nodeName", spec_path);
+  pod.priority_class_name = string_at(*spec, "priorityClassName", spec_path);
+  if (const J* deadline = member(*spec, "activeDeadlineSeconds", spec_path)) {
+    if (!is_integer(*deadline)) fail(spec_path / "activeDeadlineSeconds", "an integer", *deadline);
+    pod.has_active_deadline = true;
+  }
   if (const J* resources = object_at(*spec, "resources", spec_path)) {
     pod.pod_resources = requirements(resources, spec_path / "resources");
   }
@@ -384,7 +401,20 @@ ResourceQuota parse_quota_or_throw(const J& object) {
   quota.namespace_ = meta.namespace_;
   quota.name = meta.name;
   if (const J* spec = object_at(object, "spec", root)) {
-    quota.hard = resource_list(object_at(*spec, "hard", root / "spec"), root / "spec" / "hard");
+    const Path spec_path = root / "spec";
+    quota.hard = resource_list(object_at(*spec, "hard", spec_path), spec_path / "hard");
+    quota.scopes = string_list(array_at(*spec, "scopes", spec_path), spec_path / "scopes");
+    if (const J* selector = object_at(*spec, "scopeSelector", spec_path)) {
+      const Path selector_path = spec_path / "scopeSelector";
+      if (const J* list = array_at(*selector, "matchExpressions", selector_path)) {
+        for (std::size_t i = 0; i < list->size(); ++i) {
+          const Path p = (selector_path / "matchExpressions")[i];
+          quota.scope_selector.push_back({string_at((*list)[i], "scopeName", p),
+                                          string_at((*list)[i], "operator", p),
+                                          string_list(array_at((*list)[i], "values", p), p / "values")});
+        }
+      }
+    }
   }
   if (const J* status = object_at(object, "status", root)) {
     if (const J* hard = object_at(*status, "hard", root / "status")) {

@@ -37,10 +37,11 @@ TEST_CASE("a mutate review echoes the uid and returns a base64 JSON Patch that a
   REQUIRE(patch.is_array());
   REQUIRE_FALSE(patch.empty());
   const json patched = pod.patch(patch);
-  // guaranteed-qos raises requests to the limits.
-  const json& resources = patched["spec"]["containers"][0]["resources"];
-  CHECK(resources["requests"]["cpu"] == resources["limits"]["cpu"]);
-  CHECK(resources["requests"]["memory"] == resources["limits"]["memory"]);
+  // This webhook has no cluster view, so guaranteed-qos raises no request (it cannot tell that the limits
+  // fit a node); the patch adds the GPU toleration and the /dev/shm volume.
+  CHECK(patched["spec"]["tolerations"][0]["key"] == "nvidia.com/gpu");
+  CHECK(patched["spec"]["volumes"].back()["name"] == "dshm");
+  CHECK(patched["spec"]["containers"][0]["resources"] == pod["spec"]["containers"][0]["resources"]);
 }
 
 TEST_CASE("a compliant pod on mutate is allowed with no patch field") {
@@ -56,16 +57,16 @@ TEST_CASE("a compliant pod on mutate is allowed with no patch field") {
 
 TEST_CASE("a validate review of a violation is a 403 Forbidden denial with the message and no patch") {
   TestWebhook webhook;
-  const json review = post_review(webhook, "/validate", fixture_pod("vit-b-burstable"), "uid-deny");
+  const json review = post_review(webhook, "/validate", fixture_pod("fractional-gpu"), "uid-deny");
   const json& response = review["response"];
   CHECK(response["uid"] == "uid-deny");
   CHECK(response["allowed"] == false);
   CHECK(response["status"]["code"] == 403);
   CHECK(response["status"]["reason"] == "Forbidden");
-  CHECK_THAT(response["status"]["message"].get<std::string>(), Catch::Contains("guaranteed-qos"));
+  CHECK_THAT(response["status"]["message"].get<std::string>(), Catch::Contains("[gpu-whole-units]"));
   CHECK_FALSE(response.contains("patch"));
   CHECK(webhook.metric(R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="denied"})") == 1);
-  CHECK(webhook.metric(R"(gpuadmit_admission_rule_findings_total{rule="guaranteed-qos",action="enforce"})") ==
+  CHECK(webhook.metric(R"(gpuadmit_admission_rule_findings_total{rule="gpu-whole-units",action="enforce"})") ==
         1);
 }
 

@@ -84,6 +84,9 @@ struct Volume {
   std::string medium;  // emptyDir medium ("" or "Memory")
   std::optional<Quantity> size_limit;
   std::string claim_name;  // persistentVolumeClaim.claimName
+  // A generic ephemeral volume: its claim is made from ephemeral.volumeClaimTemplate, per pod.
+  bool ephemeral = false;
+  std::optional<std::string> ephemeral_storage_class;  // the template's spec.storageClassName
   bool operator==(const Volume&) const = default;
 };
 
@@ -107,6 +110,8 @@ struct Pod {
   std::vector<Volume> volumes;
   std::optional<ResourceRequirements> pod_resources;  // spec.resources (pod-level resources)
   std::string node_name;
+  std::string priority_class_name;   // what quota scopeSelector PriorityClass matches
+  bool has_active_deadline = false;  // spec.activeDeadlineSeconds: quota scope Terminating
   std::string status_qos_class;
   bool operator==(const Pod&) const = default;
 };
@@ -121,9 +126,20 @@ struct Node {
   bool operator==(const Node&) const = default;
 };
 
+// One spec.scopeSelector.matchExpressions entry: scopeName, operator (In, NotIn, Exists, DoesNotExist).
+struct ScopeRequirement {
+  std::string scope_name;
+  std::string op;
+  std::vector<std::string> values;
+  bool operator==(const ScopeRequirement&) const = default;
+};
+
 struct ResourceQuota {
   std::string namespace_;
   std::string name;
+  // spec.scopes and spec.scopeSelector: the quota counts (and constrains) only the pods they match.
+  std::vector<std::string> scopes;
+  std::vector<ScopeRequirement> scope_selector;
   ResourceList hard;  // keys as in the API: "requests.nvidia.com/gpu", "limits.cpu", "cpu", "pods", …
   ResourceList used;
   bool operator==(const ResourceQuota&) const = default;

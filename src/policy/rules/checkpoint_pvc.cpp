@@ -75,6 +75,21 @@ void add(Decision& decision, Action action, std::string field, std::string messa
   if (action == Action::kAudit) decision.audits.push_back(std::move(f));
 }
 
+// Why a claim of this storage class would never bind ("" when it can): the class does not exist, or none is
+// named and the cluster has no default. An explicit "" means "no class" (pre-provisioned volumes): fine.
+std::string class_problem(const ClusterSnapshot& cluster, const std::optional<std::string>& storage_class) {
+  if (storage_class && storage_class->empty()) return "";
+  if (storage_class) {
+    if (cluster.storage_class(*storage_class) != nullptr) return "";
+    std::string classes;
+    for (const auto& sc : cluster.storage_classes) classes += (classes.empty() ? "" : ", ") + sc.name;
+    return "storage class \"" + *storage_class +
+           "\" does not exist (storage classes here: " + (classes.empty() ? "none" : classes) + ")";
+  }
+  if (cluster.default_storage_class() != nullptr) return "";
+  return "no storage class is named and the cluster has no default one";
+}
+
 }  // namespace
 
 Result<bool> checkpoint_claim_parse_check(const nlohmann::json& object) {
@@ -87,7 +102,20 @@ void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules,
                             const ClusterSnapshot* cluster, Decision& decision) {
   const CheckpointPvc& cfg = rules.checkpoint_pvc;
   auto claim = k8s::parse_persistent_volume_claim(object);
-  if (!claim || !is_marked(claim->meta, cfg)) return;
+  if (!claim) return;
+  if (!is_marked(claim->meta, cfg)) {
+    // Any claim, checkpoint or not: one whose class cannot provision it strands the pods that mount it.
+    if (cluster == nullptr) return;
+    if (const std::string problem = class_problem(*cluster, claim->storage_class); !problem.empty()) {
+      const std::string name = k8s::display_name(claim->meta);
+      add(decision, Action::kWarn, "spec.storageClassName",
+          "claim \"" + name + "\": " + problem +
+              "; it would stay Pending, and so would every pod that mounts it.\nFix: set "
+              "spec.storageClassName to a storage class of this cluster.",
+          "claim \"" + name + "\": " + problem + "; it and its pods stay Pending");
+    }
+    return;
+  }
   const Need need = checkpoint_need(claim->meta.annotations, cfg);
   const std::string name = k8s::display_name(claim->meta);
   if (!claim->request || *claim->request < need.size) {
@@ -131,8 +159,21 @@ void rule_checkpoint_pvc(RuleContext& ctx) {
   const CheckpointPvc& cfg = ctx.rules().checkpoint_pvc;
   for (std::size_t i = 0; i < pod.volumes.size(); ++i) {
     const k8s::Volume& v = pod.volumes[i];
-    if (v.claim_name.empty()) continue;
     const std::string field = "spec.volumes[" + std::to_string(i) + "]";
+    if (v.ephemeral) {
+      // The ephemeral-volume controller makes this claim per pod; a class that cannot provision it leaves
+      // every pod Pending ("waiting for ephemeral volume controller", then "unbound PersistentVolumeClaims").
+      if (const std::string problem = class_problem(*cluster, v.ephemeral_storage_class); !problem.empty()) {
+        ctx.report(
+            kCheckpointPvc, Action::kWarn, field + ".ephemeral.volumeClaimTemplate.spec.storageClassName",
+            "ephemeral volume \"" + v.name + "\": " + problem +
+                "; its claim would stay Pending, and so would the pod.\nFix: set "
+                "ephemeral.volumeClaimTemplate.spec.storageClassName to a storage class of this cluster.",
+            "ephemeral volume \"" + v.name + "\": " + problem + "; the pod stays Pending");
+      }
+      continue;
+    }
+    if (v.claim_name.empty()) continue;
     const k8s::PersistentVolumeClaim* claim = cluster->claim(pod.meta.namespace_, v.claim_name);
     // On pods these are warnings: the claim may be created right after the pod (kubectl apply -f dir/).
     if (claim == nullptr) {
@@ -142,6 +183,17 @@ void rule_checkpoint_pvc(RuleContext& ctx) {
                      " (yet): the pod stays Pending until it does.",
                  "claim \"" + v.claim_name + "\" does not exist (yet); the pod stays Pending until it does");
       continue;
+    }
+    if (claim->phase != "Bound") {
+      if (const std::string problem = class_problem(*cluster, claim->storage_class); !problem.empty()) {
+        ctx.report(kCheckpointPvc, Action::kWarn, field,
+                   "volume \"" + v.name + "\" uses claim \"" + v.claim_name +
+                       "\", which cannot bind: " + problem +
+                       ". The claim stays Pending, and so does the pod (\"unbound immediate "
+                       "PersistentVolumeClaims\").\nFix: recreate claim \"" +
+                       v.claim_name + "\" with spec.storageClassName set to a storage class of this cluster.",
+                   "claim \"" + v.claim_name + "\" cannot bind: " + problem + "; the pod stays Pending");
+      }
     }
     if (!is_marked(claim->meta, cfg) ||
         pod.meta.annotations.find("gpuadmit.io/model-parameters") == pod.meta.annotations.end()) {

@@ -1,10 +1,102 @@
-// gpu-quota: say at apply time that the namespace's ResourceQuota cannot hold the pod, with the numbers.
+// gpu-quota: say at apply time that the namespace's ResourceQuota cannot hold the pod, with the numbers,
+// or refuses it outright because a container leaves out a resource the quota constrains. Only the quotas
+// whose scopes match the pod count, as in the API server's quota admission.
+#include <algorithm>
+#include <array>
+#include <optional>
+
 #include "../rule_context.hpp"
+#include "gpuadmit/k8s/qos.hpp"
 
 namespace gpuadmit::policy {
 namespace {
 
 constexpr std::string_view kGpuQuota = "gpu-quota";
+
+// Whether one scope holds for the pod (ResourceQuota's podMatchesScopeFunc); nullopt when gpuadmit does not
+// read what it depends on (CrossNamespacePodAffinity: pod affinity terms), or the scope is not about pods.
+std::optional<bool> scope_holds(const k8s::ScopeRequirement& r, const k8s::Pod& pod) {
+  if (r.scope_name == "PriorityClass") {
+    const std::string& name = pod.priority_class_name;
+    const bool listed = std::find(r.values.begin(), r.values.end(), name) != r.values.end();
+    if (r.op == "In") return !name.empty() && listed;
+    if (r.op == "NotIn") return name.empty() || !listed;
+    if (r.op == "Exists") return !name.empty();
+    if (r.op == "DoesNotExist") return name.empty();
+    return std::nullopt;
+  }
+  std::optional<bool> holds;
+  if (r.scope_name == "BestEffort" || r.scope_name == "NotBestEffort") {
+    const bool best_effort = k8s::compute_qos(pod) == k8s::QosClass::kBestEffort;
+    holds = r.scope_name == "BestEffort" ? best_effort : !best_effort;
+  } else if (r.scope_name == "Terminating" || r.scope_name == "NotTerminating") {
+    holds = r.scope_name == "Terminating" ? pod.has_active_deadline : !pod.has_active_deadline;
+  } else if (r.scope_name == "VolumeAttributesClass") {
+    holds = false;  // counts claims, never pods
+  } else {
+    return std::nullopt;
+  }
+  if (r.op == "Exists" || r.op.empty()) return holds;
+  if (r.op == "DoesNotExist") return !*holds;
+  return std::nullopt;
+}
+
+// A quota counts a pod when every scope and every scopeSelector expression holds; a quota with a scope
+// gpuadmit cannot judge is left out (no warning is better than a wrong one).
+bool quota_counts(const k8s::ResourceQuota& quota, const k8s::Pod& pod) {
+  for (const std::string& scope : quota.scopes) {
+    const auto holds = scope_holds({scope, "Exists", {}}, pod);
+    if (!holds || !*holds) return false;
+  }
+  for (const k8s::ScopeRequirement& r : quota.scope_selector) {
+    const auto holds = scope_holds(r, pod);
+    if (!holds || !*holds) return false;
+  }
+  return true;
+}
+
+// The quota keys that make the API server demand an explicit value in every container ("must specify"):
+// pods.go's validationSet, kept for backward compatibility by quota admission.
+constexpr std::array<std::string_view, 6> kMustSpecify = {
+    "cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"};
+
+// Containers (init and sidecars too) that set no value for a must-specify key. Requests count when set
+// or defaulted from the limit, as the API server defaults them before admission.
+std::string missing_in(const k8s::Pod& pod, std::string_view key) {
+  const bool limit = key.starts_with("limits.");
+  const std::string resource(key.substr(key.find('.') == std::string_view::npos ? 0 : key.find('.') + 1));
+  std::string names;
+  for (const k8s::Container& c : pod.containers) {
+    const bool set =
+        c.resources.limits.contains(resource) || (!limit && c.resources.requests.contains(resource));
+    if (!set) names += (names.empty() ? "" : ",") + c.name;
+  }
+  return names;
+}
+
+void report_must_specify(RuleContext& ctx, const k8s::ResourceQuota& quota) {
+  const k8s::Pod& pod = ctx.pod();
+  if (pod.pod_resources) return;  // pod-level resources: how quota reads them is not modelled here
+  for (const std::string_view key : kMustSpecify) {
+    if (!quota.hard.contains(key)) continue;
+    const std::string names = missing_in(pod, key);
+    if (names.empty()) continue;
+    const std::string k(key);
+    const std::string resource = k.substr(k.find('.') == std::string::npos ? 0 : k.find('.') + 1);
+    const std::string where = k.starts_with("limits.") ? "limits" : "requests";
+    ctx.report(kGpuQuota, ctx.rules().gpu_quota.action, "spec.containers",
+               "ResourceQuota " + quota.name + " in namespace " + quota.namespace_ + " constrains " + k +
+                   ", so the API server refuses every pod it counts whose containers do not all set it "
+                   "(\"failed quota: " +
+                   quota.name + ": must specify " + k + " for: " + names +
+                   "\"); a controller's pods are refused silently, as events on the ReplicaSet or Job.\nFix: "
+                   "set resources." +
+                   where + "." + resource + " on container(s) " + names +
+                   ", or ask the cluster admins for a LimitRange that defaults it.",
+               "ResourceQuota " + quota.name + " requires " + k + " on every container; " + names +
+                   " set none, so the API server refuses the pod");
+  }
+}
 
 k8s::ResourceList defaulted_limits_sum(const k8s::Pod& pod) {
   k8s::ResourceList sum;
@@ -28,7 +120,8 @@ void rule_gpu_quota(RuleContext& ctx) {
   const k8s::ResourceList limits = defaulted_limits_sum(pod);
   const std::string& ns = pod.meta.namespace_;
   for (const k8s::ResourceQuota& quota : cluster->quotas) {
-    if (quota.namespace_ != ns) continue;
+    if (quota.namespace_ != ns || !quota_counts(quota, pod)) continue;
+    report_must_specify(ctx, quota);
     for (const auto& [key, hard] : quota.hard) {
       // Quota keys: "requests.<r>", "limits.<r>", bare "cpu"/"memory" (= requests), and "pods".
       std::string resource = key;
@@ -67,7 +160,8 @@ void rule_gpu_quota(RuleContext& ctx) {
               ". The API server will refuse it with \"exceeded quota\"; a controller's pods are refused "
               "silently, as events on the ReplicaSet or Job.\nFix: free capacity in the namespace, ask "
               "for less, or ask the cluster admins to raise the quota.",
-          left_text + "; " + ask);
+          "ResourceQuota " + quota.name + " has " + human(left) + " of " + human(hard) + " " + key +
+              " left; " + ask);
     }
   }
 }

@@ -125,7 +125,24 @@ Shortfall make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, 
         // The scheduler places by requests: a raised one must still fit a node the pod could use. Both
         // webhooks hold back alike, so /validate does not deny what /mutate chose to leave.
         const auto largest = nodes.cluster != nullptr ? nodes.largest(res) : std::nullopt;
-        if (largest && *limit > *largest) {
+        if (!largest) {
+          // No view, or no node that can run the pod in it: a request raised to the limit might fit no node
+          // (a limit may exceed every node's allocatable; the request is what must fit), so gpuadmit leaves
+          // it.
+          const std::string why =
+              nodes.cluster == nullptr ? "with no cluster view" : "with no node that can run it in view";
+          out.held_back.push_back(
+              below + "; " + why +
+              " gpuadmit cannot tell whether a node holds the limit, so it left it: raise the "
+              "request to " +
+              limit->to_string() + " if a node has that much " + res);
+          if (out.held_back_summary.empty()) {
+            out.held_back_summary =
+                res + " request < limit; " + why.substr(5) + " to check a node holds the limit";
+          }
+          continue;
+        }
+        if (*limit > *largest) {
           out.held_back.push_back(below +
                                   "; raised to the limit it would fit no node that can run this pod "
                                   "(the largest has " +

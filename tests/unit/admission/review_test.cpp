@@ -6,6 +6,7 @@
 
 #include "gpuadmit/admission/review.hpp"
 #include "support/fixtures.hpp"
+#include "support/policy_checks.hpp"
 #include "support/reviews.hpp"
 
 using gpuadmit::admission::Endpoint;
@@ -56,8 +57,10 @@ TEST_CASE("the response echoes apiVersion, kind and request.uid", "[review]") {
 }
 
 TEST_CASE("mutate returns a base64 JSON Patch that turns the object into the fixed pod", "[review]") {
+  // With a cluster view: without one, raise-requests cannot tell that the raised requests fit a node.
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
   const json pod = gpuadmit::test::fixture("pods/vit-b-burstable.yaml");
-  const auto outcome = review(gpuadmit::test::admission_review(pod), Endpoint::kMutate, kRules);
+  const auto outcome = review(gpuadmit::test::admission_review(pod), Endpoint::kMutate, kRules, &view);
   const json r = response_of(outcome);
   CHECK(outcome.verdict == Verdict::kPatched);
   CHECK(r["response"]["allowed"] == true);
@@ -69,7 +72,8 @@ TEST_CASE("mutate returns a base64 JSON Patch that turns the object into the fix
   CHECK(patched["spec"]["containers"][0]["resources"]["requests"]["memory"] == "8Gi");
   CHECK(patched["spec"]["tolerations"][0]["key"] == "nvidia.com/gpu");
   // What mutate fixed, validate accepts.
-  const auto validated = review(gpuadmit::test::admission_review(patched), Endpoint::kValidate, kRules);
+  const auto validated =
+      review(gpuadmit::test::admission_review(patched), Endpoint::kValidate, kRules, &view);
   CHECK(response_of(validated)["response"]["allowed"] == true);
 }
 
@@ -311,4 +315,50 @@ TEST_CASE("workloads are judged on CREATE and UPDATE through their templates", "
     CHECK(passed.verdict == Verdict::kAllowed);
     CHECK_FALSE(response_of(passed)["response"].contains("patch"));
   }
+}
+
+TEST_CASE("a denial carries the review's warnings too, so one apply shows every problem", "[review]") {
+  // 16 GPUs on a cluster of 8-GPU nodes (node-fit denies) and a claim whose storage class does not exist
+  // (checkpoint-pvc warns): kubectl prints the warning above the denial.
+  const auto view = gpuadmit::test::view_of("scoped-quotas");
+  const json pod = gpuadmit::test::yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: ml-team}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+    - name: main
+      image: busybox
+      resources: {limits: {cpu: '8', memory: 64Gi, nvidia.com/gpu: 16}}
+  volumes:
+    - {name: data, persistentVolumeClaim: {claimName: data-zonal}}
+)");
+  for (const Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+    const json r = response_of(review(gpuadmit::test::admission_review(pod), endpoint, kRules, &view));
+    CHECK(r["response"]["allowed"] == false);
+    CHECK_THAT(r["response"]["status"]["message"].get<std::string>(), Catch::Contains("[node-fit]"));
+    REQUIRE(r["response"].contains("warnings"));
+    CHECK_THAT(r["response"]["warnings"].dump(),
+               Catch::Contains("checkpoint-pvc: claim \\\"data-zonal\\\" cannot bind"));
+  }
+}
+
+TEST_CASE("a mutating denial lists the fixes gpuadmit makes once the problems are fixed", "[review]") {
+  // Denied for 16 GPUs no node has; the /dev/shm volume is still a fix gpuadmit makes on the next apply.
+  const auto view = gpuadmit::test::view_of("scoped-quotas");
+  const json pod = gpuadmit::test::yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: ml-team}
+spec:
+  containers:
+    - name: main
+      image: busybox
+      resources: {limits: {cpu: '8', memory: 64Gi, nvidia.com/gpu: 16}}
+)");
+  const json r = response_of(review(gpuadmit::test::admission_review(pod), Endpoint::kMutate, kRules, &view));
+  const std::string message = r["response"]["status"]["message"].get<std::string>();
+  CHECK_THAT(message,
+             Catch::Contains("\nOnce these are fixed, gpuadmit also makes these changes when it admits "
+                             "the pod:\n  [shm-size] added a memory-backed volume \"dshm\""));
+  CHECK_FALSE(r["response"].contains("patch"));
 }

@@ -248,9 +248,9 @@ TEST_CASE("gpu-whole-units names the MIG slices this cluster offers and denies o
 
 TEST_CASE("gpu-quota warns with the namespace's headroom", "[cluster][quota]") {
   const auto r = check(pod(gpus("4")), cluster_view());
-  CHECK_THAT(
-      all_text(r),
-      Catch::Contains("namespace ml-team has 2 of 8 requests.nvidia.com/gpu left; this pod asks for 4"));
+  CHECK_THAT(all_text(r),
+             Catch::Contains(
+                 "ResourceQuota gpu-quota has 2 of 8 requests.nvidia.com/gpu left; this pod asks for 4"));
 }
 
 TEST_CASE("cuda-driver warns when no GPU node has a driver new enough for the image", "[cluster][cuda]") {

@@ -107,10 +107,19 @@ TEST_CASE("guaranteed-qos strategies decide what a request below its limit becom
       pod("  containers: [{name: a, resources: {requests: {cpu: 2, memory: 4Gi}, limits: {cpu: 4, memory: "
           "8Gi, nvidia.com/gpu: 1}}}]");
   RuleSet rules;
-  SECTION("raise-requests raises requests to the limits") {
-    const auto r = check(burstable, rules);
+  SECTION("raise-requests raises requests to the limits, when a node in view holds them") {
+    const auto view = gpuadmit::test::view_of("gpu-cluster");
+    const auto r = gpuadmit::test::check(burstable, rules, &view);
     CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["memory"] == "8Gi");
     CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "4");
+  }
+  SECTION("raise-requests without a cluster view leaves the requests and warns") {
+    const auto r = check(burstable, rules);
+    CHECK(r.allowed);
+    CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["memory"] == "4Gi");
+    CHECK_THAT(warnings_text(r),
+               Catch::Contains("guaranteed-qos: GPU pod left Burstable: cpu request < limit; no "
+                               "cluster view to check a node holds the limit"));
   }
   SECTION("lower-limits lowers limits to the requests") {
     rules.guaranteed_qos.strategy = gpuadmit::policy::QosStrategy::kLowerLimits;
@@ -128,7 +137,8 @@ TEST_CASE("guaranteed-qos strategies decide what a request below its limit becom
   }
   SECTION("warn leaves the pod as it is and warns") {
     rules.guaranteed_qos.action = Action::kWarn;
-    const auto r = check(burstable, rules);
+    const auto view = gpuadmit::test::view_of("gpu-cluster");
+    const auto r = gpuadmit::test::check(burstable, rules, &view);
     CHECK(r.allowed);
     CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["memory"] == "4Gi");
     CHECK_THAT(warnings_text(r), Catch::Contains("guaranteed-qos: GPU pod is not Guaranteed QoS"));

@@ -11,6 +11,7 @@
 #include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 #include "support/fixtures.hpp"
+#include "support/policy_checks.hpp"
 
 using gpuadmit::policy::Mode;
 using nlohmann::json;
@@ -63,7 +64,9 @@ TEST_CASE("every workload kind gets its pod templates fixed, and only them", "[w
   }));
   CAPTURE(file);
   const json object = gpuadmit::test::fixture("workloads/" + file);
-  const auto mutated = run(object, Mode::kMutate);
+  // With a view: raise-requests raises only what a node in view holds.
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto mutated = run(object, Mode::kMutate, kRules, &view);
   REQUIRE(mutated.allowed());
   REQUIRE_FALSE(mutated.patch.empty());
   for (const json& op : mutated.patch) {
@@ -86,10 +89,10 @@ TEST_CASE("every workload kind gets its pod templates fixed, and only them", "[w
         "gpu-tolerations,guaranteed-qos,shm-size");
 
   // Reinvocation changes nothing, and the validating webhook allows the result.
-  const auto again = run(fixed, Mode::kMutate);
+  const auto again = run(fixed, Mode::kMutate, kRules, &view);
   CHECK(again.fixes.empty());
   CHECK(again.patch.empty());
-  CHECK(run(fixed, Mode::kValidate).allowed());
+  CHECK(run(fixed, Mode::kValidate, kRules, &view).allowed());
 }
 
 TEST_CASE("a denial on a workload names the template's field", "[workloads]") {
