@@ -45,6 +45,9 @@
 #   GPUADMIT_E2E_CONTROLLERS  1: also start kube-controller-manager with the controllers of
 #                         KCM_CONTROLLERS below (workloads create Pods, garbage collection, quota,
 #                         namespace deletion, ServiceAccounts); 0 (default): no controllers
+#   GPUADMIT_E2E_EXTRA_CONTROLLERS  more kube-controller-manager controllers, comma-separated (the truth
+#                         harness adds persistentvolume-binder-controller,ephemeral-volume-controller
+#                         beside its own volume provisioner); default none
 #
 # Without kube-controller-manager: no ServiceAccount tokens/default SA (ServiceAccount admission is
 # disabled either way), namespaces never finish deleting, workloads never create Pods. Pods bound to
@@ -605,7 +608,7 @@ start_controller_manager() {
     --bind-address=127.0.0.1 \
     --secure-port="$KCM_PORT" \
     --leader-elect=false \
-    --controllers="$KCM_CONTROLLERS" \
+    --controllers="$KCM_CONTROLLERS${GPUADMIT_E2E_EXTRA_CONTROLLERS:+,$GPUADMIT_E2E_EXTRA_CONTROLLERS}" \
     --use-service-account-credentials=true \
     --service-account-private-key-file="$STATE/pki/sa.key" \
     --root-ca-file="$STATE/pki/ca.crt" \

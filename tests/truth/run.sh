@@ -11,7 +11,9 @@
 #                     ResourceQuotas (each namespace of namespaced objects is a variant of the profile)
 #   --manifests DIR   the corpus, *.yaml (default tests/truth/manifests), each file one case
 #   --policy FILE...  gpuadmit policies to run "with gpuadmit" under (default: the embedded policy);
-#                     every following argument that is not an option is one more policy file
+#                     every following argument that is not an option is one more policy file, and the
+#                     word `default` is the embedded policy; `@noview` after one (default@noview) runs
+#                     gpuadmit with its cluster view off
 #   --gpuadmit BIN    default $GPUADMIT_BIN, else build/release/src/cli/gpuadmit
 #   --out DIR         results.json and matrix.md (default /tmp/gpuadmit-truth)
 #   --parallel N      runs at once (default 4; runs whose Pending reason other runs could cause are repeated alone)
@@ -50,7 +52,11 @@ while (($#)); do
     --policy)
       shift
       [[ $# -gt 0 && $1 != --* ]] || die "--policy needs at least one FILE"
-      while [[ $# -gt 0 && $1 != --* ]]; do POLICIES+=("$(readlink -f "$1")"); shift; done
+      while [[ $# -gt 0 && $1 != --* ]]; do
+        base=${1%@noview} suffix=${1#"${1%@noview}"}
+        if [[ $base == default ]]; then POLICIES+=("default$suffix"); else POLICIES+=("$(readlink -f "$base")$suffix"); fi
+        shift
+      done
       ;;
     --gpuadmit) BIN=${2:?--gpuadmit BIN}; shift 2 ;;
     --out) OUT=${2:?--out DIR}; shift 2 ;;
@@ -68,6 +74,8 @@ done
 [[ -f $BIN && -x $BIN ]] || die "$BIN is not an executable (make build, or --gpuadmit BIN)"
 BIN=$(readlink -f "$BIN")
 for p in "${POLICIES[@]}"; do
+  p=${p%@noview}
+  [[ $p != default ]] || continue
   [[ -f $p ]] || die "policy $p not found"
   "$BIN" policy validate "$p" >/dev/null || die "policy $p is not valid"
 done
@@ -127,7 +135,12 @@ source "$WORK/helm.env"
 # --- one control plane with the controllers, no gpuadmit (the harness runs its own) -------------------
 t=$SECONDS
 UP=1
-bg_run 600 env -u GPUADMIT_BIN GPUADMIT_E2E_CONTROLLERS=1 "$ROOT/tests/e2e/cluster.sh" up >"$WORK/cluster.env" ||
+# The volume controllers too: the harness's provisioner (truth.py) makes PersistentVolumes pre-bound to
+# claims, the binder binds them, the ephemeral-volume controller makes the claims of ephemeral volumes
+# and the protection controllers let bound claims and volumes be deleted with their namespaces.
+bg_run 600 env -u GPUADMIT_BIN GPUADMIT_E2E_CONTROLLERS=1 \
+  GPUADMIT_E2E_EXTRA_CONTROLLERS=persistentvolume-binder-controller,ephemeral-volume-controller,persistentvolumeclaim-protection-controller,persistentvolume-protection-controller \
+  "$ROOT/tests/e2e/cluster.sh" up >"$WORK/cluster.env" ||
   die "cluster.sh up failed"
 # shellcheck source=/dev/null
 source "$WORK/cluster.env"

@@ -20,6 +20,12 @@ each. Cases run in parallel; any run with a Pending pod is run again alone, sinc
 compete for the same nodes (a pod that schedules under contention schedules alone, so only Pending
 needs the re-run).
 
+Claims are bound by the harness's Provisioner (a PersistentVolume pre-bound to each Pending claim of an
+existing StorageClass) and kube-controller-manager's volume controllers, as a CSI driver would.
+Namespaces with a variant's quotas are made before the runs and waited for once (prepare()).
+The classification is tests/truth/README.md's; `truth.py --rejudge results.json OUTDIR` applies it again
+to a finished run without running anything.
+
 Outputs (--out DIR): results.json, matrix.md; stdout: one line per case and the summary
   truth: N cases, H harmful, D honest denials, F fixed, U unexplained
 Exit status 1 if any invariant is breached (H + U + I3 breaches > 0), 2 on a harness error.
@@ -147,6 +153,10 @@ class Api:
 
 def parse_warning(h):
     # RFC 7234 warn-code warn-agent "text": 299 - "gpu-intent: ..."
+    try:   # http.client decodes header bytes as Latin-1; the API server sends UTF-8 ("×", "…")
+        h = h.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        pass
     m = re.match(r'^\s*\d{3}\s+\S+\s+"(.*)"\s*$', h, re.S)
     return (m.group(1) if m else h).replace('\\"', '"')
 
@@ -218,6 +228,7 @@ class Manifest:
         self.name = os.path.splitext(os.path.basename(path))[0]
         self.docs = load_docs(path)
         self.crds = [d for d in self.docs if d.get("kind") == "CustomResourceDefinition"]
+        self.asks_gpu = asks_gpu(self.docs)
 
 
 # --- gpuadmit ------------------------------------------------------------------------------------
@@ -235,15 +246,16 @@ class Gpuadmit:
         self.base = "https://127.0.0.1:%d" % port
         self.log_path = None
 
-    def start(self, policy):
+    def start(self, policy, view=True):
         self.stop()
         self.policy = policy
-        tag = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(policy) if policy else "default")
+        tag = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(policy) if policy else "default") + ("" if view else "-noview")
         self.log_path = os.path.join(self.dir, "gpuadmit-%s.log" % tag)
         args = [self.bin, "serve", "--listen", "127.0.0.1:%d" % self.port,
                 "--tls-cert-file", os.path.join(self.certs, "tls.crt"),
                 "--tls-private-key-file", os.path.join(self.certs, "tls.key"),
-                "--drain-seconds", "0", "--log-level", "info", "--kubeconfig", self.kubeconfig]
+                "--drain-seconds", "0", "--log-level", "info"]
+        args += ["--kubeconfig", self.kubeconfig] if view else ["--cluster-view", "off"]
         if policy:
             args += ["--policy", policy]
         logf = open(self.log_path, "ab")
@@ -331,9 +343,35 @@ def sched_causes(msg):
         causes.append(("volume", ["claim", "volume", "pvc", "storage"]))
     if "Too many pods" in m:
         causes.append(("pods", ["pods"]))
+    # ResourceQuota admission, for a Pod or a controller's FailedCreate: an explanation names the quota
+    # and the resource (a word tuple: all of its words must appear).
+    for q in re.finditer(r"exceeded quota: ([^,]+), requested: ([^ ]+)", m):
+        for res in sorted(set(r.split("=")[0] for r in q.group(2).split(","))):
+            causes.append(("quota " + res, [("quota", res)]))
+    for q in re.finditer(r"failed quota: ([^:]+): must specify (.*)", m):
+        for res in sorted(set(re.findall(r"((?:requests|limits)\.(?:cpu|memory)|\bcpu|\bmemory) for:", q.group(2)))):
+            causes.append(("quota requires " + res, [("quota", res)]))
     if not causes and m:
         causes.append(("other", []))
     return causes
+
+
+def says(text, words):
+    """Whether gpuadmit's text (lower case) uses a cause's word, or every word of a tuple."""
+    return all(w.lower() in text for w in words) if isinstance(words, tuple) else words.lower() in text
+
+
+def asks_gpu(docs):
+    """Whether any pod spec or template in the manifest asks for an accelerator (limits or requests)."""
+    def walk(x):
+        if isinstance(x, dict):
+            if isinstance(x.get("containers"), list) and pod_gpus({"spec": x}):
+                return True
+            return any(walk(v) for v in x.values())
+        if isinstance(x, list):
+            return any(walk(v) for v in x)
+        return False
+    return walk(docs)
 
 
 def tolerates(tols, taint):
@@ -412,7 +450,7 @@ class Harness:
         with LOCK:
             self.seq += 1
             n = self.seq
-        h = hashlib.sha1("/".join(parts).encode()).hexdigest()[:6]
+        h = hashlib.sha1("/".join(str(p) for p in parts).encode()).hexdigest()[:6]
         return ("t-%s-%s" % (re.sub(r"[^a-z0-9-]", "-", parts[0].lower())[:20].strip("-"), h) + "-%d" % n)[:63]
 
     # -- profile set-up
@@ -502,18 +540,42 @@ class Harness:
         return False
 
     # -- one run: apply, wait, observe
-    def run(self, prof, variant, man, mode, policy):
-        ns = self.ns_name(prof.name, variant, man.name, mode, policy or "")
-        rec = {"namespace": ns, "objects": [], "pods": [], "events": [], "remutate": []}
+    def prepare(self, prof, jobs, view=True):
+        """Namespaces with the variant's objects (quotas), made before the runs start and waited for once:
+        while runs create and delete namespaces, counts cannot tell whether gpuadmit's view holds a given
+        namespace's quotas yet."""
+        made = {}
+        for job in jobs:
+            variant, man, mode, policy = job
+            if prof.by_ns.get(variant):
+                ns = self.ns_name(prof.name, variant, man.name, mode, policy or "")
+                self.make_ns(ns, mode, prof, variant)
+                made[job] = ns
+        if made:
+            dl = time.time() + 60
+            while not all(self.quotas_ready(ns) for ns in made.values()) and time.time() < dl:
+                time.sleep(0.3)
+            if view:   # gpuadmit with its view off has nothing to wait for
+                self.wait_view("profile %s: %d prepared namespaces" % (prof.name, len(made)), secs=60)
+        return made
+
+    def run(self, prof, variant, man, mode, policy, ns=None):
+        prepared = ns is not None
+        ns = ns or self.ns_name(prof.name, variant, man.name, mode, policy or "")
+        rec = {"namespace": ns, "objects": [], "pods": [], "events": [], "remutate": [], "asks_gpu": man.asks_gpu,
+               "view": policy[1] if isinstance(policy, tuple) else True}
         t0 = time.time()
         try:
-            self.make_ns(ns, mode, prof, variant)
-            dl = time.time() + 15
-            while not self.quotas_ready(ns) and time.time() < dl:
-                time.sleep(0.2)
-            if prof.by_ns.get(variant) and mode == "with":
-                # Other runs create and delete quotas meanwhile: the counts may not settle; bounded, not fatal.
-                rec["view_synced"] = self.wait_view("namespace " + ns, secs=5, fatal=False)
+            if not prepared:
+                self.make_ns(ns, mode, prof, variant)
+                dl = time.time() + 15
+                while not self.quotas_ready(ns) and time.time() < dl:
+                    time.sleep(0.2)
+                if prof.by_ns.get(variant) and rec["view"]:
+                    # A re-run runs alone: the counts settle once this namespace's objects are in the view.
+                    rec["view_synced"] = self.wait_view("namespace " + ns, secs=30, fatal=False)
+            else:
+                rec["view_synced"] = True
             self.apply(man, ns, rec)
             self.observe(ns, rec, mode)
         finally:
@@ -583,6 +645,8 @@ class Harness:
                 last_sig, stable_since = sig, now
             decided = all(pod_state(p)[0] != "undecided" for p in pods)
             have = bool(pods) or bool(events) or not expect_pods
+            if not have and all(o["kind"] == "DaemonSet" for o in makers if expected_pods(o["stored"])):
+                have = self.daemonsets_want_none(ns)   # no node matches: the controller says so in status
             if decided and have and now - start >= 1.0 and now - stable_since >= self.args.settle:
                 break
             if now >= deadline:
@@ -593,6 +657,7 @@ class Harness:
             state, msg = pod_state(p)
             owner = (p["metadata"].get("ownerReferences") or [{}])[0].get("kind", "")
             pr = {"name": p["metadata"]["name"], "owner": owner, "state": state, "message": msg,
+                  "requests": pod_requests(p),
                   "node": p.get("spec", {}).get("nodeName", ""),
                   "annotations": {k: v for k, v in (p["metadata"].get("annotations") or {}).items() if k.startswith("gpuadmit.io/")}}
             if state == "pending" and self.nodepools:
@@ -618,6 +683,61 @@ class Harness:
                             rec["remutate"].append({"object": "%s/%s" % (o["kind"], o["name"]), "patch": patch})
         for o in created:
             o.pop("stored", None)
+
+
+    def daemonsets_want_none(self, ns):
+        st, body = self.api.get("/apis/apps/v1/namespaces/%s/daemonsets" % ns)
+        items = body.get("items") or [] if st == 200 else []
+        return bool(items) and all((d.get("status") or {}).get("observedGeneration", 0) >= d["metadata"].get("generation", 1)
+                                   and (d.get("status") or {}).get("desiredNumberScheduled", 0) == 0 for d in items)
+
+
+class Provisioner(threading.Thread):
+    """A dynamic volume provisioner, as every real cluster has (a CSI driver's external-provisioner):
+    each Pending claim in a harness namespace whose StorageClass exists gets a PersistentVolume pre-bound
+    to it (hostPath; no node affinity), which kube-controller-manager's persistentvolume-binder binds.
+    A claim naming a class the profile does not have stays Pending, as it would on the real cluster.
+    Claims of generic ephemeral volumes are made by the ephemeral-volume controller and provisioned alike."""
+
+    def __init__(self, api):
+        super().__init__(daemon=True)
+        self.api, self.done, self.made = api, threading.Event(), set()
+
+    def run(self):
+        while not self.done.wait(0.3):
+            try:
+                self.once()
+            except Exception as e:   # noqa: BLE001 -- never let the thread die silently mid-run
+                log("provisioner: %s" % e)
+
+    def once(self):
+        st, body = self.api.get("/apis/storage.k8s.io/v1/storageclasses")
+        classes = {c["metadata"]["name"] for c in body.get("items") or []} if st == 200 else set()
+        st, body = self.api.get("/api/v1/persistentvolumeclaims")
+        for c in body.get("items") or [] if st == 200 else []:
+            meta, spec = c["metadata"], c.get("spec") or {}
+            if not meta.get("namespace", "").startswith("t-") or spec.get("volumeName") or meta["uid"] in self.made:
+                continue
+            if (c.get("status") or {}).get("phase") != "Pending" or spec.get("storageClassName") not in classes:
+                continue
+            size = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
+            pv = {"apiVersion": "v1", "kind": "PersistentVolume",
+                  "metadata": {"name": "truth-pv-" + meta["uid"], "labels": {"truth.gpuadmit.io/harness": "true"}},
+                  "spec": {"capacity": {"storage": size}, "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+                           "persistentVolumeReclaimPolicy": "Retain", "storageClassName": spec["storageClassName"],
+                           "volumeMode": spec.get("volumeMode") or "Filesystem", "hostPath": {"path": "/tmp/truth-pv"},
+                           "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": meta["namespace"],
+                                        "name": meta["name"], "uid": meta["uid"]}}}
+            st, b, _ = self.api.call("POST", "/api/v1/persistentvolumes", pv)
+            if st in (200, 201, 409):
+                self.made.add(meta["uid"])
+            else:
+                log("provisioner: PV for %s/%s: %s" % (meta["namespace"], meta["name"], status_msg(b)))
+        # Released volumes (their claim's namespace is gone) go.
+        st, body = self.api.get("/api/v1/persistentvolumes", labelSelector="truth.gpuadmit.io/harness=true")
+        for v in body.get("items") or [] if st == 200 else []:
+            if (v.get("status") or {}).get("phase") in ("Released", "Failed") and not v["metadata"].get("deletionTimestamp"):
+                self.api.call("DELETE", "/api/v1/persistentvolumes/" + v["metadata"]["name"])
 
 
 def expected_pods(obj):
@@ -705,6 +825,11 @@ def gpuadmit_text(rec):
     return "\n".join(parts)
 
 
+# With its view off gpuadmit sees no nodes, quotas or claims, so it cannot name what the scheduler names;
+# what it must still do is no harm (I1-I3).
+VIEW_OFF = ["view off: I4 needs the cluster view"]
+
+
 def judge(without, with_):
     """The invariant each case settles: (class, invariant note)."""
     wo, wo_d = outcome(without)
@@ -733,7 +858,11 @@ def judge(without, with_):
         return "harmful", notes + ["I1 breach: schedules without gpuadmit, %s with it: %s" % (wi, wi_d)]
     if all(c == "volume" for c, _ in sched_causes(wo_d) + sched_causes(wi_d)) and "pending" in (wo, wi) and \
             sched_causes(wo_d + wi_d):
-        return "not-judged", notes + ["Pending on volumes: no provisioner/ephemeral-volume controller in the harness"]
+        return "not-judged", notes + ["Pending on volumes only, either way (a claim whose StorageClass the profile lacks)"]
+    if not with_.get("asks_gpu", True) and wi == wo and wi not in ("denied", "create-denied"):
+        # gpuadmit judges GPU pods: a CPU-only workload that fails the same way with and without it
+        # (a device plugin DaemonSet refused by a namespace's quota) is not its to explain. I1-I3 still hold.
+        return "ok", notes + ["not a GPU workload: %s either way (I4 covers GPU pods)" % wo]
     if wo in ("rejected", "create-failed"):   # the API server refuses it (or its pods: quota) by itself
         if wi in ("denied", "create-denied"):
             return "honest-denial", notes + ["I2 (the API server rejects it too)"]
@@ -747,20 +876,35 @@ def judge(without, with_):
             return "fixed", notes + ["I4: fixed (%s without gpuadmit)" % short(wo_d)]
         # The scheduler's cause without gpuadmit, and with it (a fix may leave another cause, e.g. the taint
         # tolerated but no GPU node): an explanation may name either.
-        causes = sched_causes(wo_d) + (sched_causes(wi_d) if wi == "pending" else [])
+        causes = sched_causes(wo_d) + (sched_causes(wi_d) if wi in ("pending", "create-failed") else [])
         text = gpuadmit_text(with_).lower()
-        named = [c for c, words in causes if any(w.lower() in text for w in words)]
+        named = [c for c, words in causes if any(says(text, w) for w in words)]
+        missing = re.findall(r"no node offers ([A-Za-z0-9./_*-]*[A-Za-z0-9])", text)
         if wi in ("denied", "create-denied"):
             if named:
                 return "honest-denial", notes + ["I2 (Pending without gpuadmit), I4: names %s" % ",".join(named)]
+            if missing:
+                return "honest-denial", notes + ["I2 (Pending without gpuadmit), I4: names the missing resource (no node "
+                                                 "offers %s), not the scheduler's %s" % (
+                                                     ",".join(sorted(set(missing))), ",".join(c for c, _ in causes))]
+            if not with_.get("view", True):
+                return "not-judged", notes + VIEW_OFF
             return "unexplained", notes + ["I4 breach: denied (%s) but not naming the scheduler's cause %s" % (
                 ",".join(sorted(rules)), ",".join(c for c, _ in causes))]
         if named:
             return "explained", notes + ["I4: warned, names %s" % ",".join(named)]
-        missing = re.findall(r"no node offers ([A-Za-z0-9./_*-]*[A-Za-z0-9])", text)
         if missing:
             return "explained", notes + ["I4: names the missing resource (no node offers %s), not the scheduler's %s" % (
                 ",".join(sorted(set(missing))), ",".join(c for c, _ in causes))]
+        absent = re.findall(r"no PriorityClass with name (\S+) was found|serviceaccount \"([^\"]+)\" not found", wo_d + " " + wi_d)
+        if absent and wi == "create-failed":
+            # The API server refuses the pods, with and without gpuadmit, for an object the manifest's own
+            # tutorial creates elsewhere and the profile lacks; gpuadmit does not read PriorityClasses or
+            # ServiceAccounts, so it cannot judge this (a gap, listed in tests/truth/README.md).
+            return "not-judged", notes + ["refused either way for a missing %s: an object the profile lacks, "
+                                          "outside what gpuadmit reads" % ", ".join(sorted(set(a or b for a, b in absent)))]
+        if not with_.get("view", True):
+            return "not-judged", notes + VIEW_OFF
         return "unexplained", notes + ["I4 breach: Pending either way (%s), no warning names it" % short(wo_d)]
     # no pods without gpuadmit (a CronJob before its schedule, a kind without its operator)
     if wi in ("denied", "create-denied"):
@@ -792,6 +936,7 @@ def rejudge(path, out):
     with open(path) as f:
         data = json.load(f)
     for c in data["cases"]:
+        c["with"]["run"].setdefault("view", "(view off)" not in c["policy"])
         c["class"], c["notes"] = judge(c["without"]["run"], c["with"]["run"])
     write_outputs(out, data["cases"], data.get("seconds", 0))
     return summarize(data["cases"], data.get("seconds", 0))
@@ -833,7 +978,12 @@ def main():
             manifests.append(m)
     if not profiles or not manifests:
         raise HarnessError("no profiles (%s) or no manifests (%s)" % (args.clusters, args.manifests))
-    policies = [os.path.abspath(p) for p in args.policy] or [None]
+    # A policy is a file or `default` (the embedded one); `@noview` after it runs gpuadmit with its cluster
+    # view off (what a user without RBAC for the view gets: no sizes from nodes, the policy's tolerations).
+    policies = []
+    for p in args.policy or ["default"]:
+        base, _, flag = p.partition("@")
+        policies.append((None if base == "default" else os.path.abspath(base), flag != "noview"))
     log("%d profiles, %d manifests, %d policies, %d parallel" % (len(profiles), len(manifests), len(policies), args.parallel))
 
     # CRDs of the corpus, cluster-wide, before anything else (their kinds must be served).
@@ -859,6 +1009,8 @@ def main():
             if path is not None and not namespaced:
                 api.call("POST", path, clean(d, keep_status=False))
 
+    prov = Provisioner(api)
+    prov.start()
     ga = Gpuadmit(args.gpuadmit, args.workdir, int(env["TRUTH_WEBHOOK_PORT"]), env["KUBECONFIG"])
     h = Harness(args, api, ga)
     cases = []
@@ -868,17 +1020,18 @@ def main():
             t_prof = time.time()
             h.load_profile(prof)
             without = {}
-            for pi, policy in enumerate(policies):
-                ga.start(policy)
-                h.wait_view("profile %s" % prof.name)
+            for pi, (policy, view) in enumerate(policies):
+                ga.start(policy, view)
+                if view:
+                    h.wait_view("profile %s" % prof.name)
                 probe(api, ga)
                 jobs = []
                 for variant in prof.variants:
                     for m in manifests:
                         if pi == 0:
                             jobs.append((variant, m, "without", None))
-                        jobs.append((variant, m, "with", policy))
-                results = run_jobs(h, prof, jobs, args.parallel)
+                        jobs.append((variant, m, "with", (policy, view)))
+                results = run_jobs(h, prof, jobs, args.parallel, view)
                 for (variant, m, mode, pol), rec in results.items():
                     if mode == "without":
                         without[(variant, m.name)] = rec
@@ -888,14 +1041,18 @@ def main():
                     wo = without[(variant, m.name)]
                     cls, notes = judge(wo, rec)
                     case = {"profile": prof.name, "variant": variant, "manifest": m.name,
-                            "policy": os.path.basename(pol) if pol else "default",
+                            "policy": (os.path.basename(pol[0]) if pol[0] else "default") + ("" if pol[1] else " (view off)"),
                             "without": {"outcome": outcome(wo), "run": wo}, "with": {"outcome": outcome(rec), "run": rec},
                             "class": cls, "notes": notes}
                     cases.append(case)
                     print("%-13s %-10s %-28s %-44s %s -> %s" % (cls.upper(), case["policy"][:10], (prof.name + ("/" + variant if variant else ""))[:28],
                           m.name[:44], outcome(wo)[0], outcome(rec)[0]), flush=True)
             log("profile %s took %.0fs" % (prof.name, time.time() - t_prof))
+    except HarnessError:
+        write_outputs(args.out, cases, time.time() - t_start)   # what ran so far, for the post-mortem
+        raise
     finally:
+        prov.done.set()
         ga.stop()
     write_outputs(args.out, cases, time.time() - t_start)
     return summarize(cases, time.time() - t_start)
@@ -920,24 +1077,61 @@ def probe(api, ga):
     raise HarnessError("the API server does not call gpuadmit (no review from namespace %s within 30s)" % ns)
 
 
-def contended(msg):
+SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+          "n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+
+
+def qty(v):
+    m = re.fullmatch(r"([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([A-Za-z]*)", str(v).strip())
+    return float(m.group(1)) * SUFFIX.get(m.group(2), 1) if m and m.group(2) in SUFFIX else 0.0
+
+
+def pod_requests(p):
+    """What the scheduler counts for one pod: per resource, the larger of the app containers' sum and
+    any one init container (requests, else limits)."""
+    spec = p.get("spec", {})
+    def one(c):
+        r = c.get("resources") or {}
+        out = {k: qty(v) for k, v in (r.get("limits") or {}).items()}
+        out.update({k: qty(v) for k, v in (r.get("requests") or {}).items()})
+        return out
+    total = {}
+    for c in spec.get("containers") or []:
+        for k, v in one(c).items():
+            total[k] = total.get(k, 0) + v
+    for c in spec.get("initContainers") or []:
+        for k, v in one(c).items():
+            total[k] = max(total.get(k, 0), v)
+    return total
+
+
+def contended(pod, nodes):
     """Whether a Pending reason can come from other runs' pods (capacity, ports, inter-pod rules).
-    Taints, selectors, affinity to nodes and missing nodes do not depend on other pods."""
-    m = msg or ""
-    return not m or any(w in m for w in ("Insufficient", "Too many pods", "anti-affinity", "topology spread",
-                                          "free ports", "pod affinity", "undecided"))
+    Taints, selectors, affinity to nodes and missing nodes do not depend on other pods, nor does an
+    "Insufficient R" when the pod asks for more R than any node of the profile has at all."""
+    m = pod.get("message") or ""
+    if not m or any(w in m for w in ("Too many pods", "anti-affinity", "topology spread", "free ports",
+                                     "pod affinity", "undecided")):
+        return True
+    for res in re.findall(r"Insufficient ([A-Za-z0-9./_-]*[A-Za-z0-9])", m):
+        most = max([qty(((n.get("status") or {}).get("allocatable") or {}).get(res, 0)) for n in nodes] or [0])
+        if (pod.get("requests") or {}).get(res, float("inf")) <= most:
+            return True
+    return False
 
 
-def run_jobs(h, prof, jobs, parallel):
+def run_jobs(h, prof, jobs, parallel, view=True):
     """Run in parallel; then once more, alone, every run with a Pending pod whose reason other runs' pods
     could cause (contended())."""
     results = {}
+    prepared = h.prepare(prof, jobs, view)
     with cf.ThreadPoolExecutor(max_workers=max(1, parallel)) as ex:
-        futs = {ex.submit(h.run, prof, v, m, mode, pol): (v, m, mode, pol) for v, m, mode, pol in jobs}
+        futs = {ex.submit(h.run, prof, v, m, mode, pol, prepared.get((v, m, mode, pol))): (v, m, mode, pol)
+                for v, m, mode, pol in jobs}
         for f in cf.as_completed(futs):
             results[futs[f]] = f.result()
     if parallel > 1:
-        rerun = [k for k, rec in results.items() if any(p["state"] in ("pending", "undecided") and contended(p["message"])
+        rerun = [k for k, rec in results.items() if any(p["state"] in ("pending", "undecided") and contended(p, prof.nodes)
                                                           for p in rec["pods"])]
         if rerun:
             log("profile %s: %d runs with a Pending pod again, one at a time" % (prof.name, len(rerun)))
