@@ -94,6 +94,13 @@ std::string response_text(const std::string& uid, const Response& r) {
   return out;
 }
 
+std::vector<std::string> warning_summaries(const policy::Decision& decision) {
+  std::vector<std::string> out;
+  out.reserve(decision.warnings.size());
+  for (const policy::Finding& f : decision.warnings) out.push_back(f.summary);
+  return out;
+}
+
 void set_warnings(Response& response, const std::vector<std::string>& candidates, Outcome& out) {
   response.warnings = warning_lines(candidates);
   out.warnings = response.warnings.size();
@@ -251,10 +258,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
         denial_message(*decision, noun(out.kind), out.name.empty() ? "<unnamed>" : out.name);
     // The warnings too: kubectl prints them above the denial, so one apply shows every problem (a claim
     // that cannot bind as well as the GPUs no node has), not one per attempt.
-    std::vector<std::string> warnings;
-    warnings.reserve(decision->warnings.size());
-    for (const policy::Finding& f : decision->warnings) warnings.push_back(f.summary);
-    set_warnings(response, warnings, out);
+    set_warnings(response, warning_summaries(*decision), out);
     out.body = response_text(out.uid, response);
     return out;
   }
@@ -270,10 +274,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
     return out;
   }
 
-  std::vector<std::string> warnings;
-  warnings.reserve(decision->warnings.size());
-  for (const policy::Finding& f : decision->warnings) warnings.push_back(f.summary);
-  set_warnings(response, warnings, out);
+  set_warnings(response, warning_summaries(*decision), out);
   out.body = response_text(out.uid, response);
   return out;
 }

@@ -62,9 +62,7 @@ constexpr std::array<std::string_view, 6> kMustSpecify = {
 
 // Containers (init and sidecars too) that set no value for a must-specify key. Requests count when set
 // or defaulted from the limit, as the API server defaults them before admission.
-std::string missing_in(const k8s::Pod& pod, std::string_view key) {
-  const bool limit = key.starts_with("limits.");
-  const std::string resource(key.substr(key.find('.') == std::string_view::npos ? 0 : key.find('.') + 1));
+std::string missing_in(const k8s::Pod& pod, bool limit, const std::string& resource) {
   std::string names;
   for (const k8s::Container& c : pod.containers) {
     const bool set =
@@ -79,11 +77,12 @@ void report_must_specify(RuleContext& ctx, const k8s::ResourceQuota& quota) {
   if (pod.pod_resources) return;  // pod-level resources: how quota reads them is not modelled here
   for (const std::string_view key : kMustSpecify) {
     if (!quota.hard.contains(key)) continue;
-    const std::string names = missing_in(pod, key);
-    if (names.empty()) continue;
     const std::string k(key);
+    const bool limit = k.starts_with("limits.");
     const std::string resource = k.substr(k.find('.') == std::string::npos ? 0 : k.find('.') + 1);
-    const std::string where = k.starts_with("limits.") ? "limits" : "requests";
+    const std::string names = missing_in(pod, limit, resource);
+    if (names.empty()) continue;
+    const std::string where = limit ? "limits" : "requests";
     ctx.report(kGpuQuota, ctx.rules().gpu_quota.action, "spec.containers",
                "ResourceQuota " + quota.name + " in namespace " + quota.namespace_ + " constrains " + k +
                    ", so the API server refuses every pod it counts whose containers do not all set it "
