@@ -1,6 +1,7 @@
 #include "gpuadmit/admission/review.hpp"
 
 #include <cctype>
+#include <optional>
 
 #include "gpuadmit/admission/json_patch.hpp"
 #include "gpuadmit/admission/messages.hpp"
@@ -46,19 +47,11 @@ const k8s::JsonValue* object_member(const k8s::JsonValue& object, std::string_vi
   return value != nullptr && value->is_object() ? value : nullptr;
 }
 
-Outcome malformed(Outcome out, std::string reason) {
-  out.http_status = 400;
-  out.verdict = Verdict::kMalformed;
-  out.error = policy::one_line(reason, 300);
-  out.body = "malformed AdmissionReview: " + out.error + "\n";
-  return out;
-}
-
-// The response object, printed directly: building it as a DOM first and dumping it was a twentieth of a
-// /validate review. Members print in nlohmann's (sorted) order, so the text is what dump() would give.
+// The response object. Members print in sorted order, as nlohmann's dump() would give them.
 struct Response {
   bool allowed = true;
   std::string audit_findings;  // auditAnnotations.findings (the API server prefixes the webhook's name)
+  std::string patch;           // the JSON Patch, as JSON text; "" for none
   int status_code = 0;         // 0: no status
   std::string status_reason;
   std::string status_message;
@@ -72,6 +65,11 @@ std::string response_text(const std::string& uid, const Response& r) {
     out += R"(,"auditAnnotations":{"findings":)";
     k8s::append_json_string(out, r.audit_findings);
     out += '}';
+  }
+  if (!r.patch.empty()) {
+    out += R"(,"patch":")";
+    append_base64(out, r.patch);  // base64 needs no JSON escaping
+    out += R"(","patchType":"JSONPatch")";
   }
   if (r.status_code != 0) {
     out += R"(,"status":{"code":)" + std::to_string(r.status_code) + R"(,"message":)";
@@ -94,25 +92,14 @@ std::string response_text(const std::string& uid, const Response& r) {
   return out;
 }
 
-std::vector<std::string> warning_summaries(const policy::Decision& decision) {
-  std::vector<std::string> out;
-  out.reserve(decision.warnings.size());
-  for (const policy::Finding& f : decision.warnings) out.push_back(f.summary);
-  return out;
-}
-
-void set_warnings(Response& response, const std::vector<std::string>& candidates, Outcome& out) {
-  response.warnings = warning_lines(candidates);
-  out.warnings = response.warnings.size();
-}
-
-// Audit findings travel in auditAnnotations (the API server prefixes the key with the webhook name).
-void set_audit_annotations(Response& response, const policy::Decision& decision) {
-  if (decision.audits.empty()) return;
-  std::string text;
-  for (const policy::Finding& f : decision.audits) text += (text.empty() ? "" : "; ") + f.summary;
-  response.audit_findings = policy::one_line(text, 1000);
-}
+// What a review says about itself: for the answer, the log line and the metrics.
+struct Envelope {
+  Outcome facts;  // uid, kind, namespace, name, operation, user
+  std::string_view group;
+  const k8s::JsonValue* object = nullptr;
+  const k8s::JsonValue* old_object = nullptr;
+  std::string_view sub_resource;
+};
 
 // "pod", "claim", "deployment", "pytorchjob": how a denial names the object (kubectl's own lower-case kinds).
 std::string noun(std::string_view kind) {
@@ -122,14 +109,142 @@ std::string noun(std::string_view kind) {
   return out;
 }
 
-// Adds patchType and patch to the dumped response object (the body ends with the two closing braces of
-// `response` and of the review). Encoding the patch straight into the body avoids running the base64 text
-// through the JSON escaper, which was a tenth of the cost of a /mutate review; base64 needs no escaping.
-void splice_patch(std::string& body, std::string_view patch_json) {
-  body.resize(body.size() - 2);
-  body += R"(,"patchType":"JSONPatch","patch":")";
-  append_base64(body, patch_json);
-  body += "\"}}";
+std::vector<std::string> warning_summaries(const policy::Decision& decision) {
+  std::vector<std::string> out;
+  out.reserve(decision.warnings.size());
+  for (const policy::Finding& f : decision.warnings) out.push_back(f.summary);
+  return out;
+}
+
+// The response constructors: each verdict is one function from the facts (and the decision) to the answer.
+
+Outcome answer(Outcome out, Verdict verdict, const Response& response) {
+  out.verdict = verdict;
+  out.warnings = response.warnings.size();
+  out.body = response_text(out.uid, response);
+  return out;
+}
+
+// Not an AdmissionReview: HTTP 400 and a one-line reason.
+Outcome malformed(Outcome out, const std::string& reason) {
+  out.http_status = 400;
+  out.verdict = Verdict::kMalformed;
+  out.error = policy::one_line(reason, 300);
+  out.body = "malformed AdmissionReview: " + out.error + "\n";
+  return out;
+}
+
+// Nothing gpuadmit judges (another operation, a subresource, a kind outside the policy).
+Outcome allowed(Outcome out) {
+  return answer(std::move(out), Verdict::kAllowed, Response{});
+}
+
+// Could not decide: denied with 500, so failurePolicy is not what decides, and said plainly.
+Outcome error(Outcome out, std::string why) {
+  out.error = std::move(why);
+  Response response;
+  response.allowed = false;
+  response.status_code = 500;
+  response.status_reason = "InternalError";
+  response.status_message = "gpuadmit could not decide on this " + out.kind + ": " + out.error;
+  return answer(std::move(out), Verdict::kError, response);
+}
+
+// What every judged answer carries: the rules that fired, and the audit findings in auditAnnotations.
+Response judged(Outcome& out, const policy::Decision& decision) {
+  out.rules_fired = decision.rules_fired();
+  out.audits = decision.audits;
+  Response response;
+  if (!decision.audits.empty()) {
+    std::string text;
+    for (const policy::Finding& f : decision.audits) text += (text.empty() ? "" : "; ") + f.summary;
+    response.audit_findings = policy::one_line(text, 1000);
+  }
+  return response;
+}
+
+// Violations: 403 with every problem and the fix for each. The warnings go too: kubectl prints them above
+// the denial, so one apply shows every problem (a claim that cannot bind as well as the GPUs no node has).
+Outcome denied(Outcome out, const policy::Decision& decision) {
+  Response response = judged(out, decision);
+  response.allowed = false;
+  response.status_code = 403;
+  response.status_reason = "Forbidden";
+  response.status_message =
+      denial_message(decision, noun(out.kind), out.name.empty() ? "<unnamed>" : out.name);
+  response.warnings = warning_lines(warning_summaries(decision));
+  return answer(std::move(out), Verdict::kDenied, response);
+}
+
+// /mutate's allow: the fixes as a JSON Patch, and the notices about them as warnings (/validate shows the
+// findings' warnings, once).
+Outcome patched(Outcome out, const policy::Decision& decision) {
+  Response response = judged(out, decision);
+  response.warnings = warning_lines(decision.notices);
+  out.patch_operations = decision.patch.size();
+  if (decision.patch.empty()) return answer(std::move(out), Verdict::kAllowed, response);
+  response.patch = decision.patch.dump();
+  return answer(std::move(out), Verdict::kPatched, response);
+}
+
+// /validate's allow: the warn findings as kubectl warnings.
+Outcome warned(Outcome out, const policy::Decision& decision) {
+  Response response = judged(out, decision);
+  response.warnings = warning_lines(warning_summaries(decision));
+  return answer(std::move(out), Verdict::kAllowed, response);
+}
+
+// Reads the envelope's facts, or says why the body is no AdmissionReview.
+std::optional<std::string> read_envelope(const k8s::JsonValue& review, Envelope& envelope) {
+  if (!review.is_object()) return "the body is not a JSON object";
+  if (k8s::string_member(review, "apiVersion") != "admission.k8s.io/v1" ||
+      k8s::string_member(review, "kind") != "AdmissionReview") {
+    return "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview "
+           "(register the webhook with admissionReviewVersions: [v1])";
+  }
+  const k8s::JsonValue* request = object_member(review, "request");
+  if (request == nullptr) return "missing request";
+  Outcome& facts = envelope.facts;
+  facts.uid = string_or_empty(*request, "uid");
+  if (facts.uid.empty()) return "request.uid is missing";
+  facts.operation = string_or_empty(*request, "operation");
+  facts.namespace_ = string_or_empty(*request, "namespace");
+  facts.name = string_or_empty(*request, "name");
+  if (const k8s::JsonValue* kind = object_member(*request, "kind")) {
+    facts.kind = string_or_empty(*kind, "kind");
+    envelope.group = k8s::string_member(*kind, "group");
+  }
+  if (const k8s::JsonValue* user = object_member(*request, "userInfo")) {
+    facts.user = string_or_empty(*user, "username");
+  }
+  envelope.object = object_member(*request, "object");
+  envelope.old_object = object_member(*request, "oldObject");
+  envelope.sub_resource = k8s::string_member(*request, "subResource");
+  // The policy dispatches on the object's own kind; one that disagrees with request.kind is no review the
+  // API server sends, and judging by either kind could pass the other unjudged.
+  if (const std::string_view object_kind =
+          envelope.object != nullptr ? k8s::string_member(*envelope.object, "kind") : std::string_view();
+      !object_kind.empty() && object_kind != facts.kind) {
+    return "request.kind is " + facts.kind + " but request.object.kind is " + std::string(object_kind);
+  }
+  if (facts.name.empty() && envelope.object != nullptr) {
+    if (const k8s::JsonValue* meta = object_member(*envelope.object, "metadata")) {
+      const std::string_view generate_name = k8s::string_member(*meta, "generateName");
+      if (!generate_name.empty()) facts.name = std::string(generate_name) + "*";
+    }
+  }
+  return std::nullopt;
+}
+
+// Pods and claims on CREATE (a pod's resources and a claim's class are immutable after it); workloads on
+// CREATE and UPDATE (their templates change). DELETE, CONNECT and subresources (status, scale) pass.
+bool is_judged(const Envelope& envelope, const policy::RuleSet& rules) {
+  const Outcome& facts = envelope.facts;
+  if (envelope.object == nullptr || !envelope.sub_resource.empty()) return false;
+  if (envelope.group.empty() && (facts.kind == "Pod" || facts.kind == "PersistentVolumeClaim"))
+    return facts.operation == "CREATE";
+  return rules.workload_of(envelope.group, facts.kind) != nullptr &&
+         (facts.operation == "CREATE" || facts.operation == "UPDATE");
 }
 
 }  // namespace
@@ -156,127 +271,30 @@ std::string_view to_string(Endpoint endpoint) noexcept {
 
 Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,
                const policy::ClusterView* cluster) {
-  Outcome out;
   // Read into an arena document: a pod is judged from it as it is; nlohmann::json is built only for what
   // a fix edits or a workload's templates (see policy::ObjectRef). `body` outlives the document.
   auto parsed = k8s::parse_json_document(body, kReviewLimits, kNeverRead);
-  if (!parsed) return malformed(std::move(out), parsed.error().message);
-  const k8s::JsonValue& review = parsed->root();
-  if (!review.is_object()) return malformed(std::move(out), "the body is not a JSON object");
-  if (k8s::string_member(review, "apiVersion") != "admission.k8s.io/v1" ||
-      k8s::string_member(review, "kind") != "AdmissionReview") {
-    return malformed(std::move(out),
-                     "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview "
-                     "(register the webhook with admissionReviewVersions: [v1])");
-  }
-  const k8s::JsonValue* request_it = object_member(review, "request");
-  if (request_it == nullptr) return malformed(std::move(out), "missing request");
-  const k8s::JsonValue& request = *request_it;
-  out.uid = string_or_empty(request, "uid");
-  if (out.uid.empty()) return malformed(std::move(out), "request.uid is missing");
-  out.operation = string_or_empty(request, "operation");
-  out.namespace_ = string_or_empty(request, "namespace");
-  out.name = string_or_empty(request, "name");
-  const k8s::JsonValue* kind = object_member(request, "kind");
-  if (kind != nullptr) out.kind = string_or_empty(*kind, "kind");
-  if (const k8s::JsonValue* user = object_member(request, "userInfo")) {
-    out.user = string_or_empty(*user, "username");
-  }
-
-  Response response;
-  const k8s::JsonValue* object_it = object_member(request, "object");
-  // The policy dispatches on the object's own kind; one that disagrees with request.kind is no review the
-  // API server sends, and judging by either kind could pass the other unjudged.
-  if (const std::string_view object_kind =
-          object_it != nullptr ? k8s::string_member(*object_it, "kind") : std::string_view();
-      !object_kind.empty() && object_kind != out.kind) {
-    return malformed(std::move(out), "request.kind is " + out.kind + " but request.object.kind is " +
-                                         std::string(object_kind));
-  }
-  const std::string_view group = kind != nullptr ? k8s::string_member(*kind, "group") : std::string_view();
-  const bool workload = rules.workload_of(group, out.kind) != nullptr;
-  const bool core_kind = group.empty() && (out.kind == "Pod" || out.kind == "PersistentVolumeClaim");
-  // Pods and claims on CREATE (a pod's resources and a claim's class are immutable after it); workloads on
-  // CREATE and UPDATE (their templates change). DELETE, CONNECT and subresources (status, scale) pass.
-  const bool judged = (core_kind ? out.operation == "CREATE"
-                                 : workload && (out.operation == "CREATE" || out.operation == "UPDATE")) &&
-                      k8s::string_member(request, "subResource").empty() && object_it != nullptr;
-  if (!judged) {
-    out.body = response_text(out.uid, response);
-    return out;
-  }
-  const k8s::JsonValue& object = *object_it;
-  if (out.name.empty()) {
-    if (const k8s::JsonValue* meta = object_member(object, "metadata")) {
-      const std::string_view generate_name = k8s::string_member(*meta, "generateName");
-      if (!generate_name.empty()) {
-        out.name = std::string(generate_name) + "*";
-      }
-    }
-  }
+  if (!parsed) return malformed({}, parsed.error().message);
+  Envelope envelope;
+  if (auto problem = read_envelope(parsed->root(), envelope))
+    return malformed(std::move(envelope.facts), *problem);
+  if (!is_judged(envelope, rules)) return allowed(std::move(envelope.facts));
 
   const policy::Mode mode = endpoint == Endpoint::kMutate ? policy::Mode::kMutate : policy::Mode::kValidate;
-  policy::Request evaluation{policy::ObjectRef(object), out.namespace_, mode, cluster};
-  evaluation.patch_form = policy::PatchForm::kText;
-  evaluation.texts = policy::Texts::kSent;
+  policy::Request evaluation{policy::ObjectRef(*envelope.object), envelope.facts.namespace_, mode, cluster};
   json old_object;
-  if (const k8s::JsonValue* old = object_member(request, "oldObject"); out.operation == "UPDATE" && old) {
-    old_object = k8s::to_json(*old);  // workloads only: their templates are compared as nlohmann::json
+  if (envelope.old_object != nullptr && envelope.facts.operation == "UPDATE") {
+    old_object = k8s::to_json(*envelope.old_object);  // workloads only: templates compare as nlohmann::json
     evaluation.old_object = &old_object;
   }
   auto decision = policy::evaluate(evaluation, rules);
-  if (decision && !decision->allowed()) {
-    // A denial shows everything (its warnings and the fixes it would have made), so the texts kSent leaves
-    // out in Mutate mode are needed: evaluate once more with all of them. Denials are rare; allows stay lean.
-    evaluation.texts = policy::Texts::kAll;
-    if (auto full = policy::evaluate(evaluation, rules)) decision = std::move(full);
-  }
-  if (!decision) {
-    // Could not decide: deny with 500 so failurePolicy is not what decides, and say so plainly.
-    out.verdict = Verdict::kError;
-    out.error = decision.error().message;
-    response.allowed = false;
-    response.status_code = 500;
-    response.status_reason = "InternalError";
-    response.status_message = "gpuadmit could not decide on this " + out.kind + ": " + out.error;
-    out.body = response_text(out.uid, response);
-    return out;
-  }
-  out.rules_fired = decision->rules_fired();
-  out.audits = decision->audits;
-  set_audit_annotations(response, *decision);
-
+  if (!decision) return error(std::move(envelope.facts), decision.error().message);
   // Both webhooks deny what gpuadmit cannot fix. The mutating one must: the API server's built-in
   // validation runs between the two webhooks and rejects a fractional GPU or a GPU request that differs
   // from its limit with its own terse message, so /validate would never get to explain them.
-  if (!decision->allowed()) {
-    out.verdict = Verdict::kDenied;
-    response.allowed = false;
-    response.status_code = 403;
-    response.status_reason = "Forbidden";
-    response.status_message =
-        denial_message(*decision, noun(out.kind), out.name.empty() ? "<unnamed>" : out.name);
-    // The warnings too: kubectl prints them above the denial, so one apply shows every problem (a claim
-    // that cannot bind as well as the GPUs no node has), not one per attempt.
-    set_warnings(response, warning_summaries(*decision), out);
-    out.body = response_text(out.uid, response);
-    return out;
-  }
-
-  if (mode == policy::Mode::kMutate) {
-    out.patch_operations = decision->patch_operations;
-    set_warnings(response, decision->notices, out);
-    out.body = response_text(out.uid, response);
-    if (!decision->patch_text.empty()) {
-      out.verdict = Verdict::kPatched;
-      splice_patch(out.body, decision->patch_text);
-    }
-    return out;
-  }
-
-  set_warnings(response, warning_summaries(*decision), out);
-  out.body = response_text(out.uid, response);
-  return out;
+  if (!decision->allowed()) return denied(std::move(envelope.facts), *decision);
+  if (mode == policy::Mode::kMutate) return patched(std::move(envelope.facts), *decision);
+  return warned(std::move(envelope.facts), *decision);
 }
 
 }  // namespace gpuadmit::admission

@@ -32,7 +32,7 @@ Flags:
       --policy      a policy file (default: the embedded policy, see 'gpuadmit policy default')
       --cluster     the cluster to judge against: the output of 'kubectl get nodes,resourcequotas,
                     storageclasses,persistentvolumeclaims -A -o yaml' or of 'gpuadmit cluster dump';
-                    without it the cluster-aware rules (gpu-type, cuda-driver, node-fit, gpu-quota) are skipped
+                    without it the cluster-aware rules ({cluster-aware rules}) are skipped
   -o, --output      text (default, for people), json (stable, for scripts) or yaml (the fixed manifests)
   -n, --namespace   namespace for objects that name none (default: default)
 
@@ -217,18 +217,19 @@ int check_command(Args args) {
                                   {"namespace", "n"},
                                   {"help", "h", false}});
   if (!flags) {
-    std::fprintf(stderr, "gpuadmit check: %s\n\n%s", flags.error().message.c_str(), kCheckUsage.data());
+    std::fprintf(stderr, "gpuadmit check: %s\n\n%s", flags.error().message.c_str(),
+                 usage_text(kCheckUsage).c_str());
     return kExitUsage;
   }
   if (flags->has("help")) {
-    std::fputs(kCheckUsage.data(), stdout);
+    std::fputs(usage_text(kCheckUsage).c_str(), stdout);
     return kExitOk;
   }
   const std::vector<std::string> files = flags->all("filename");
   if (files.empty() || !flags->positional.empty()) {
     std::fprintf(stderr, "gpuadmit check: %s\n\n%s",
                  files.empty() ? "give at least one -f FILE|DIR|-" : "unexpected argument (use -f FILE)",
-                 kCheckUsage.data());
+                 usage_text(kCheckUsage).c_str());
     return kExitUsage;
   }
   const std::string output = flags->last("output").value_or("text");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gpuadmit/policy/catalogue.hpp"
+
 namespace gpuadmit::cli {
 
 Result<ParsedFlags> parse_flags(Args args, std::initializer_list<FlagSpec> specs) {
@@ -38,6 +40,17 @@ Result<ParsedFlags> parse_flags(Args args, std::initializer_list<FlagSpec> specs
     parsed.values[std::string(spec->name)].push_back(std::move(value));
   }
   return parsed;
+}
+
+std::string usage_text(std::string_view text) {
+  constexpr std::string_view kPlaceholder = "{cluster-aware rules}";
+  std::string out(text);
+  for (auto at = out.find(kPlaceholder); at != std::string::npos; at = out.find(kPlaceholder, at)) {
+    const std::string list = policy::cluster_aware_rule_list();
+    out.replace(at, kPlaceholder.size(), list);
+    at += list.size();
+  }
+  return out;
 }
 
 }  // namespace gpuadmit::cli

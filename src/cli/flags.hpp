@@ -37,4 +37,7 @@ struct ParsedFlags {
 
 Result<ParsedFlags> parse_flags(Args args, std::initializer_list<FlagSpec> specs);
 
+// A command's usage text with "{cluster-aware rules}" replaced by the catalogue's list of them.
+std::string usage_text(std::string_view text);
+
 }  // namespace gpuadmit::cli

@@ -35,8 +35,8 @@ Flags:
                            service account is used without it (KUBERNETES_SERVICE_HOST is set)
   --context                kubeconfig context (default: the file's current-context)
   --cluster-view           auto (default: --kubeconfig, else in-cluster, else off), on (like auto, but
-                           no configuration is an error) or off. Off, the cluster-aware rules (gpu-type,
-                           cuda-driver, node-fit, gpu-quota) are skipped
+                           no configuration is an error) or off. Off, the cluster-aware rules
+                           ({cluster-aware rules}) are skipped
 
 With the cluster view on, /readyz waits for the first full LIST of nodes, resourcequotas, storageclasses
 and persistentvolumeclaims (RBAC: get/list/watch on those, docs/cluster.md).
@@ -132,16 +132,18 @@ int serve_command(Args args) {
                          {"bench-constant-route", "", false},  // hidden: the load benchmark's ceiling
                          {"help", "h", false}});
   if (!flags) {
-    std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", flags.error().message.c_str(), kServeUsage.data());
+    std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", flags.error().message.c_str(),
+                 usage_text(kServeUsage).c_str());
     return kExitUsage;
   }
   if (flags->has("help")) {
-    std::fputs(kServeUsage.data(), stdout);
+    std::fputs(usage_text(kServeUsage).c_str(), stdout);
     return kExitOk;
   }
   auto options = serve_options(*flags);
   if (!options) {
-    std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", options.error().message.c_str(), kServeUsage.data());
+    std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", options.error().message.c_str(),
+                 usage_text(kServeUsage).c_str());
     return kExitUsage;
   }
   return server::run_serve(*options);

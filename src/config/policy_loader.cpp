@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <fstream>
-#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
 #include "gpuadmit/config/yaml_documents.hpp"
+#include "gpuadmit/policy/catalogue.hpp"
 
 namespace gpuadmit::config {
 namespace {
@@ -25,9 +26,17 @@ class Reader {
   explicit Reader(std::string_view source) : source_(source) {}
 
   void error(const YAML::Node& node, const std::string& path, const std::string& what) {
+    errors_.push_back(located(node, path, what));
+  }
+  [[nodiscard]] std::string located(const YAML::Node& node, const std::string& path,
+                                    const std::string& what) const {
     const YAML::Mark mark = node.Mark();
-    errors_.push_back(std::string(source_) + ":" + std::to_string(mark.line + 1) + ":" +
-                      std::to_string(mark.column + 1) + ": " + path + ": " + what);
+    return std::string(source_) + ":" + std::to_string(mark.line + 1) + ":" +
+           std::to_string(mark.column + 1) + ": " + path + ": " + what;
+  }
+  // Errors found after the ones that follow them in the file's reading order (a mapping's unknown keys).
+  void insert_errors(std::size_t at, const std::vector<std::string>& errors) {
+    errors_.insert(errors_.begin() + static_cast<std::ptrdiff_t>(at), errors.begin(), errors.end());
   }
 
   // Checks the node is a map whose keys are all in `allowed`; returns false (and reports) otherwise.
@@ -169,163 +178,118 @@ void read_tolerations(Reader& r, const YAML::Node& node, const std::string& path
   }
 }
 
-// Per-rule readers: each knows its own keys; `action` is common to all.
-using RuleReader = std::function<void(Reader&, const YAML::Node&, const std::string&, RuleSet&)>;
+// A rule's settings (spec.rules.<id>) as the rule's own reader asks for them (policy::ParameterReader). The
+// keys it asks for are the keys allowed: the others are reported, before the problems with the values, as a
+// mapping's unknown keys always are.
+class YamlParameters final : public policy::ParameterReader {
+ public:
+  YamlParameters(Reader& r, YAML::Node node, std::string path)
+      : r_(r), node_(std::move(node)), path_(std::move(path)), first_error_(r.errors().size()) {}
+  YamlParameters(const YamlParameters&) = delete;
+  YamlParameters& operator=(const YamlParameters&) = delete;
+  YamlParameters(YamlParameters&&) = delete;
+  YamlParameters& operator=(YamlParameters&&) = delete;
+  ~YamlParameters() override = default;
 
-const std::map<std::string, RuleReader, std::less<>>& rule_readers() {
-  static const std::map<std::string, RuleReader, std::less<>> kReaders{
-      {"gpu-intent",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (!r.map(n, p, {"action", "imagePatterns", "labels", "resource"})) return;
-         if (n["action"]) assign(rs.gpu_intent.action, r.action(n["action"], p + ".action"));
-         if (n["imagePatterns"])
-           rs.gpu_intent.image_patterns = r.strings(n["imagePatterns"], p + ".imagePatterns");
-         if (n["labels"]) {
-           rs.gpu_intent.labels.clear();
-           if (!n["labels"].IsMap()) {
-             r.error(n["labels"], p + ".labels", "expected a mapping of label key to value");
-           } else {
-             for (const auto& e : n["labels"]) {
-               if (auto v = r.string(e.second, p + ".labels." + e.first.Scalar()))
-                 rs.gpu_intent.labels[e.first.Scalar()] = *v;
-             }
-           }
-         }
-         if (n["resource"]) assign(rs.gpu_intent.resource, r.string(n["resource"], p + ".resource"));
-       }},
-      {"gpu-whole-units",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (r.map(n, p, {"action"}) && n["action"])
-           assign(rs.gpu_whole_units.action, r.action(n["action"], p + ".action"));
-       }},
-      {"gpu-limit-equals-request",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (r.map(n, p, {"action"}) && n["action"]) {
-           assign(rs.gpu_limit_equals_request.action, r.action(n["action"], p + ".action"));
-         }
-       }},
-      {"guaranteed-qos",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (!r.map(n, p, {"action", "strategy", "defaults"})) return;
-         auto& q = rs.guaranteed_qos;
-         if (n["action"]) assign(q.action, r.action(n["action"], p + ".action"));
-         if (n["strategy"]) {
-           assign(q.strategy,
-                  r.one_of<policy::QosStrategy>(n["strategy"], p + ".strategy",
-                                                {{"raise-requests", policy::QosStrategy::kRaiseRequests},
-                                                 {"lower-limits", policy::QosStrategy::kLowerLimits},
-                                                 {"deny", policy::QosStrategy::kDeny}}));
-         }
-         if (const YAML::Node d = n["defaults"]) {
-           const std::string dp = p + ".defaults";
-           if (!r.map(d, dp, {"cpuPerGpu", "memoryPerGpu", "cpuOtherContainers", "memoryOtherContainers"}))
-             return;
-           if (d["cpuPerGpu"]) assign(q.cpu_per_gpu, r.quantity(d["cpuPerGpu"], dp + ".cpuPerGpu"));
-           if (d["memoryPerGpu"])
-             assign(q.memory_per_gpu, r.quantity(d["memoryPerGpu"], dp + ".memoryPerGpu"));
-           if (d["cpuOtherContainers"])
-             assign(q.cpu_other, r.quantity(d["cpuOtherContainers"], dp + ".cpuOtherContainers"));
-           if (d["memoryOtherContainers"]) {
-             assign(q.memory_other, r.quantity(d["memoryOtherContainers"], dp + ".memoryOtherContainers"));
-           }
-         }
-       }},
-      {"memory-floor",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (!r.map(n, p, {"action", "overhead", "perGpu", "safetyPercent"})) return;
-         auto& m = rs.memory_floor;
-         if (n["action"]) assign(m.action, r.action(n["action"], p + ".action"));
-         if (n["overhead"]) assign(m.overhead, r.quantity(n["overhead"], p + ".overhead"));
-         if (n["perGpu"]) assign(m.per_gpu, r.quantity(n["perGpu"], p + ".perGpu"));
-         if (n["safetyPercent"])
-           assign(m.safety_percent, r.integer(n["safetyPercent"], p + ".safetyPercent", 100, 1000));
-       }},
-      {"gpu-tolerations",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (!r.map(n, p, {"action", "tolerations"})) return;
-         if (n["action"]) assign(rs.gpu_tolerations.action, r.action(n["action"], p + ".action"));
-         if (n["tolerations"])
-           read_tolerations(r, n["tolerations"], p + ".tolerations", rs.gpu_tolerations.tolerations);
-       }},
-      {"stray-gpu-toleration",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (!r.map(n, p, {"action", "taintKeys"})) return;
-         if (n["action"]) assign(rs.stray_gpu_toleration.action, r.action(n["action"], p + ".action"));
-         if (n["taintKeys"]) rs.stray_gpu_toleration.taint_keys = r.strings(n["taintKeys"], p + ".taintKeys");
-       }},
-      {"gpu-type",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (!r.map(n, p, {"action", "productLabel", "memoryLabel", "aliases"})) return;
-         auto& g = rs.gpu_type;
-         if (n["action"]) assign(g.action, r.action(n["action"], p + ".action"));
-         if (n["productLabel"]) assign(g.product_label, r.string(n["productLabel"], p + ".productLabel"));
-         if (n["memoryLabel"]) assign(g.memory_label, r.string(n["memoryLabel"], p + ".memoryLabel"));
-         if (const YAML::Node aliases = n["aliases"]) {
-           if (!aliases.IsMap()) {
-             r.error(aliases, p + ".aliases", "expected a mapping of alias to a list of product patterns");
-           } else {
-             g.aliases.clear();
-             for (const auto& e : aliases) {
-               std::string alias = e.first.Scalar();
-               std::transform(alias.begin(), alias.end(), alias.begin(),
-                              [](unsigned char c) { return std::tolower(c); });
-               g.aliases[alias] = r.strings(e.second, p + ".aliases." + e.first.Scalar());
-             }
-           }
-         }
-       }},
-      {"cuda-driver",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (!r.map(n, p, {"action", "majorLabel", "minorLabel"})) return;
-         if (n["action"]) assign(rs.cuda_driver.action, r.action(n["action"], p + ".action"));
-         if (n["majorLabel"])
-           assign(rs.cuda_driver.major_label, r.string(n["majorLabel"], p + ".majorLabel"));
-         if (n["minorLabel"])
-           assign(rs.cuda_driver.minor_label, r.string(n["minorLabel"], p + ".minorLabel"));
-       }},
-      {"node-fit",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (!r.map(n, p, {"action", "noNodeOffers"})) return;
-         if (n["action"]) assign(rs.node_fit.action, r.action(n["action"], p + ".action"));
-         if (n["noNodeOffers"])
-           assign(rs.node_fit.no_node_offers, r.action(n["noNodeOffers"], p + ".noNodeOffers"));
-       }},
-      {"gpu-quota",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (r.map(n, p, {"action"}) && n["action"])
-           assign(rs.gpu_quota.action, r.action(n["action"], p + ".action"));
-       }},
-      {"checkpoint-pvc",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (!r.map(n, p, {"action", "marker", "minimum", "checkpointsKept", "headroomPercent"})) return;
-         auto& c = rs.checkpoint_pvc;
-         if (n["action"]) assign(c.action, r.action(n["action"], p + ".action"));
-         if (n["marker"]) assign(c.marker, r.string(n["marker"], p + ".marker"));
-         if (n["minimum"]) assign(c.minimum, r.quantity(n["minimum"], p + ".minimum"));
-         if (n["checkpointsKept"])
-           assign(c.checkpoints_kept, r.integer(n["checkpointsKept"], p + ".checkpointsKept", 1, 1000));
-         if (n["headroomPercent"])
-           assign(c.headroom_percent, r.integer(n["headroomPercent"], p + ".headroomPercent", 100, 1000));
-       }},
-      {"shm-size",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (!r.map(n, p, {"action", "percentOfMemory", "minimum", "maximum"})) return;
-         auto& m = rs.shm_size;
-         if (n["action"]) assign(m.action, r.action(n["action"], p + ".action"));
-         if (n["percentOfMemory"]) {
-           assign(m.percent_of_memory, r.integer(n["percentOfMemory"], p + ".percentOfMemory", 1, 90));
-         }
-         if (n["minimum"]) assign(m.minimum, r.quantity(n["minimum"], p + ".minimum"));
-         if (n["maximum"]) assign(m.maximum, r.quantity(n["maximum"], p + ".maximum"));
-         if (m.minimum > m.maximum) r.error(n, p, "minimum is larger than maximum");
-       }},
-      {"presets",
-       [](Reader& r, const YAML::Node& n, const std::string& p, RuleSet& rs) {
-         if (r.map(n, p, {"action"}) && n["action"])
-           assign(rs.presets.action, r.action(n["action"], p + ".action"));
-       }},
-  };
-  return kReaders;
+  // Reports the keys nothing asked for, and those of the sections, at the place a mapping check would.
+  void check_keys() {
+    std::vector<std::string> unknown;
+    std::string list;
+    for (const std::string_view key : asked_) list += (list.empty() ? "" : ", ") + std::string(key);
+    for (const auto& entry : node_) {
+      const std::string key = entry.first.Scalar();
+      if (std::find(asked_.begin(), asked_.end(), key) == asked_.end()) {
+        unknown.push_back(
+            r_.located(entry.first, path_, "unknown key \"" + key + "\" (expected one of: " + list + ")"));
+      }
+    }
+    // The sections' first: their errors come after this mapping's first one, so inserting this mapping's
+    // unknown keys afterwards leaves them where they belong.
+    for (auto section = sections_.rbegin(); section != sections_.rend(); ++section) (*section)->check_keys();
+    r_.insert_errors(first_error_, unknown);
+  }
+
+  void action(std::string_view key, Action& out) override {
+    if (const YAML::Node n = child(key)) assign(out, r_.action(n, path_of(key)));
+  }
+  void quantity(std::string_view key, k8s::Quantity& out) override {
+    if (const YAML::Node n = child(key)) assign(out, r_.quantity(n, path_of(key)));
+  }
+  void integer(std::string_view key, std::int64_t min, std::int64_t max, std::int64_t& out) override {
+    if (const YAML::Node n = child(key)) assign(out, r_.integer(n, path_of(key), min, max));
+  }
+  void string(std::string_view key, std::string& out) override {
+    if (const YAML::Node n = child(key)) assign(out, r_.string(n, path_of(key)));
+  }
+  void strings(std::string_view key, std::vector<std::string>& out) override {
+    if (const YAML::Node n = child(key)) out = r_.strings(n, path_of(key));
+  }
+  void string_map(std::string_view key, std::string_view what, k8s::StringMap& out) override {
+    const YAML::Node n = child(key);
+    if (!n) return;
+    out.clear();
+    if (!n.IsMap()) return r_.error(n, path_of(key), "expected a mapping of " + std::string(what));
+    for (const auto& e : n) {
+      if (auto v = r_.string(e.second, path_of(key) + "." + e.first.Scalar())) out[e.first.Scalar()] = *v;
+    }
+  }
+  void string_lists(std::string_view key, std::string_view what, policy::StringLists& out) override {
+    const YAML::Node n = child(key);
+    if (!n) return;
+    if (!n.IsMap()) return r_.error(n, path_of(key), "expected a mapping of " + std::string(what));
+    out.clear();
+    for (const auto& e : n)
+      out[e.first.Scalar()] = r_.strings(e.second, path_of(key) + "." + e.first.Scalar());
+  }
+  void tolerations(std::string_view key, std::vector<k8s::Toleration>& out) override {
+    if (const YAML::Node n = child(key)) read_tolerations(r_, n, path_of(key), out);
+  }
+  std::optional<std::size_t> one_of(std::string_view key, std::span<const std::string_view> names) override {
+    const YAML::Node n = child(key);
+    if (!n) return std::nullopt;
+    auto text = r_.string(n, path_of(key));
+    if (!text) return std::nullopt;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (*text == names[i]) return i;
+    }
+    std::string list;
+    for (const std::string_view name : names) list += (list.empty() ? "" : ", ") + std::string(name);
+    r_.error(n, path_of(key), "expected one of " + list + ", got \"" + *text + "\"");
+    return std::nullopt;
+  }
+  ParameterReader* section(std::string_view key) override {
+    const YAML::Node n = child(key);
+    if (!n) return nullptr;
+    if (!n.IsMap()) {
+      r_.error(n, path_of(key), "expected a mapping");
+      return nullptr;
+    }
+    return sections_.emplace_back(std::make_unique<YamlParameters>(r_, n, path_of(key))).get();
+  }
+  void error(std::string what) override { r_.error(node_, path_, what); }
+
+ private:
+  YAML::Node child(std::string_view key) {
+    asked_.push_back(key);
+    const YAML::Node& node = node_;  // the const lookup adds no member for an absent key
+    return node[std::string(key)];
+  }
+  [[nodiscard]] std::string path_of(std::string_view key) const { return path_ + "." + std::string(key); }
+
+  Reader& r_;
+  YAML::Node node_;
+  std::string path_;
+  std::size_t first_error_;
+  std::vector<std::string_view> asked_;  // the rule's own key names (literals)
+  std::vector<std::unique_ptr<YamlParameters>> sections_;
+};
+
+void read_rule(Reader& r, const policy::RuleEntry& rule, const YAML::Node& node, RuleSet& rules) {
+  const std::string path = "spec.rules." + std::string(rule.id);
+  if (!node.IsMap()) return r.error(node, path, "expected a mapping");
+  YamlParameters parameters(r, node, path);
+  rule.read(parameters, rules);
+  parameters.check_keys();
 }
 
 void read_string_map(Reader& r, const YAML::Node& node, const std::string& path, k8s::StringMap& out) {
@@ -523,14 +487,13 @@ void read_policy(Reader& r, const YAML::Node& root, const nlohmann::json& root_j
   }
   for (const auto& entry : rule_nodes) {
     const std::string id = entry.first.Scalar();
-    const auto reader = rule_readers().find(id);
-    if (reader == rule_readers().end()) {
-      std::string ids;
-      for (std::string_view known : policy::kRuleIds) ids += (ids.empty() ? "" : ", ") + std::string(known);
-      r.error(entry.first, "spec.rules", "unknown rule \"" + id + "\" (known rules: " + ids + ")");
+    const policy::RuleEntry* rule = policy::find_rule(id);
+    if (rule == nullptr) {
+      r.error(entry.first, "spec.rules",
+              "unknown rule \"" + id + "\" (known rules: " + policy::rule_id_list() + ")");
       continue;
     }
-    reader->second(r, entry.second, "spec.rules." + id, rules);
+    read_rule(r, *rule, entry.second, rules);
   }
 }
 

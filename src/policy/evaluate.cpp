@@ -6,48 +6,12 @@
 #include "gpuadmit/k8s/json_access.hpp"
 #include "gpuadmit/k8s/json_output.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
+#include "gpuadmit/policy/catalogue.hpp"
 #include "json_diff.hpp"
 #include "object_edits.hpp"
 #include "rule_context.hpp"
 
 namespace gpuadmit::policy {
-namespace {
-
-struct RuleEntry {
-  std::string_view id;
-  void (*run)(RuleContext&);
-};
-
-// Catalogue order: gpu-intent first (it may add the GPU the others then check); presets next, so what they
-// add (resources, tolerations) is judged like the user's own; shm-size after the memory rules settle the
-// limits it is sized from; tolerations, GPU type and driver affinity before node-fit, which judges the pod
-// with everything gpuadmit added. Must list exactly kRuleIds, in the same order.
-constexpr std::array<RuleEntry, kRuleIds.size()> kRules{{
-    {"gpu-intent", rule_gpu_intent},
-    {"presets", rule_presets},
-    {"gpu-whole-units", rule_gpu_whole_units},
-    {"gpu-limit-equals-request", rule_gpu_limit_equals_request},
-    {"guaranteed-qos", rule_guaranteed_qos},
-    {"memory-floor", rule_memory_floor},
-    {"shm-size", rule_shm_size},
-    {"gpu-type", rule_gpu_type},  // before gpu-tolerations, which tolerates the pool it steers to
-    {"gpu-tolerations", rule_gpu_tolerations},
-    {"cuda-driver", rule_cuda_driver},
-    {"node-fit", rule_node_fit},
-    {"gpu-quota", rule_gpu_quota},
-    {"checkpoint-pvc", rule_checkpoint_pvc},
-    {"stray-gpu-toleration", rule_stray_gpu_toleration},
-}};
-
-constexpr bool same_order() {
-  for (std::size_t i = 0; i < kRules.size(); ++i) {
-    if (kRules.at(i).id != kRuleIds.at(i)) return false;
-  }
-  return true;
-}
-static_assert(same_order(), "kRules must follow kRuleIds");
-
-}  // namespace
 
 const nlohmann::json& ObjectRef::json() const {
   if (document_ == nullptr) return *json_;  // each constructor sets exactly one of the two
@@ -176,12 +140,12 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
 
   const bool have_cluster = request.cluster != nullptr && request.cluster->snapshot != nullptr;
   RuleContext ctx(edits, with_namespace(std::move(*pod)), rules, request.mode, decision,
-                  have_cluster ? request.cluster : nullptr, request.texts);
+                  have_cluster ? request.cluster : nullptr);
   ctx.set_replicas(request.replicas);
   std::string_view last_writer;
-  for (const RuleEntry& rule : kRules) {
-    if (rules.action_of(rule.id) == Action::kOff) continue;
-    if (is_cluster_aware(rule.id) && !have_cluster) {
+  for (const RuleEntry& rule : rule_catalogue()) {
+    if (rule.action(rules) == Action::kOff) continue;
+    if (rule.cluster_aware && !have_cluster) {
       decision.skipped_rules.emplace_back(rule.id);
       continue;
     }
@@ -204,18 +168,10 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
     rule.run(ctx);
     if (ctx.dirty()) last_writer = rule.id;
   }
-  // The webhook sends no patch with a denial, so it is not printed for one.
-  const bool wanted = request.patch_form == PatchForm::kJson || decision.allowed();
-  if (request.mode == Mode::kMutate && decision.changed() && !edits.empty() && wanted) {
+  if (request.mode == Mode::kMutate && decision.changed() && !edits.empty()) {
     // The audit trail: `kubectl get -o yaml` shows which rules changed the object.
     add_audit_trail(edits, request.object.read([&](const auto& o) { return mutated_by(o, decision); }));
-    if (request.patch_form == PatchForm::kText) {
-      PatchText text = edits.patch_text();
-      decision.patch_operations = text.operations();
-      decision.patch_text = std::move(text).text();
-    } else {
-      decision.patch = edits.patch();
-    }
+    decision.patch = edits.patch();
   }
   report_on_controller(request.object, rules, decision);
   return decision;
@@ -293,7 +249,7 @@ void merge(const TemplateSite& site, bool several, Decision&& from, Decision& in
                                                             : into.audits;
     for (Finding& f : *list) {
       f.field = prefixed(site_field, f.field);
-      if (!f.summary.empty()) f.summary = tag + f.summary;  // empty: not written (Texts::kSent)
+      f.summary = tag + f.summary;
       target.push_back(std::move(f));
     }
   }
@@ -344,7 +300,6 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
       pod["metadata"] = *meta;
     }
     Request sub{pod, request.namespace_, request.mode, request.cluster};
-    sub.texts = request.texts;
     sub.replicas = site.replicas;
     sub.controller_kind = pod_controller_kind(k8s::string_member(object, "kind"));
     auto result = evaluate_pod(sub, rules);
@@ -393,15 +348,7 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
   const std::string_view group =
       object.document() != nullptr ? group_of(*object.document()) : group_of(object.json());
   if (const WorkloadKind* workload = rules.workload_of(group, kind)) {
-    auto decision_for_workload = evaluate_workload(request, rules, *workload);
-    if (decision_for_workload && request.patch_form == PatchForm::kText &&
-        !decision_for_workload->patch.empty()) {
-      // Templates' patches are merged as JSON (their paths are prefixed), then printed once.
-      decision_for_workload->patch_operations = decision_for_workload->patch.size();
-      decision_for_workload->patch_text = k8s::json_text(decision_for_workload->patch);
-      decision_for_workload->patch = nlohmann::json::array();
-    }
-    return decision_for_workload;
+    return evaluate_workload(request, rules, *workload);
   }
   decision.evaluated = false;
   decision.skipped_reason = "gpuadmit does not check " + kind + " objects";

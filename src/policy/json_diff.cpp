@@ -50,7 +50,7 @@ bool equal(const k8s::JsonValue& source, const json& target) {
   return k8s::to_json(source) == target;
 }
 
-// Where operations go: a JSON array of op objects, or their text (PatchText).
+// Operations go into a JSON array.
 struct JsonSink {
   json& patch;
   void add(const char* name, const std::string& path) { patch.push_back(patch_op(name, path)); }
@@ -59,19 +59,13 @@ struct JsonSink {
   }
 };
 
-struct TextSink {
-  PatchText& patch;
-  void add(const char* name, const std::string& path) { patch.add(name, path); }
-  void add(const char* name, const std::string& path, const json& value) { patch.add(name, path, value); }
-};
-
-template <class J, class Sink>
-void diff(const J& source, const json& target, std::string& path, Sink& patch);
+template <class J>
+void diff(const J& source, const json& target, std::string& path, JsonSink& patch);
 
 // Both members are sorted maps: one merge walk pairs the keys (no lookups, and not nlohmann's items(),
 // which copies two strings per step). Additions go last, as nlohmann orders them.
-template <class J, class Sink>
-void diff_object(const J& source, const json& target, std::string& path, Sink& patch) {
+template <class J>
+void diff_object(const J& source, const json& target, std::string& path, JsonSink& patch) {
   const auto& to = target.get_ref<const json::object_t&>();
   const std::size_t base = path.size();
   std::vector<const json::object_t::value_type*> added;
@@ -95,8 +89,8 @@ void diff_object(const J& source, const json& target, std::string& path, Sink& p
   }
 }
 
-template <class J, class Sink>
-void diff_array(const J& source, const json& target, std::string& path, Sink& patch) {
+template <class J>
+void diff_array(const J& source, const json& target, std::string& path, JsonSink& patch) {
   const std::size_t base = path.size();
   const std::size_t common = std::min(source.size(), target.size());
   for (std::size_t i = 0; i < common; ++i) {
@@ -118,8 +112,8 @@ void diff_array(const J& source, const json& target, std::string& path, Sink& pa
   }
 }
 
-template <class J, class Sink>
-void diff(const J& source, const json& target, std::string& path, Sink& patch) {
+template <class J>
+void diff(const J& source, const json& target, std::string& path, JsonSink& patch) {
   if (!same_type(source, target)) {
     // 1 and 1.0 are different types but equal values: nothing to patch.
     if (!equal(source, target)) patch.add("replace", path, target);
@@ -177,43 +171,6 @@ void append_diff(const json& source, const json& target, std::string& path, json
 void append_diff(const k8s::JsonValue& source, const json& target, std::string& path, json& patch) {
   JsonSink sink{patch};
   diff(source, target, path, sink);
-}
-
-void append_diff(const json& source, const json& target, std::string& path, PatchText& patch) {
-  TextSink sink{patch};
-  diff(source, target, path, sink);
-}
-
-void append_diff(const k8s::JsonValue& source, const json& target, std::string& path, PatchText& patch) {
-  TextSink sink{patch};
-  diff(source, target, path, sink);
-}
-
-void PatchText::add(const char* name, std::string_view path) {
-  open(name, path);
-  ops_ += '}';
-}
-
-void PatchText::add(const char* name, std::string_view path, const json& value) {
-  open(name, path);
-  ops_ += R"(,"value":)";
-  k8s::append_json(ops_, value);
-  ops_ += '}';
-}
-
-// {"op":…,"path":…: the members in the order nlohmann prints an op object (sorted keys).
-void PatchText::open(const char* name, std::string_view path) {
-  ops_ += operations_++ == 0 ? R"({"op":")" : R"(,{"op":")";
-  ops_ += name;
-  ops_ += R"(","path":)";
-  k8s::append_json_string(ops_, path);
-}
-
-std::string PatchText::text() && {
-  if (operations_ == 0) return {};
-  ops_.insert(ops_.begin(), '[');
-  ops_ += ']';
-  return std::move(ops_);
 }
 
 json json_diff(const json& source, const json& target, std::string path) {

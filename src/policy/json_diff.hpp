@@ -18,23 +18,7 @@ nlohmann::json patch_op(const char* name, const std::string& path, const nlohman
 // Appends "/" and `token` escaped as RFC 6901 says (~ → ~0, / → ~1) to the JSON Pointer `path`.
 void append_pointer_token(std::string& path, std::string_view token);
 
-// A JSON Patch printed as it is built: the text json_text() gives for the same operations as a JSON array,
-// without building the array (the webhook sends text).
-class PatchText {
- public:
-  void add(const char* name, std::string_view path);
-  void add(const char* name, std::string_view path, const nlohmann::json& value);
-  [[nodiscard]] std::size_t operations() const noexcept { return operations_; }
-  // "[…]", or "" when there is no operation.
-  [[nodiscard]] std::string text() &&;
-
- private:
-  void open(const char* name, std::string_view path);
-  std::string ops_;
-  std::size_t operations_ = 0;
-};
-
-// Appends to `patch` (a JSON array, or PatchText) the operations that turn `source` into `target`, with paths
+// Appends to `patch` (a JSON array) the operations that turn `source` into `target`, with paths
 // prefixed by `path` (a JSON Pointer, "" for the root). Arrays are compared index by index: changed
 // elements are diffed, extra source elements removed from the end backwards, extra target elements
 // appended with "/-".
@@ -43,10 +27,6 @@ void append_diff(const nlohmann::json& source, const nlohmann::json& target, std
 // The same from a document value (the object as the webhook parsed it) to the fixed copy.
 void append_diff(const k8s::JsonValue& source, const nlohmann::json& target, std::string& path,
                  nlohmann::json& patch);
-void append_diff(const nlohmann::json& source, const nlohmann::json& target, std::string& path,
-                 PatchText& patch);
-void append_diff(const k8s::JsonValue& source, const nlohmann::json& target, std::string& path,
-                 PatchText& patch);
 
 // The whole patch as a new array.
 nlohmann::json json_diff(const nlohmann::json& source, const nlohmann::json& target, std::string path = {});

@@ -79,13 +79,8 @@ auto order_key(const k8s::PodPart& part, const J* before) {
 void add_op(json& patch, const std::string& path, const json& value) {
   patch.push_back(patch_op("add", path, value));
 }
-void add_op(PatchText& patch, const std::string& path, const json& value) {
-  patch.add("add", path, value);
-}
-
-// `Patch` is a JSON array or PatchText.
-template <class J, class Parts, class Patch>
-void patch_from(const J& object, const Parts& parts, Patch& patch) {
+template <class J, class Parts>
+void patch_from(const J& object, const Parts& parts, json& patch) {
   struct Site {
     const k8s::PodPart* address;
     const json* value;
@@ -205,12 +200,6 @@ Result<bool> ObjectEdits::refresh(k8s::Pod& pod) {
 
 json ObjectEdits::patch() const {
   json patch = json::array();
-  source_.read([&](const auto& object) { patch_from(object, parts_, patch); });
-  return patch;
-}
-
-PatchText ObjectEdits::patch_text() const {
-  PatchText patch;
   source_.read([&](const auto& object) { patch_from(object, parts_, patch); });
   return patch;
 }

@@ -47,8 +47,6 @@ class ObjectEdits {
 
   // The JSON Patch from the source to the source with every part replaced.
   [[nodiscard]] nlohmann::json patch() const;
-  // The same operations as text (what the webhook sends), without building them as JSON first.
-  [[nodiscard]] PatchText patch_text() const;
   // The source with every part replaced: what the patch produces (for checks, not the request path).
   [[nodiscard]] nlohmann::json applied() const;
 

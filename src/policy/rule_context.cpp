@@ -1,6 +1,7 @@
 #include "rule_context.hpp"
 
 #include "gpuadmit/k8s/json_access.hpp"
+#include "gpuadmit/policy/catalogue.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -16,7 +17,8 @@ void RuleContext::report(std::string_view rule, Action action, std::string field
                          std::string summary) {
   // A stale cluster view (API server unreachable) must not turn a healthy pod away on old facts: by default
   // cluster-aware verdicts become warnings that say how old the view is.
-  if (is_cluster_aware(rule) && cluster_ != nullptr && cluster_->stale &&
+  const RuleEntry* entry = find_rule(rule);
+  if (entry != nullptr && entry->cluster_aware && cluster_ != nullptr && cluster_->stale &&
       rules_.on_stale_cluster != OnStale::kEnforce) {
     if (rules_.on_stale_cluster == OnStale::kSkip) return;
     const std::string age = "(cluster view " + std::to_string(cluster_->age_seconds) + "s old) ";
@@ -24,9 +26,7 @@ void RuleContext::report(std::string_view rule, Action action, std::string field
     summary = age + summary;
     message = age + message;
   }
-  // A finding recorded without its text (Texts::kSent) keeps it empty.
-  std::string line =
-      summary.empty() && message.empty() ? std::string() : one_line(std::string(rule) + ": " + summary);
+  std::string line = one_line(std::string(rule) + ": " + summary);
   Finding finding{std::string(rule), action, std::move(field), std::move(message), std::move(line)};
   switch (action) {
     case Action::kEnforce:

@@ -16,6 +16,7 @@
 #include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/decision.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
+#include "gpuadmit/policy/parameters.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 #include "gpuadmit/policy/text.hpp"
 #include "object_edits.hpp"
@@ -25,12 +26,11 @@ namespace gpuadmit::policy {
 class RuleContext {
  public:
   RuleContext(ObjectEdits& edits, k8s::Pod pod, const RuleSet& rules, Mode mode, Decision& decision,
-              const ClusterView* cluster, Texts texts = Texts::kAll)
+              const ClusterView* cluster)
       : edits_(edits),
         pod_(std::move(pod)),
         rules_(rules),
         mode_(mode),
-        texts_(texts),
         decision_(decision),
         cluster_(cluster) {}
 
@@ -49,27 +49,6 @@ class RuleContext {
   // Records an applied fix; call after editing a part.
   void fixed(std::string_view rule, std::string field, std::string description);
 
-  // Whether the text of a finding reported with `action` is read (Request::texts), and whether fix
-  // descriptions are. Rules whose texts are costly ask first, or use the lazy forms below.
-  [[nodiscard]] bool wants_text(Action action) const noexcept {
-    return texts_ == Texts::kAll || mode_ == Mode::kValidate || action != Action::kWarn;
-  }
-  [[nodiscard]] bool wants_fix_text() const noexcept { return texts_ == Texts::kAll; }
-  // report() with the message and summary written by `write` (returning {message, summary}) only when read.
-  template <class Write>
-  void report_lazily(std::string_view rule, Action action, std::string field, const Write& write) {
-    if (!wants_text(action)) {
-      report(rule, action, std::move(field), {}, {});
-      return;
-    }
-    auto [message, summary] = write();
-    report(rule, action, std::move(field), std::move(message), std::move(summary));
-  }
-  // fixed() with the description written by `describe` only when read.
-  template <class Describe>
-  void fixed_lazily(std::string_view rule, std::string field, const Describe& describe) {
-    fixed(rule, std::move(field), wants_fix_text() ? describe() : std::string());
-  }
   void notice(std::string text);
 
   // A part of the object to edit (mutate mode only); call fixed() for what the edit did.
@@ -105,7 +84,6 @@ class RuleContext {
   k8s::Pod pod_;
   const RuleSet& rules_;
   Mode mode_;
-  Texts texts_;
   Decision& decision_;
   const ClusterView* cluster_;
   std::int64_t replicas_ = 1;
@@ -133,22 +111,6 @@ std::string human(const k8s::Quantity& q);
 std::optional<double> parse_parameter_count(std::string_view text);
 // Shell-style glob with '*' only (what policy patterns use).
 bool glob_match(std::string_view pattern, std::string_view text) noexcept;
-
-// Rules, in catalogue order. Each reads ctx.rules() for its parameters and action.
-void rule_gpu_intent(RuleContext& ctx);
-void rule_gpu_whole_units(RuleContext& ctx);
-void rule_gpu_limit_equals_request(RuleContext& ctx);
-void rule_guaranteed_qos(RuleContext& ctx);
-void rule_memory_floor(RuleContext& ctx);
-void rule_gpu_tolerations(RuleContext& ctx);
-void rule_stray_gpu_toleration(RuleContext& ctx);
-void rule_gpu_type(RuleContext& ctx);
-void rule_cuda_driver(RuleContext& ctx);
-void rule_node_fit(RuleContext& ctx);
-void rule_gpu_quota(RuleContext& ctx);
-void rule_checkpoint_pvc(RuleContext& ctx);  // on pods: referenced claims
-void rule_shm_size(RuleContext& ctx);
-void rule_presets(RuleContext& ctx);
 
 // checkpoint-pvc on a PersistentVolumeClaim (the only rule for that kind).
 void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gpuadmit/policy/catalogue.hpp"
+
 namespace gpuadmit::policy {
 
 std::string_view to_string(Action action) noexcept {
@@ -42,18 +44,6 @@ std::string_view to_string(OnStale on_stale) noexcept {
   return "warn";
 }
 
-bool is_cluster_aware(std::string_view rule_id) noexcept {
-  return rule_id == "gpu-type" || rule_id == "cuda-driver" || rule_id == "node-fit" || rule_id == "gpu-quota";
-}
-
-std::string cluster_aware_rule_list() {
-  std::string out;
-  for (const std::string_view id : kRuleIds) {
-    if (is_cluster_aware(id)) out.append(out.empty() ? "" : ", ").append(id);
-  }
-  return out;
-}
-
 bool RuleSet::is_gpu_resource(std::string_view name) const noexcept {
   for (const std::string& pattern : gpu_resources) {
     if (pattern.empty()) {
@@ -78,21 +68,8 @@ bool RuleSet::is_excluded(std::string_view ns) const noexcept {
 }
 
 Action RuleSet::action_of(std::string_view rule_id) const noexcept {
-  if (rule_id == "gpu-intent") return gpu_intent.action;
-  if (rule_id == "gpu-whole-units") return gpu_whole_units.action;
-  if (rule_id == "gpu-limit-equals-request") return gpu_limit_equals_request.action;
-  if (rule_id == "guaranteed-qos") return guaranteed_qos.action;
-  if (rule_id == "memory-floor") return memory_floor.action;
-  if (rule_id == "gpu-tolerations") return gpu_tolerations.action;
-  if (rule_id == "stray-gpu-toleration") return stray_gpu_toleration.action;
-  if (rule_id == "gpu-type") return gpu_type.action;
-  if (rule_id == "cuda-driver") return cuda_driver.action;
-  if (rule_id == "node-fit") return node_fit.action;
-  if (rule_id == "gpu-quota") return gpu_quota.action;
-  if (rule_id == "checkpoint-pvc") return checkpoint_pvc.action;
-  if (rule_id == "shm-size") return shm_size.action;
-  if (rule_id == "presets") return presets.action;
-  return Action::kOff;
+  const RuleEntry* rule = find_rule(rule_id);
+  return rule != nullptr ? rule->action(*this) : Action::kOff;
 }
 
 const WorkloadKind* RuleSet::workload_of(std::string_view api_group, std::string_view kind) const noexcept {

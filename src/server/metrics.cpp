@@ -1,5 +1,7 @@
 #include "gpuadmit/server/metrics.hpp"
 
+#include "gpuadmit/policy/catalogue.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -195,15 +197,17 @@ Metrics::Metrics(std::string_view version)
   // Only the actions a rule can fire with: an "off" rule reports nothing.
   constexpr std::array<policy::Action, 3> kFiringActions{policy::Action::kAudit, policy::Action::kWarn,
                                                          policy::Action::kEnforce};
-  for (std::size_t r = 0; r < policy::kRuleIds.size(); ++r) {
+  const auto catalogue = policy::rule_catalogue();
+  finding_counters_.resize(catalogue.size());
+  for (std::size_t r = 0; r < catalogue.size(); ++r) {
     for (std::size_t a = 0; a < kActions; ++a) {
       const auto action = static_cast<policy::Action>(a);
       const bool fires =
           std::find(kFiringActions.begin(), kFiringActions.end(), action) != kFiringActions.end();
       // "off" never fires; its slot goes through the family so it does not show up as a zero series.
-      finding_counters_[r][a] = fires ? &rule_findings.with({std::string(policy::kRuleIds[r]),
-                                                             std::string(policy::to_string(action))})
-                                      : nullptr;
+      finding_counters_[r][a] =
+          fires ? &rule_findings.with({std::string(catalogue[r].id), std::string(policy::to_string(action))})
+                : nullptr;
     }
   }
   for (std::size_t i = 0; i < kKnownStatuses.size(); ++i) {
@@ -237,8 +241,9 @@ void Metrics::record_review(admission::Endpoint endpoint, admission::Verdict ver
 
 void Metrics::record_finding(std::string_view rule, policy::Action action) {
   const auto a = static_cast<std::size_t>(action);
-  for (std::size_t r = 0; r < policy::kRuleIds.size(); ++r) {
-    if (policy::kRuleIds[r] == rule && a < kActions && finding_counters_[r][a] != nullptr) {
+  const auto catalogue = policy::rule_catalogue();
+  for (std::size_t r = 0; r < catalogue.size(); ++r) {
+    if (catalogue[r].id == rule && a < kActions && finding_counters_[r][a] != nullptr) {
       return finding_counters_[r][a]->inc();
     }
   }

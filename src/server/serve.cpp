@@ -15,6 +15,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "gpuadmit/policy/catalogue.hpp"
 #include "gpuadmit/server/certs.hpp"
 #include "gpuadmit/server/webhook.hpp"
 #include "gpuadmit/version.hpp"

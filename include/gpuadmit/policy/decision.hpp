@@ -36,10 +36,6 @@ struct Decision {
   std::vector<Fix> fixes;            // mutations applied (Mutate mode only)
   std::vector<std::string> notices;  // one-line notes for the user about fixes (e.g. defaults applied)
   nlohmann::json patch = nlohmann::json::array();  // RFC 6902 ops that apply the fixes (Mutate mode)
-  // When the request asked for PatchForm::kText: the same operations as JSON text ("" when there are none)
-  // and how many there are; `patch` then stays empty.
-  std::string patch_text;
-  std::size_t patch_operations = 0;
   std::vector<std::string> skipped_rules;  // cluster-aware rules that did not run for want of a cluster view
   bool evaluated = true;  // false when the object was skipped (excluded namespace, not a GPU kind)
   std::string skipped_reason;

@@ -38,16 +38,6 @@ class ObjectRef {
   mutable std::shared_ptr<const nlohmann::json> converted_;  // shared: a copied Request converts once
 };
 
-// How a Decision carries its patch: a JSON array (the CLI, tests) or the text of that array (the webhook,
-// which only sends it on: printing it as it is built skips building the array).
-enum class PatchForm : std::uint8_t { kJson, kText };
-
-// Which texts a Decision must carry. kAll: every finding's message and summary and every fix's description
-// (the CLI, the tests). kSent: what an AdmissionReview response carries and the webhook logs; in Mutate mode
-// a warning's text and a fix's description are never sent (/validate shows the warnings), so rules may leave
-// them empty. Findings and fixes are recorded either way: rule ids, actions and counts are the same.
-enum class Texts : std::uint8_t { kAll, kSent };
-
 struct Request {
   ObjectRef object;        // a Pod, a PersistentVolumeClaim or a workload of the policy's kinds (by
                            // "kind"; Pod when absent)
@@ -61,8 +51,6 @@ struct Request {
   // For a workload's pod template: the kind of the controller that will create its pods ("DaemonSet"), as
   // their ownerReferences will say. A pod's own ownerReferences say it for a pod.
   std::string controller_kind = {};
-  PatchForm patch_form = PatchForm::kJson;
-  Texts texts = Texts::kAll;
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).

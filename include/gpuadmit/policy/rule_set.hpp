@@ -2,7 +2,6 @@
 // Default member values are the embedded default policy; a test keeps the two identical.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -21,18 +20,7 @@ enum class Action : std::uint8_t { kOff, kAudit, kWarn, kEnforce };
 
 std::string_view to_string(Action action) noexcept;
 
-// Stable, user-facing rule ids, in evaluation order (mutations apply in this order on every invocation).
-inline constexpr std::array<std::string_view, 14> kRuleIds{
-    "gpu-intent",   "presets",   "gpu-whole-units", "gpu-limit-equals-request", "guaranteed-qos",
-    "memory-floor", "shm-size",  "gpu-type",        "gpu-tolerations",          "cuda-driver",
-    "node-fit",     "gpu-quota", "checkpoint-pvc",  "stray-gpu-toleration",
-};
-
-// Rules that need the cluster view: skipped (and said so) when there is none.
-bool is_cluster_aware(std::string_view rule_id) noexcept;
-// Those rules in catalogue order, for what users are told ("gpu-type, cuda-driver, node-fit, gpu-quota").
-std::string cluster_aware_rule_list();
-
+// Each rule's parameters; the catalogue (catalogue.hpp) names the rules and their order.
 struct GpuWholeUnits {
   Action action = Action::kEnforce;
   bool operator==(const GpuWholeUnits&) const = default;
@@ -211,7 +199,7 @@ struct RuleSet {
 
   [[nodiscard]] bool is_gpu_resource(std::string_view name) const noexcept;
   [[nodiscard]] bool is_excluded(std::string_view ns) const noexcept;
-  // The action configured for a rule id (kOff for an unknown id).
+  // The action the policy gives the rule `rule_id` (kOff for an id not in the catalogue).
   [[nodiscard]] Action action_of(std::string_view rule_id) const noexcept;
   // The workload entry for an object's apiVersion group and kind, or nullptr (Pods and claims are not
   // workloads).

@@ -169,8 +169,8 @@ class Metrics {
   static constexpr std::size_t kEndpoints = 2;
   static constexpr std::size_t kVerdicts = 5;
   static constexpr std::size_t kActions = 4;
-  // [rule in policy::kRuleIds][action]; rules outside the catalogue go through the family.
-  std::array<std::array<Counter*, kActions>, policy::kRuleIds.size()> finding_counters_{};
+  // [rule in catalogue order][action]; rules outside the catalogue go through the family.
+  std::vector<std::array<Counter*, kActions>> finding_counters_;
   std::array<std::array<Counter*, kVerdicts>, kEndpoints> review_counters_{};
   std::array<Histogram*, kEndpoints> review_histograms_{};
   std::array<Counter*, kEndpoints> error_counters_{};

@@ -210,4 +210,13 @@ void rule_checkpoint_pvc(RuleContext& ctx) {
   }
 }
 
+void read_checkpoint_pvc(ParameterReader& r, RuleSet& rules) {
+  CheckpointPvc& p = rules.checkpoint_pvc;
+  r.action("action", p.action);
+  r.string("marker", p.marker);
+  r.quantity("minimum", p.minimum);
+  r.integer("checkpointsKept", 1, 1000, p.checkpoints_kept);
+  r.integer("headroomPercent", 100, 1000, p.headroom_percent);
+}
+
 }  // namespace gpuadmit::policy

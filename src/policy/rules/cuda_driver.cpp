@@ -140,4 +140,10 @@ void rule_cuda_driver(RuleContext& ctx) {
       "image built for CUDA " + cuda + " needs driver ≥ " + driver + "; " + what + " (" + present + ")");
 }
 
+void read_cuda_driver(ParameterReader& r, RuleSet& rules) {
+  r.action("action", rules.cuda_driver.action);
+  r.string("majorLabel", rules.cuda_driver.major_label);
+  r.string("minorLabel", rules.cuda_driver.minor_label);
+}
+
 }  // namespace gpuadmit::policy

@@ -103,9 +103,8 @@ void rule_gpu_intent(RuleContext& ctx) {
 
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
     ctx.edit(container_part(*target, "resources"))["limits"][cfg.resource] = "1";
-    ctx.fixed_lazily(kGpuIntent, field_of(*target, ".resources.limits"), [&] {
-      return "added " + cfg.resource + ": 1 to " + describe(*target) + ", which " + reason;
-    });
+    ctx.fixed(kGpuIntent, field_of(*target, ".resources.limits"),
+              "added " + cfg.resource + ": 1 to " + describe(*target) + ", which " + reason);
     ctx.notice("gpu-intent: " + describe(*target) + " " + reason + " but asked for no GPU; gpuadmit added " +
                cfg.resource + ": 1");
     return;
@@ -118,6 +117,14 @@ void rule_gpu_intent(RuleContext& ctx) {
           "        " +
           cfg.resource + ": 1",
       describe(*target) + " " + short_reason + " but requests no GPU; add limits." + cfg.resource + ": 1");
+}
+
+void read_gpu_intent(ParameterReader& r, RuleSet& rules) {
+  GpuIntent& p = rules.gpu_intent;
+  r.action("action", p.action);
+  r.strings("imagePatterns", p.image_patterns);
+  r.string_map("labels", "label key to value", p.labels);
+  r.string("resource", p.resource);
 }
 
 }  // namespace gpuadmit::policy

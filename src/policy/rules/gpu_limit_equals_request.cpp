@@ -19,10 +19,9 @@ void rule_gpu_limit_equals_request(RuleContext& ctx) {
       if (limit == c.resources.limits.end()) {
         if (fix) {
           ctx.edit(container_part(c, "resources"))["limits"][name] = request.to_string();
-          ctx.fixed_lazily(kLimitEqualsRequest, field_of(c, ".resources.limits"), [&] {
-            return "set " + describe(c) + " limit " + name + ": " + request.to_string() +
-                   " (equal to its request)";
-          });
+          ctx.fixed(kLimitEqualsRequest, field_of(c, ".resources.limits"),
+                    "set " + describe(c) + " limit " + name + ": " + request.to_string() +
+                        " (equal to its request)");
           continue;
         }
         ctx.report(
@@ -49,6 +48,10 @@ void rule_gpu_limit_equals_request(RuleContext& ctx) {
       }
     }
   }
+}
+
+void read_gpu_limit_equals_request(ParameterReader& r, RuleSet& rules) {
+  r.action("action", rules.gpu_limit_equals_request.action);
 }
 
 }  // namespace gpuadmit::policy

@@ -165,4 +165,8 @@ void rule_gpu_quota(RuleContext& ctx) {
   }
 }
 
+void read_gpu_quota(ParameterReader& r, RuleSet& rules) {
+  r.action("action", rules.gpu_quota.action);
+}
+
 }  // namespace gpuadmit::policy

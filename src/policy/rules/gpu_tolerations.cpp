@@ -109,8 +109,7 @@ void rule_gpu_tolerations(RuleContext& ctx) {
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
     for (const k8s::Toleration* t : missing) {
       ctx.append(spec_part("tolerations")) = to_json(*t);
-      ctx.fixed_lazily(kGpuTolerations, "spec.tolerations",
-                       [&] { return "added a toleration for the GPU taint " + describe(*t); });
+      ctx.fixed(kGpuTolerations, "spec.tolerations", "added a toleration for the GPU taint " + describe(*t));
     }
     return;
   }
@@ -129,6 +128,11 @@ void rule_gpu_tolerations(RuleContext& ctx) {
           "taint\".\nFix:\n    tolerations:" +
           yaml,
       "GPU pod does not tolerate " + list + "; it will stay Pending on tainted GPU nodes");
+}
+
+void read_gpu_tolerations(ParameterReader& r, RuleSet& rules) {
+  r.action("action", rules.gpu_tolerations.action);
+  r.tolerations("tolerations", rules.gpu_tolerations.tolerations);
 }
 
 }  // namespace gpuadmit::policy

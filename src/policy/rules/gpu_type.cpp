@@ -125,4 +125,15 @@ void rule_gpu_type(RuleContext& ctx) {
   }
 }
 
+void read_gpu_type(ParameterReader& r, RuleSet& rules) {
+  GpuType& p = rules.gpu_type;
+  r.action("action", p.action);
+  r.string("productLabel", p.product_label);
+  r.string("memoryLabel", p.memory_label);
+  r.string_lists("aliases", "alias to a list of product patterns", p.aliases);
+  StringLists lowered;  // aliases match case-insensitively
+  for (auto& [alias, patterns] : p.aliases) lowered[lower(alias)] = std::move(patterns);
+  p.aliases = std::move(lowered);
+}
+
 }  // namespace gpuadmit::policy

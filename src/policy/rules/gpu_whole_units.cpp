@@ -75,4 +75,8 @@ void rule_gpu_whole_units(RuleContext& ctx) {
   }
 }
 
+void read_gpu_whole_units(ParameterReader& r, RuleSet& rules) {
+  r.action("action", rules.gpu_whole_units.action);
+}
+
 }  // namespace gpuadmit::policy

@@ -109,8 +109,8 @@ Shortfall make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, 
         continue;
       }
       target()["limits"][res] = request_text;
-      ctx.fixed_lazily(kGuaranteedQos, field() + ".resources.limits." + res,
-                       [&] { return "set " + who() + " " + res + " limit to its request " + request_text; });
+      ctx.fixed(kGuaranteedQos, field() + ".resources.limits." + res,
+                "set " + who() + " " + res + " limit to its request " + request_text);
       continue;
     }
     if (request != nullptr && limit != nullptr) {
@@ -164,16 +164,14 @@ Shortfall make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, 
       }
       if (cfg.strategy == QosStrategy::kRaiseRequests) {
         target()["requests"][res] = limit->to_string();
-        ctx.fixed_lazily(kGuaranteedQos, field() + ".resources.requests." + res, [&] {
-          return "raised " + who() + " " + res + " request from " + request->to_string() + " to its limit " +
-                 limit->to_string();
-        });
+        ctx.fixed(kGuaranteedQos, field() + ".resources.requests." + res,
+                  "raised " + who() + " " + res + " request from " + request->to_string() + " to its limit " +
+                      limit->to_string());
       } else {
         target()["limits"][res] = request->to_string();
-        ctx.fixed_lazily(kGuaranteedQos, field() + ".resources.limits." + res, [&] {
-          return "lowered " + who() + " " + res + " limit from " + limit->to_string() + " to its request " +
-                 request->to_string();
-        });
+        ctx.fixed(kGuaranteedQos, field() + ".resources.limits." + res,
+                  "lowered " + who() + " " + res + " limit from " + limit->to_string() + " to its request " +
+                      request->to_string());
       }
       continue;
     }
@@ -217,8 +215,8 @@ Shortfall make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, 
     nlohmann::json& resources = target();
     resources["requests"][res] = value_text;
     resources["limits"][res] = value_text;
-    ctx.fixed_lazily(kGuaranteedQos, field() + ".resources",
-                     [&] { return "set " + who() + " " + res + " request and limit to " + value_text; });
+    ctx.fixed(kGuaranteedQos, field() + ".resources",
+              "set " + who() + " " + res + " request and limit to " + value_text);
     defaulted += (defaulted.empty() ? "" : ", ") + res + " " + value_text;
   }
   if (!defaulted.empty()) {
@@ -301,6 +299,22 @@ void rule_guaranteed_qos(RuleContext& ctx) {
   if (!held_back.lines.empty()) {
     report_shortfall(ctx, std::min(action, Action::kWarn), held_back.lines, held_back.first_field,
                      "GPU pod left Burstable: " + held_back_summary);
+  }
+}
+
+void read_guaranteed_qos(ParameterReader& r, RuleSet& rules) {
+  GuaranteedQos& p = rules.guaranteed_qos;
+  r.action("action", p.action);
+  r.choice<QosStrategy>("strategy",
+                        {{"raise-requests", QosStrategy::kRaiseRequests},
+                         {"lower-limits", QosStrategy::kLowerLimits},
+                         {"deny", QosStrategy::kDeny}},
+                        p.strategy);
+  if (ParameterReader* defaults = r.section("defaults")) {
+    defaults->quantity("cpuPerGpu", p.cpu_per_gpu);
+    defaults->quantity("memoryPerGpu", p.memory_per_gpu);
+    defaults->quantity("cpuOtherContainers", p.cpu_other);
+    defaults->quantity("memoryOtherContainers", p.memory_other);
   }
 }
 

@@ -83,25 +83,31 @@ void rule_memory_floor(RuleContext& ctx) {
     const k8s::Quantity* limit = quantity_of(c.resources.limits, "memory");
     if (limit == nullptr) limit = quantity_of(c.resources.requests, "memory");
     if (limit != nullptr && *limit >= floor) continue;
-    // Explanations are written only for a container that falls short, and only when they are read.
-    ctx.report_lazily(kMemoryFloor, cfg.action, field_of(c, ".resources.limits.memory"), [&] {
-      std::string floor_how = how;
-      std::string floor_short = short_how;
-      if (!estimate) {
-        floor_how = human(cfg.overhead) + " overhead + " + std::to_string(gpus) + " GPU" +
-                    (gpus > 1 ? "s" : "") + " × " + human(cfg.per_gpu);
-        floor_short = floor_how;
-      }
-      const std::string have = limit != nullptr ? "a memory limit of " + human(*limit) : "no memory limit";
-      return std::pair{
-          describe(c) + " has " + have + ", below the " + human(floor) + " it needs: " + floor_how +
-              ". A GPU job that runs out of host memory is OOMKilled (exit code 137), usually in its "
-              "DataLoader workers, long after it started.\nFix:\n    resources:\n      requests: {memory: " +
-              human(floor) + "}\n      limits:   {memory: " + human(floor) + "}",
-          describe(c) + " memory limit " + (limit != nullptr ? human(*limit) : std::string("unset")) + " < " +
-              human(floor) + " needed (" + floor_short + ")"};
-    });
+    std::string floor_how = how;
+    std::string floor_short = short_how;
+    if (!estimate) {
+      floor_how = human(cfg.overhead) + " overhead + " + std::to_string(gpus) + " GPU" +
+                  (gpus > 1 ? "s" : "") + " × " + human(cfg.per_gpu);
+      floor_short = floor_how;
+    }
+    const std::string have = limit != nullptr ? "a memory limit of " + human(*limit) : "no memory limit";
+    ctx.report(
+        kMemoryFloor, cfg.action, field_of(c, ".resources.limits.memory"),
+        describe(c) + " has " + have + ", below the " + human(floor) + " it needs: " + floor_how +
+            ". A GPU job that runs out of host memory is OOMKilled (exit code 137), usually in its "
+            "DataLoader workers, long after it started.\nFix:\n    resources:\n      requests: {memory: " +
+            human(floor) + "}\n      limits:   {memory: " + human(floor) + "}",
+        describe(c) + " memory limit " + (limit != nullptr ? human(*limit) : std::string("unset")) + " < " +
+            human(floor) + " needed (" + floor_short + ")");
   }
+}
+
+void read_memory_floor(ParameterReader& r, RuleSet& rules) {
+  MemoryFloor& p = rules.memory_floor;
+  r.action("action", p.action);
+  r.quantity("overhead", p.overhead);
+  r.quantity("perGpu", p.per_gpu);
+  r.integer("safetyPercent", 100, 1000, p.safety_percent);
 }
 
 }  // namespace gpuadmit::policy

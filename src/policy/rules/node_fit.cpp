@@ -163,4 +163,9 @@ void rule_node_fit(RuleContext& ctx) {
       "no node can run this pod: " + breakdown);
 }
 
+void read_node_fit(ParameterReader& r, RuleSet& rules) {
+  r.action("action", rules.node_fit.action);
+  r.action("noNodeOffers", rules.node_fit.no_node_offers);
+}
+
 }  // namespace gpuadmit::policy

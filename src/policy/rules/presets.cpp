@@ -214,4 +214,10 @@ void rule_presets(RuleContext& ctx) {
   ctx.notice("preset" + std::string(applied.size() > 1 ? "s " : " ") + names + " added: " + change_list);
 }
 
+// The presets themselves are spec.presets (config reads them with the rest of the policy); the rule's own
+// settings are its action.
+void read_presets(ParameterReader& r, RuleSet& rules) {
+  r.action("action", rules.presets.action);
+}
+
 }  // namespace gpuadmit::policy

@@ -127,16 +127,15 @@ void rule_shm_size(RuleContext& ctx) {
       nlohmann::json& empty_dir = volume["emptyDir"] = nlohmann::json::object();
       empty_dir["medium"] = "Memory";
       empty_dir["sizeLimit"] = size.to_string();
-      ctx.fixed_lazily(kShmSize, "spec.volumes", [&] {
-        return "added a memory-backed volume \"" + name + "\" of " + size.to_string() + " for /dev/shm";
-      });
+      ctx.fixed(kShmSize, "spec.volumes",
+                "added a memory-backed volume \"" + name + "\" of " + size.to_string() + " for /dev/shm");
     }
     for (const k8s::Container* c : missing) {
       nlohmann::json& mount = ctx.append(container_part(*c, "volumeMounts"));
       mount["mountPath"] = kShmPath;
       mount["name"] = name;
-      ctx.fixed_lazily(kShmSize, field_of(*c, ".volumeMounts"),
-                       [&] { return "mounted \"" + name + "\" at /dev/shm in " + describe(*c); });
+      ctx.fixed(kShmSize, field_of(*c, ".volumeMounts"),
+                "mounted \"" + name + "\" at /dev/shm in " + describe(*c));
     }
     return;
   }
@@ -151,6 +150,15 @@ void rule_shm_size(RuleContext& ctx) {
           size.to_string() +
           "}\n  and in each GPU container:\n    volumeMounts:\n    - {name: dshm, mountPath: /dev/shm}",
       who + ": /dev/shm is the 64 MiB default; DataLoader workers will crash");
+}
+
+void read_shm_size(ParameterReader& r, RuleSet& rules) {
+  ShmSize& p = rules.shm_size;
+  r.action("action", p.action);
+  r.integer("percentOfMemory", 1, 90, p.percent_of_memory);
+  r.quantity("minimum", p.minimum);
+  r.quantity("maximum", p.maximum);
+  if (p.minimum > p.maximum) r.error("minimum is larger than maximum");
 }
 
 }  // namespace gpuadmit::policy

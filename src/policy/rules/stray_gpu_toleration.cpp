@@ -34,4 +34,9 @@ void rule_stray_gpu_toleration(RuleContext& ctx) {
   }
 }
 
+void read_stray_gpu_toleration(ParameterReader& r, RuleSet& rules) {
+  r.action("action", rules.stray_gpu_toleration.action);
+  r.strings("taintKeys", rules.stray_gpu_toleration.taint_keys);
+}
+
 }  // namespace gpuadmit::policy

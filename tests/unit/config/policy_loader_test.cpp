@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "gpuadmit/policy/catalogue.hpp"
+
 #include "gpuadmit/config/policy_loader.hpp"
 
 using gpuadmit::config::load_policy;
@@ -79,6 +81,64 @@ spec:
   REQUIRE_FALSE(rules.ok());
   CHECK_THAT(rules.error().message, Catch::Contains("p.yaml:5:31"));
   CHECK_THAT(rules.error().message, Catch::Contains("p.yaml:6:30"));
+}
+
+TEST_CASE("a rule's errors come in reading order: its unknown keys first, then its values, then a section's",
+          "[policy-yaml]") {
+  auto rules = load_policy(R"(apiVersion: gpuadmit.io/v1alpha1
+kind: Policy
+spec:
+  rules:
+    guaranteed-qos:
+      action: maybe
+      bogus: 1
+      defaults:
+        cpuPerGpu: -1
+        extra: x
+    shm-size: {minimum: 10Gi, maximum: 1Gi}
+    node-fit: 3
+)",
+                           "p.yaml");
+  REQUIRE_FALSE(rules.ok());
+  CHECK(
+      rules.error().message ==
+      "p.yaml:7:7: spec.rules.guaranteed-qos: unknown key \"bogus\" (expected one of: action, strategy, "
+      "defaults)\n"
+      "p.yaml:6:15: spec.rules.guaranteed-qos.action: expected one of enforce, warn, audit, off, got "
+      "\"maybe\"\n"
+      "p.yaml:10:9: spec.rules.guaranteed-qos.defaults: unknown key \"extra\" (expected one of: cpuPerGpu, "
+      "memoryPerGpu, cpuOtherContainers, memoryOtherContainers)\n"
+      "p.yaml:9:20: spec.rules.guaranteed-qos.defaults.cpuPerGpu: expected a quantity greater than zero, got "
+      "-1\n"
+      "p.yaml:11:15: spec.rules.shm-size: minimum is larger than maximum\n"
+      "p.yaml:12:15: spec.rules.node-fit: expected a mapping");
+}
+
+TEST_CASE("every rule in the catalogue reads its settings and names its keys", "[policy-yaml]") {
+  const std::string header = "apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n  rules:\n";
+  for (const auto& rule : gpuadmit::policy::rule_catalogue()) {
+    INFO(rule.id);
+    auto off = load_policy(header + "    " + std::string(rule.id) + ": {action: off}\n", "p.yaml");
+    REQUIRE(off.ok());
+    CHECK(off->action_of(rule.id) == gpuadmit::policy::Action::kOff);
+    auto unknown = load_policy(header + "    " + std::string(rule.id) + ": {nosuchkey: 1}\n", "p.yaml");
+    REQUIRE_FALSE(unknown.ok());
+    CHECK_THAT(unknown.error().message,
+               Catch::Contains("unknown key \"nosuchkey\" (expected one of: action"));
+  }
+}
+
+TEST_CASE("gpu-type's aliases replace the defaults and match whatever their case", "[policy-yaml]") {
+  auto rules = load_policy(R"(apiVersion: gpuadmit.io/v1alpha1
+kind: Policy
+spec:
+  rules:
+    gpu-type:
+      aliases: {A100X: ["*A100-SXM4-80GB*"]}
+)",
+                           "p.yaml");
+  REQUIRE(rules.ok());
+  CHECK(rules->gpu_type.aliases == gpuadmit::policy::StringLists{{"a100x", {"*A100-SXM4-80GB*"}}});
 }
 
 TEST_CASE("wrong apiVersion, kind and malformed YAML are errors", "[policy-yaml]") {

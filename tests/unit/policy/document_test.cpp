@@ -1,9 +1,6 @@
 // The policy core reads an object given as nlohmann::json (the CLI, the tests) or as a JsonDocument value
 // (the webhook). Both must reach the same decision, field for field: every fixture, both modes, with and
-// without the cluster view, with the default policy and with one that has presets. The webhook also takes
-// its patch as text (PatchForm::kText): that text must be the JSON array's, byte for byte. And it asks only
-// for the texts a response carries (Texts::kSent): in Mutate mode warnings and fixes come without their
-// text, and everything else is the same.
+// without the cluster view, with the default policy and with one that has presets.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -108,34 +105,6 @@ TEST_CASE("a document and the same object as nlohmann::json get the same decisio
                   << " the cluster view, " << (rules == &presets ? "presets" : "default policy"));
         CHECK(everything(from_document) == everything(from_json));
 
-        gpuadmit::policy::Request as_text{ObjectRef(document->root()), "ml-team", mode, cluster};
-        as_text.patch_form = gpuadmit::policy::PatchForm::kText;
-        as_text.texts = gpuadmit::policy::Texts::kSent;
-        auto with_text = gpuadmit::policy::evaluate(as_text, *rules);
-        REQUIRE(with_text.ok() == from_json.ok());
-        if (with_text.ok()) {
-          // A denial is sent without a patch, so none is printed for it.
-          const json& expected = from_json->allowed() ? from_json->patch : json::array();
-          CHECK(with_text->patch.empty());
-          CHECK(with_text->patch_operations == expected.size());
-          CHECK(with_text->patch_text == (expected.empty() ? "" : gpuadmit::k8s::json_text(expected)));
-          with_text->patch = from_json->patch;  // the rest of the decision is the same as well
-          Decision sent = *from_json;
-          if (mode == Mode::kMutate) {
-            // A text left out is empty; one written is the full text.
-            REQUIRE(with_text->warnings.size() == sent.warnings.size());
-            for (std::size_t i = 0; i < sent.warnings.size(); ++i) {
-              const Finding& g = with_text->warnings[i];
-              if (g.message.empty() && g.summary.empty())
-                sent.warnings[i].message = sent.warnings[i].summary = "";
-            }
-            REQUIRE(with_text->fixes.size() == sent.fixes.size());
-            for (std::size_t i = 0; i < sent.fixes.size(); ++i) {
-              if (with_text->fixes[i].description.empty()) sent.fixes[i].description = "";
-            }
-          }
-          CHECK(everything(with_text) == everything(sent));
-        }
         ++compared;
       }
     }
@@ -166,41 +135,4 @@ TEST_CASE("a document keeps members sorted, the last of a repeated key, and deco
   // A string without escapes is a view into the text: nothing copied.
   CHECK(list[3].string().data() >= text.data());
   CHECK(list[3].string().data() < text.data() + text.size());
-}
-
-TEST_CASE("for the webhook's /mutate, texts it does not send are left out, and nothing else", "[document]") {
-  // A Burstable GPU pod: guaranteed-qos fixes it, and memory-floor warns about its memory.
-  const json object = gpuadmit::test::fixture("pods/vit-b-burstable.yaml");
-  const gpuadmit::policy::RuleSet rules = gpuadmit::config::default_rule_set();
-  gpuadmit::policy::Request request{object, "ml-team", Mode::kMutate};
-  const auto all = gpuadmit::policy::evaluate(request, rules);
-  request.texts = gpuadmit::policy::Texts::kSent;
-  const auto sent = gpuadmit::policy::evaluate(request, rules);
-  REQUIRE(all.ok());
-  REQUIRE(sent.ok());
-  REQUIRE_FALSE(all->fixes.empty());
-  REQUIRE_FALSE(all->warnings.empty());
-  REQUIRE(sent->fixes.size() == all->fixes.size());
-  REQUIRE(sent->warnings.size() == all->warnings.size());
-  for (std::size_t i = 0; i < all->fixes.size(); ++i) {
-    CHECK_FALSE(all->fixes[i].description.empty());
-    CHECK(sent->fixes[i].description.empty());
-    CHECK(sent->fixes[i].rule == all->fixes[i].rule);
-    CHECK(sent->fixes[i].field == all->fixes[i].field);
-  }
-  CHECK(std::any_of(all->warnings.begin(), all->warnings.end(),
-                    [](const Finding& f) { return f.rule == "memory-floor"; }));
-  for (std::size_t i = 0; i < all->warnings.size(); ++i) {
-    CAPTURE(all->warnings[i].rule);
-    if (all->warnings[i].rule == "memory-floor") CHECK(sent->warnings[i].summary.empty());
-    CHECK(sent->warnings[i].rule == all->warnings[i].rule);
-    CHECK(sent->warnings[i].action == all->warnings[i].action);
-  }
-  CHECK(sent->notices == all->notices);  // notices are what /mutate shows
-  CHECK(sent->patch == all->patch);
-  // /validate sends warnings' summaries: every text is kept.
-  request.mode = Mode::kValidate;
-  const auto validated = gpuadmit::policy::evaluate(request, rules);
-  REQUIRE(validated.ok());
-  for (const Finding& f : validated->warnings) CHECK_FALSE(f.summary.empty());
 }
