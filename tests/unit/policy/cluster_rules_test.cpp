@@ -3,62 +3,23 @@
 #include <algorithm>
 
 #include "gpuadmit/admission/offline_check.hpp"
-#include "gpuadmit/config/yaml_documents.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 #include "support/fixtures.hpp"
+#include "support/policy_checks.hpp"
 
 using gpuadmit::policy::Action;
 using gpuadmit::policy::ClusterView;
 using gpuadmit::policy::RuleSet;
+using gpuadmit::test::all_text;
+using gpuadmit::test::check;
+using gpuadmit::test::gpu_cluster_view;
+using gpuadmit::test::gpu_pod;
 using nlohmann::json;
-
-namespace {
-
-ClusterView cluster_view(bool stale = false) {
-  auto snapshot = gpuadmit::policy::snapshot_from_list(gpuadmit::test::fixture("cluster/gpu-cluster.yaml"));
-  if (!snapshot) FAIL(snapshot.error().message);
-  return ClusterView{std::make_shared<const gpuadmit::policy::ClusterSnapshot>(std::move(*snapshot)), stale,
-                     420};
-}
-
-json pod(const std::string& body) {
-  return gpuadmit::test::yaml("apiVersion: v1\nkind: Pod\n" + body);
-}
-
-gpuadmit::admission::CheckResult check(const json& object, const ClusterView& view,
-                                       const RuleSet& rules = {}) {
-  auto r = gpuadmit::admission::check_object(object, rules, "ml-team", &view);
-  if (!r) FAIL(r.error().message);
-  return *r;
-}
-
-std::string all_text(const gpuadmit::admission::CheckResult& r) {
-  std::string out;
-  for (const auto& v : r.violations) out += "[" + v.rule + "] " + v.message + "\n";
-  for (const auto& w : r.warnings) out += w + "\n";
-  return out;
-}
-
-const std::string kGpuPod = R"(metadata: {name: p, namespace: ml-team}
-spec:
-  containers:
-    - name: train
-      image: busybox
-      resources: {limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "%GPUS%"}}
-)";
-
-std::string gpus(const std::string& n) {
-  std::string s = kGpuPod;
-  s.replace(s.find("%GPUS%"), 6, n);
-  return s;
-}
-
-}  // namespace
 
 TEST_CASE("the snapshot indexes nodes by GPU resource and ignores cordoned nodes for the maximum",
           "[cluster]") {
-  const ClusterView view = cluster_view();
+  const ClusterView view = gpu_cluster_view();
   const auto& s = *view.snapshot;
   CHECK(s.nodes.size() == 6);
   CHECK(s.nodes_by_resource.at("nvidia.com/gpu").size() == 4);
@@ -68,7 +29,7 @@ TEST_CASE("the snapshot indexes nodes by GPU resource and ignores cordoned nodes
 }
 
 TEST_CASE("node-fit denies a pod no node can run, with a scheduler-like breakdown", "[cluster][node-fit]") {
-  const auto r = check(pod(gpus("8")), cluster_view());
+  const auto r = check(gpu_pod("8"), gpu_cluster_view());
   REQUIRE_FALSE(r.allowed);
   REQUIRE(r.violations.size() == 1);
   CHECK(r.violations[0].rule == "node-fit");
@@ -82,14 +43,14 @@ TEST_CASE("node-fit denies a pod no node can run, with a scheduler-like breakdow
 }
 
 TEST_CASE("node-fit lets a pod that fits one node through", "[cluster][node-fit]") {
-  const auto r = check(pod(gpus("4")), cluster_view());
+  const auto r = check(gpu_pod("4"), gpu_cluster_view());
   CHECK(r.allowed);
 }
 
 TEST_CASE("node-fit names the selector value nobody has and the values present", "[cluster][node-fit]") {
-  json object = pod(gpus("1"));
+  json object = gpu_pod("1");
   object["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-B200"}};
-  const auto r = check(object, cluster_view());
+  const auto r = check(object, gpu_cluster_view());
   REQUIRE_FALSE(r.allowed);
   CHECK_THAT(r.violations.at(0).message,
              Catch::Contains("1 node does not match nodeSelector nvidia.com/gpu.product=NVIDIA-B200 "
@@ -100,7 +61,7 @@ TEST_CASE("node-fit names the selector value nobody has and the values present",
 TEST_CASE("with a cluster view, gpu-tolerations tolerates the GPU nodes' exact taints, not reservations",
           "[cluster][tolerations]") {
   // t4-0's dedicated=inference reserves that node; node.kubernetes.io/* taints are Kubernetes' own.
-  const auto r = check(pod(gpus("1")), cluster_view());
+  const auto r = check(gpu_pod("1"), gpu_cluster_view());
   const json expected = json::parse(R"([
     {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}])");
   CHECK(r.fixed["spec"]["tolerations"] == expected);
@@ -118,7 +79,7 @@ TEST_CASE("a custom taint every GPU node carries is tolerated", "[cluster][toler
   REQUIRE(snapshot.ok());
   const ClusterView view{std::make_shared<const gpuadmit::policy::ClusterSnapshot>(std::move(*snapshot)),
                          false, 0};
-  const auto r = check(pod(gpus("1")), view);
+  const auto r = check(gpu_pod("1"), view);
   CHECK(
       r.fixed["spec"]["tolerations"][0] ==
       json::parse(
@@ -179,7 +140,7 @@ TEST_CASE("gpu-tolerations weighs a taint by the usable nodes that carry it, eve
       REQUIRE(snapshot.ok());
       const ClusterView view{std::make_shared<const gpuadmit::policy::ClusterSnapshot>(std::move(*snapshot)),
                              false, 0};
-      const auto r = check(pod(gpus("1")), view);
+      const auto r = check(gpu_pod("1"), view);
       std::vector<std::string> tolerated;
       for (const json& t : r.fixed["spec"].value("tolerations", json::array())) {
         tolerated.push_back(t["key"].get<std::string>() + "=" + t["value"].get<std::string>());
@@ -190,9 +151,9 @@ TEST_CASE("gpu-tolerations weighs a taint by the usable nodes that carry it, eve
 }
 
 TEST_CASE("gpu-type adds required affinity on product values that exist", "[cluster][gpu-type]") {
-  json object = pod(gpus("1"));
+  json object = gpu_pod("1");
   object["metadata"]["annotations"] = {{"gpuadmit.io/gpu-type", "a100"}};
-  const auto r = check(object, cluster_view());
+  const auto r = check(object, gpu_cluster_view());
   CHECK(r.allowed);
   const json& terms = r.fixed["spec"]["affinity"]["nodeAffinity"]
                              ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
@@ -203,13 +164,13 @@ TEST_CASE("gpu-type adds required affinity on product values that exist", "[clus
 }
 
 TEST_CASE("gpu-type keeps the user's affinity terms and ANDs into each", "[cluster][gpu-type]") {
-  json object = pod(gpus("1"));
+  json object = gpu_pod("1");
   object["metadata"]["annotations"] = {{"gpuadmit.io/gpu-memory-min", "40Gi"}};
   object["spec"]["affinity"] =
       json::parse(R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
       {"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]},
                             {"matchExpressions":[{"key":"zone","operator":"In","values":["b"]}]}]}}})");
-  const auto r = check(object, cluster_view());
+  const auto r = check(object, gpu_cluster_view());
   const json& terms = r.fixed["spec"]["affinity"]["nodeAffinity"]
                              ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
   REQUIRE(terms.size() == 2);
@@ -221,9 +182,9 @@ TEST_CASE("gpu-type keeps the user's affinity terms and ANDs into each", "[clust
 }
 
 TEST_CASE("gpu-type denies a GPU the cluster does not have and lists the models", "[cluster][gpu-type]") {
-  json object = pod(gpus("1"));
+  json object = gpu_pod("1");
   object["metadata"]["annotations"] = {{"gpuadmit.io/gpu-type", "b200"}};
-  const auto r = check(object, cluster_view());
+  const auto r = check(object, gpu_cluster_view());
   REQUIRE_FALSE(r.allowed);
   CHECK(r.violations.at(0).rule == "gpu-type");
   CHECK_THAT(
@@ -235,42 +196,42 @@ TEST_CASE("gpu-type denies a GPU the cluster does not have and lists the models"
 
 TEST_CASE("gpu-whole-units names the MIG slices this cluster offers and denies one nobody offers",
           "[cluster]") {
-  const auto fractional = check(pod(gpus("0.5")), cluster_view());
+  const auto fractional = check(gpu_pod("0.5"), gpu_cluster_view());
   CHECK_THAT(all_text(fractional), Catch::Contains("nvidia.com/mig-1g.10gb (10gb, on 1 node)"));
-  json mig = pod(gpus("1"));
+  json mig = gpu_pod("1");
   mig["spec"]["containers"][0]["resources"]["limits"] = {
       {"cpu", "1"}, {"memory", "16Gi"}, {"nvidia.com/mig-3g.40gb", "1"}};
-  const auto r = check(mig, cluster_view());
+  const auto r = check(mig, gpu_cluster_view());
   REQUIRE_FALSE(r.allowed);
   CHECK_THAT(all_text(r),
              Catch::Contains("nvidia.com/mig-3g.40gb, a MIG slice no node in this cluster offers"));
 }
 
 TEST_CASE("gpu-quota warns with the namespace's headroom", "[cluster][quota]") {
-  const auto r = check(pod(gpus("4")), cluster_view());
+  const auto r = check(gpu_pod("4"), gpu_cluster_view());
   CHECK_THAT(all_text(r),
              Catch::Contains(
                  "ResourceQuota gpu-quota has 2 of 8 requests.nvidia.com/gpu left; this pod asks for 4"));
 }
 
 TEST_CASE("cuda-driver warns when no GPU node has a driver new enough for the image", "[cluster][cuda]") {
-  json object = pod(gpus("1"));
+  json object = gpu_pod("1");
   object["spec"]["containers"][0]["image"] = "pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime";
-  const auto r = check(object, cluster_view());
+  const auto r = check(object, gpu_cluster_view());
   CHECK_THAT(
       all_text(r),
       Catch::Contains("needs driver ≥ 550.54; no GPU node has it (525.60 (1 node), 535.104 (2 nodes))"));
   object["spec"]["containers"][0]["image"] = "nvidia/cuda:12.2.0-runtime-ubuntu22.04";
-  CHECK_THAT(all_text(check(object, cluster_view())),
+  CHECK_THAT(all_text(check(object, gpu_cluster_view())),
              Catch::Contains("CUDA 12.2 needs driver ≥ 535.54; some GPU nodes do not"));
 }
 
 TEST_CASE("cuda-driver in enforce mode keeps the pod on nodes with a new enough driver", "[cluster][cuda]") {
   RuleSet rules;
   rules.cuda_driver.action = gpuadmit::policy::Action::kEnforce;
-  json object = pod(gpus("1"));
+  json object = gpu_pod("1");
   object["spec"]["containers"][0]["image"] = "nvidia/cuda:12.2.0-runtime-ubuntu22.04";
-  const auto r = check(object, cluster_view(), rules);
+  const auto r = check(object, gpu_cluster_view(), rules);
   CHECK(r.allowed);
   const json& terms = r.fixed["spec"]["affinity"]["nodeAffinity"]
                              ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
@@ -280,16 +241,16 @@ TEST_CASE("cuda-driver in enforce mode keeps the pod on nodes with a new enough 
 
 TEST_CASE("a stale cluster view turns cluster-aware denials into warnings that say how old it is",
           "[cluster][stale]") {
-  const auto r = check(pod(gpus("8")), cluster_view(true));
+  const auto r = check(gpu_pod("8"), gpu_cluster_view(true));
   CHECK(r.allowed);
   CHECK_THAT(all_text(r), Catch::Contains("node-fit: (cluster view 420s old) no node can run this pod"));
   RuleSet strict;
   strict.on_stale_cluster = gpuadmit::policy::OnStale::kEnforce;
-  CHECK_FALSE(check(pod(gpus("8")), cluster_view(true), strict).allowed);
+  CHECK_FALSE(check(gpu_pod("8"), gpu_cluster_view(true), strict).allowed);
 }
 
 TEST_CASE("without a cluster view the cluster-aware rules are skipped and listed", "[cluster]") {
-  auto r = gpuadmit::admission::check_object(pod(gpus("8")), RuleSet{}, "ml-team", nullptr);
+  auto r = gpuadmit::admission::check_object(gpu_pod("8"), RuleSet{}, "ml-team", nullptr);
   REQUIRE(r.ok());
   CHECK(r->allowed);
   CHECK(r->skipped_rules == std::vector<std::string>{"gpu-type", "cuda-driver", "node-fit", "gpu-quota"});
@@ -309,7 +270,7 @@ TEST_CASE("checkpoint-pvc sizes a checkpoint claim from the model and checks its
        "uses storage class \"slow-hdd\", which does not exist"},
   }));
   const json claim = gpuadmit::test::yaml("apiVersion: v1\nkind: PersistentVolumeClaim\n" + claim_yaml);
-  const auto r = check(claim, cluster_view());
+  const auto r = check(claim, gpu_cluster_view());
   REQUIRE_FALSE(r.allowed);
   CHECK_THAT(r.violations.at(0).message, Catch::Contains(fragment));
 }
@@ -318,29 +279,29 @@ TEST_CASE("an unmarked or big enough claim is allowed", "[cluster][pvc]") {
   const json plain = gpuadmit::test::yaml(
       "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {resources: {requests: "
       "{storage: 1Gi}}}");
-  CHECK(check(plain, cluster_view()).allowed);
+  CHECK(check(plain, gpu_cluster_view()).allowed);
   const json big = gpuadmit::test::yaml(
       "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c, labels: {gpuadmit.io/checkpoint: "
       "'true'}}\n"
       "spec: {resources: {requests: {storage: 1Ti}}}");
-  CHECK(check(big, cluster_view()).allowed);
+  CHECK(check(big, gpu_cluster_view()).allowed);
 }
 
 TEST_CASE("a pod that mounts a claim that does not exist gets a warning", "[cluster][pvc]") {
-  json object = pod(gpus("1"));
+  json object = gpu_pod("1");
   object["spec"]["volumes"] =
       json::parse(R"([{"name":"ckpt","persistentVolumeClaim":{"claimName":"missing"}}])");
-  CHECK_THAT(all_text(check(object, cluster_view())),
+  CHECK_THAT(all_text(check(object, gpu_cluster_view())),
              Catch::Contains("claim \"missing\" does not exist (yet)"));
 }
 
 TEST_CASE("cluster-aware mutation is idempotent", "[cluster][idempotence]") {
-  json object = pod(gpus("1"));
+  json object = gpu_pod("1");
   object["metadata"]["annotations"] = {{"gpuadmit.io/gpu-type", "a100,h100"}};
   object["spec"]["containers"][0]["image"] = "nvidia/cuda:12.2.0-runtime-ubuntu22.04";
   RuleSet rules;
   rules.cuda_driver.action = gpuadmit::policy::Action::kEnforce;
-  const ClusterView view = cluster_view();
+  const ClusterView view = gpu_cluster_view();
   auto once = gpuadmit::policy::evaluate({object, "ml-team", gpuadmit::policy::Mode::kMutate, &view}, rules);
   REQUIRE(once.ok());
   REQUIRE_FALSE(once->patch.empty());
@@ -385,7 +346,7 @@ TEST_CASE("nodes that differ only in name and hostname form one group, counted w
   CHECK(groups[1].count == 2);
   CHECK(groups[2].count == 1);
   CHECK(view.snapshot->node_groups.size() == 3);
-  const auto r = check(pod(gpus("8")), view);
+  const auto r = check(gpu_pod("8"), view);
   REQUIRE_FALSE(r.allowed);
   CHECK_THAT(r.violations.at(0).message,
              Catch::StartsWith(
@@ -401,7 +362,7 @@ TEST_CASE("a pod that picks nodes by hostname is judged node by node, not by gro
       {"b-1", "2", true, ""},
   }));
   INFO(host << " " << asks);
-  json object = pod(gpus(asks));
+  json object = gpu_pod(asks);
   object["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", host}};
   const auto r = check(object, pools_view());
   CHECK(r.allowed == allowed);
@@ -416,14 +377,14 @@ TEST_CASE("a pod that picks nodes by hostname is judged node by node, not by gro
 
 TEST_CASE("node-fit only warns when no node offers the GPU resource at all (a pool scaled to zero)",
           "[cluster][node-fit]") {
-  std::string body = gpus("1");
+  std::string body = gpuadmit::test::gpu_pod_yaml("1");
   body.replace(body.find("nvidia.com/gpu"), 14, "habana.ai/gaudi");
-  const json object = pod(body);
+  const json object = gpuadmit::test::yaml(body);
   auto [no_node_offers, denied] =
       GENERATE(table<Action, bool>({{Action::kWarn, false}, {Action::kEnforce, true}}));
   RuleSet rules;
   rules.node_fit.no_node_offers = no_node_offers;
-  const auto r = check(object, cluster_view(), rules);
+  const auto r = check(object, gpu_cluster_view(), rules);
   CHECK(r.allowed == !denied);
   CHECK_THAT(all_text(r), Catch::Contains("no node offers habana.ai/gaudi"));
 }

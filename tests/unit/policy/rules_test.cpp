@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "gpuadmit/admission/offline_check.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
 #include "gpuadmit/k8s/qos.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
@@ -10,38 +9,14 @@
 #include "support/fixtures.hpp"
 #include "support/policy_checks.hpp"
 
-using gpuadmit::admission::check_object;
 using gpuadmit::policy::Action;
 using gpuadmit::policy::Mode;
 using gpuadmit::policy::RuleSet;
+using gpuadmit::test::check;
+using gpuadmit::test::pod_with_spec;
+using gpuadmit::test::rules_of;
+using gpuadmit::test::warnings_text;
 using nlohmann::json;
-
-namespace {
-
-json pod(const std::string& spec) {
-  return gpuadmit::test::yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n" +
-                              spec);
-}
-
-std::vector<std::string> rules_of(const std::vector<gpuadmit::policy::Finding>& findings) {
-  std::vector<std::string> out;
-  for (const auto& f : findings) out.push_back(f.rule);
-  return out;
-}
-
-std::string warnings_text(const gpuadmit::admission::CheckResult& r) {
-  std::string out;
-  for (const auto& w : r.warnings) out += w + "\n";
-  return out;
-}
-
-gpuadmit::admission::CheckResult check(const json& object, const RuleSet& rules = {}) {
-  auto result = check_object(object, rules, "default");
-  if (!result) FAIL(result.error().message);
-  return *result;
-}
-
-}  // namespace
 
 TEST_CASE("the seed failure modes get the verdict the catalogue promises", "[rules]") {
   struct Case {
@@ -96,16 +71,16 @@ TEST_CASE("a GPU request without a limit gets the limit set to the request", "[r
 }
 
 TEST_CASE("a GPU request different from its limit is denied, not guessed", "[rules]") {
-  const auto r = check(pod(
+  const auto r = check(pod_with_spec(
       "  containers: [{name: a, resources: {requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 2}}}]"));
   CHECK_FALSE(r.allowed);
   CHECK(rules_of(r.violations) == std::vector<std::string>{"gpu-limit-equals-request"});
 }
 
 TEST_CASE("guaranteed-qos strategies decide what a request below its limit becomes", "[rules][qos]") {
-  const json burstable =
-      pod("  containers: [{name: a, resources: {requests: {cpu: 2, memory: 4Gi}, limits: {cpu: 4, memory: "
-          "8Gi, nvidia.com/gpu: 1}}}]");
+  const json burstable = pod_with_spec(
+      "  containers: [{name: a, resources: {requests: {cpu: 2, memory: 4Gi}, limits: {cpu: 4, memory: "
+      "8Gi, nvidia.com/gpu: 1}}}]");
   RuleSet rules;
   SECTION("raise-requests raises requests to the limits, when a node in view holds them") {
     const auto view = gpuadmit::test::view_of("gpu-cluster");
@@ -149,7 +124,7 @@ TEST_CASE("containers with no cpu or memory get the policy's per-GPU defaults an
   // The A100 nodes of the view hold more per GPU than the defaults (64 cpu, 512Gi for 4 GPUs).
   const auto view = gpuadmit::test::view_of("gpu-cluster");
   const auto r = gpuadmit::test::check(
-      pod("  containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}]"), RuleSet{}, &view);
+      pod_with_spec("  containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}]"), RuleSet{}, &view);
   const json& resources = r.fixed["spec"]["containers"][0]["resources"];
   CHECK(resources["limits"]["cpu"] == "16");
   CHECK(resources["requests"]["memory"] == "64Gi");
@@ -157,9 +132,9 @@ TEST_CASE("containers with no cpu or memory get the policy's per-GPU defaults an
 }
 
 TEST_CASE("a request above its limit is denied even by raise-requests", "[rules][qos]") {
-  const auto r =
-      check(pod("  containers: [{name: a, resources: {requests: {cpu: 8}, limits: {cpu: 4, memory: 1Gi, "
-                "nvidia.com/gpu: 1}}}]"));
+  const auto r = check(
+      pod_with_spec("  containers: [{name: a, resources: {requests: {cpu: 8}, limits: {cpu: 4, memory: 1Gi, "
+                    "nvidia.com/gpu: 1}}}]"));
   CHECK_FALSE(r.allowed);
   CHECK_THAT(r.violations.at(0).message, Catch::Contains("cpu request 8 exceeds its limit 4"));
 }
@@ -175,9 +150,9 @@ TEST_CASE("gpu-tolerations adds the policy toleration only when none covers it",
       {"[{key: other, operator: Exists}]", true},
   }));
   CAPTURE(tolerations);
-  const auto r = check(
-      pod(std::string("  tolerations: ") + tolerations +
-          "\n  containers: [{name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/gpu: 1}}}]"));
+  const auto r = check(pod_with_spec(
+      std::string("  tolerations: ") + tolerations +
+      "\n  containers: [{name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/gpu: 1}}}]"));
   const json wanted = {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}};
   const std::size_t original = gpuadmit::test::yaml(std::string("t: ") + tolerations)["t"].size();
   const json& stored = r.fixed["spec"]["tolerations"];
@@ -186,14 +161,14 @@ TEST_CASE("gpu-tolerations adds the policy toleration only when none covers it",
 }
 
 TEST_CASE("a GPU quantity of zero does not make a GPU pod", "[rules][tolerations]") {
-  const auto r =
-      check(pod("  containers: [{name: a, resources: {limits: {cpu: 1, memory: 1Gi, nvidia.com/gpu: 0}}}]"));
+  const auto r = check(pod_with_spec(
+      "  containers: [{name: a, resources: {limits: {cpu: 1, memory: 1Gi, nvidia.com/gpu: 0}}}]"));
   CHECK(r.fixes.empty());
   CHECK_FALSE(r.fixed["spec"].contains("tolerations"));
 }
 
 TEST_CASE("MIG slices count as GPU resources through the policy's prefix pattern", "[rules]") {
-  const auto r = check(pod(
+  const auto r = check(pod_with_spec(
       "  containers: [{name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/mig-1g.10gb: 1}}}]"));
   CHECK(r.fixed["spec"]["tolerations"].size() == 1);
 }
@@ -295,7 +270,7 @@ TEST_CASE("audit findings allow and are kept apart from warnings", "[rules]") {
 }
 
 TEST_CASE("a denial lists every violation, not the first", "[rules]") {
-  const auto r = check(pod(R"(  containers:
+  const auto r = check(pod_with_spec(R"(  containers:
     - {name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/gpu: 0.5}}}
     - {name: b, resources: {requests: {nvidia.com/gpu: 1}, limits: {cpu: 1, memory: 16Gi, nvidia.com/gpu: 2}}})"));
   CHECK(rules_of(r.violations) == std::vector<std::string>{"gpu-whole-units", "gpu-limit-equals-request"});

@@ -14,18 +14,12 @@
 #include "support/policy_checks.hpp"
 
 using gpuadmit::policy::Mode;
+using gpuadmit::test::run;
 using nlohmann::json;
 
 namespace {
 
 const gpuadmit::policy::RuleSet kRules;
-
-gpuadmit::policy::Decision run(const json& object, Mode mode, const gpuadmit::policy::RuleSet& rules = kRules,
-                               const gpuadmit::policy::ClusterView* cluster = nullptr) {
-  auto decision = gpuadmit::policy::evaluate({object, "ml-team", mode, cluster}, rules);
-  if (!decision) FAIL(decision.error().message);
-  return *decision;
-}
 
 // The template at a JSON pointer, as the pod it becomes.
 json template_pod(const json& object, const std::string& pointer) {
@@ -40,13 +34,6 @@ gpuadmit::k8s::QosClass qos_of(const json& pod) {
   auto parsed = gpuadmit::k8s::parse_pod(pod);
   if (!parsed) FAIL(parsed.error().message);
   return gpuadmit::k8s::compute_qos(*parsed);
-}
-
-gpuadmit::policy::RuleSet policy(const std::string& spec_yaml) {
-  auto rules = gpuadmit::config::load_policy(
-      "apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n" + spec_yaml, "test.yaml");
-  if (!rules) FAIL(rules.error().message);
-  return *rules;
 }
 
 }  // namespace
@@ -180,7 +167,8 @@ TEST_CASE("a pod whose controller is a judged workload is still denied but not w
 TEST_CASE("kinds outside the policy's workload list are not judged", "[workloads]") {
   const json service = {{"apiVersion", "v1"}, {"kind", "Service"}, {"metadata", {{"name", "x"}}}};
   CHECK_FALSE(run(service, Mode::kMutate).evaluated);
-  const auto rules = policy("  workloads:\n    - {apiGroup: batch, kinds: [Job], template: spec.template}\n");
+  const auto rules = gpuadmit::test::policy_with_spec(
+      "  workloads:\n    - {apiGroup: batch, kinds: [Job], template: spec.template}\n");
   const json deployment = gpuadmit::test::fixture("workloads/deployment.yaml");
   CHECK_FALSE(run(deployment, Mode::kMutate, rules).evaluated);
   CHECK(run(gpuadmit::test::fixture("workloads/job.yaml"), Mode::kMutate, rules).changed());
@@ -243,7 +231,7 @@ TEST_CASE("shm-size keeps a /dev/shm the user set and warns when it is too small
 }
 
 TEST_CASE("a preset selected by label adds what is missing and keeps the user's values", "[presets]") {
-  const auto rules = policy(R"(
+  const auto rules = gpuadmit::test::policy_with_spec(R"(
   presets:
     - name: pytorch
       selector: {matchLabels: {framework: pytorch}}
