@@ -150,93 +150,11 @@ TEST_CASE("gpu-tolerations weighs a taint by the usable nodes that carry it, eve
   }
 }
 
-TEST_CASE("gpu-type adds required affinity on product values that exist", "[cluster][gpu-type]") {
-  json object = gpu_pod("1");
-  object["metadata"]["annotations"] = {{"gpuadmit.io/gpu-type", "a100"}};
-  const auto r = check(object, gpu_cluster_view());
-  CHECK(r.allowed);
-  const json& terms = r.fixed["spec"]["affinity"]["nodeAffinity"]
-                             ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-  REQUIRE(terms.size() == 1);
-  CHECK(
-      terms[0]["matchExpressions"][0] ==
-      json::parse(R"({"key":"nvidia.com/gpu.product","operator":"In","values":["NVIDIA-A100-SXM4-40GB"]})"));
-}
-
-TEST_CASE("gpu-type keeps the user's affinity terms and ANDs into each", "[cluster][gpu-type]") {
-  json object = gpu_pod("1");
-  object["metadata"]["annotations"] = {{"gpuadmit.io/gpu-memory-min", "40Gi"}};
-  object["spec"]["affinity"] =
-      json::parse(R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
-      {"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]},
-                            {"matchExpressions":[{"key":"zone","operator":"In","values":["b"]}]}]}}})");
-  const auto r = check(object, gpu_cluster_view());
-  const json& terms = r.fixed["spec"]["affinity"]["nodeAffinity"]
-                             ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-  REQUIRE(terms.size() == 2);
-  for (const json& term : terms) {
-    CHECK(term["matchExpressions"].size() == 2);
-    CHECK(term["matchExpressions"][1]["values"] ==
-          json::parse(R"(["NVIDIA-A100-SXM4-40GB","NVIDIA-H100-80GB-HBM3"])"));
-  }
-}
-
-TEST_CASE("gpu-type denies a GPU the cluster does not have and lists the models", "[cluster][gpu-type]") {
-  json object = gpu_pod("1");
-  object["metadata"]["annotations"] = {{"gpuadmit.io/gpu-type", "b200"}};
-  const auto r = check(object, gpu_cluster_view());
-  REQUIRE_FALSE(r.allowed);
-  CHECK(r.violations.at(0).rule == "gpu-type");
-  CHECK_THAT(
-      r.violations.at(0).message,
-      Catch::Contains(
-          "The GPUs here: NVIDIA-A100-SXM4-40GB (40Gi, 2 nodes), NVIDIA-H100-80GB-HBM3 (79Gi, 1 node), "
-          "Tesla-T4 (15Gi, 1 node)"));
-}
-
-TEST_CASE("gpu-whole-units names the MIG slices this cluster offers and denies one nobody offers",
-          "[cluster]") {
-  const auto fractional = check(gpu_pod("0.5"), gpu_cluster_view());
-  CHECK_THAT(all_text(fractional), Catch::Contains("nvidia.com/mig-1g.10gb (10gb, on 1 node)"));
-  json mig = gpu_pod("1");
-  mig["spec"]["containers"][0]["resources"]["limits"] = {
-      {"cpu", "1"}, {"memory", "16Gi"}, {"nvidia.com/mig-3g.40gb", "1"}};
-  const auto r = check(mig, gpu_cluster_view());
-  REQUIRE_FALSE(r.allowed);
-  CHECK_THAT(all_text(r),
-             Catch::Contains("nvidia.com/mig-3g.40gb, a MIG slice no node in this cluster offers"));
-}
-
 TEST_CASE("gpu-quota warns with the namespace's headroom", "[cluster][quota]") {
   const auto r = check(gpu_pod("4"), gpu_cluster_view());
   CHECK_THAT(all_text(r),
              Catch::Contains(
                  "ResourceQuota gpu-quota has 2 of 8 requests.nvidia.com/gpu left; this pod asks for 4"));
-}
-
-TEST_CASE("cuda-driver warns when no GPU node has a driver new enough for the image", "[cluster][cuda]") {
-  json object = gpu_pod("1");
-  object["spec"]["containers"][0]["image"] = "pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime";
-  const auto r = check(object, gpu_cluster_view());
-  CHECK_THAT(
-      all_text(r),
-      Catch::Contains("needs driver ≥ 550.54; no GPU node has it (525.60 (1 node), 535.104 (2 nodes))"));
-  object["spec"]["containers"][0]["image"] = "nvidia/cuda:12.2.0-runtime-ubuntu22.04";
-  CHECK_THAT(all_text(check(object, gpu_cluster_view())),
-             Catch::Contains("CUDA 12.2 needs driver ≥ 535.54; some GPU nodes do not"));
-}
-
-TEST_CASE("cuda-driver in enforce mode keeps the pod on nodes with a new enough driver", "[cluster][cuda]") {
-  RuleSet rules;
-  rules.cuda_driver.action = gpuadmit::policy::Action::kEnforce;
-  json object = gpu_pod("1");
-  object["spec"]["containers"][0]["image"] = "nvidia/cuda:12.2.0-runtime-ubuntu22.04";
-  const auto r = check(object, gpu_cluster_view(), rules);
-  CHECK(r.allowed);
-  const json& terms = r.fixed["spec"]["affinity"]["nodeAffinity"]
-                             ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-  CHECK(terms.size() == 2);
-  CHECK(terms[0]["matchExpressions"][0]["operator"] == "Gt");
 }
 
 TEST_CASE("a stale cluster view turns cluster-aware denials into warnings that say how old it is",

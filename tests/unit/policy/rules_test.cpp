@@ -62,21 +62,6 @@ TEST_CASE("every mutated GPU fixture ends up Guaranteed with a cluster view to s
   CHECK(gpuadmit::k8s::compute_qos(*fixed) == gpuadmit::k8s::QosClass::kGuaranteed);
 }
 
-TEST_CASE("a GPU request without a limit gets the limit set to the request", "[rules]") {
-  const auto r = check(gpuadmit::test::fixture("pods/gpu-request-without-limit.yaml"));
-  CHECK(r.fixed["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "2");
-  const json expected_op = {
-      {"op", "add"}, {"path", "/spec/containers/0/resources/limits/nvidia.com~1gpu"}, {"value", "2"}};
-  CHECK(std::find(r.patch.begin(), r.patch.end(), expected_op) != r.patch.end());
-}
-
-TEST_CASE("a GPU request different from its limit is denied, not guessed", "[rules]") {
-  const auto r = check(pod_with_spec(
-      "  containers: [{name: a, resources: {requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 2}}}]"));
-  CHECK_FALSE(r.allowed);
-  CHECK(rules_of(r.violations) == std::vector<std::string>{"gpu-limit-equals-request"});
-}
-
 TEST_CASE("guaranteed-qos strategies decide what a request below its limit becomes", "[rules][qos]") {
   const json burstable = pod_with_spec(
       "  containers: [{name: a, resources: {requests: {cpu: 2, memory: 4Gi}, limits: {cpu: 4, memory: "
@@ -227,30 +212,6 @@ metadata: {name: p, labels: {gpu-training: "true"}}
 spec: {containers: [{name: a, image: mycorp/trainer:1}]}
 )"));
   CHECK_THAT(warnings_text(r), Catch::Contains("is in a pod labelled gpu-training=true but requests no GPU"));
-}
-
-TEST_CASE("memory-floor estimates from model annotations and shows the arithmetic", "[rules]") {
-  // The view lets guaranteed-qos set the train container's memory (32Gi) for memory-floor to weigh.
-  const auto view = gpuadmit::test::view_of("gpu-cluster");
-  const auto r =
-      gpuadmit::test::check(gpuadmit::test::fixture("pods/gpu-pod-with-sidecar.yaml"), RuleSet{}, &view);
-  // 7B × 2 bytes = 13.04 GiB → 14Gi model, same for gradients, + 4Gi batch + 2Gi overhead, × 1.2 → 39Gi.
-  CHECK_THAT(warnings_text(r),
-             Catch::Contains("memory-floor: container \"train\" memory limit 32Gi < 39Gi needed"));
-  auto validated = gpuadmit::policy::evaluate({r.fixed, "ml-team", Mode::kValidate}, RuleSet{});
-  REQUIRE(validated.ok());
-  REQUIRE(validated->warnings.size() == 1);
-  CHECK_THAT(validated->warnings[0].message, Catch::Contains("7B parameters × 16 bits"));
-}
-
-TEST_CASE("unreadable model annotations are reported, not ignored", "[rules]") {
-  const auto r = check(gpuadmit::test::yaml(R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p, annotations: {gpuadmit.io/model-parameters: lots}}
-spec: {containers: [{name: a, resources: {limits: {cpu: 1, memory: 64Gi, nvidia.com/gpu: 1}}}]}
-)"));
-  CHECK_THAT(warnings_text(r), Catch::Contains("unreadable model annotations"));
 }
 
 TEST_CASE("a rule set to off reports nothing", "[rules]") {
