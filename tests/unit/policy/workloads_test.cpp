@@ -8,7 +8,6 @@
 #include "gpuadmit/config/policy_loader.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
 #include "gpuadmit/k8s/qos.hpp"
-#include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 #include "support/fixtures.hpp"
 #include "support/policy_checks.hpp"
@@ -117,27 +116,6 @@ TEST_CASE("on UPDATE an unchanged template is not judged again", "[workloads]") 
   REQUIRE(changed.ok());
   CHECK(changed->evaluated);
   CHECK_FALSE(changed->patch.empty());
-}
-
-TEST_CASE("gpu-quota counts every pod a workload runs at once", "[workloads][quota]") {
-  auto snapshot = gpuadmit::policy::snapshot_from_list(gpuadmit::test::fixture("cluster/gpu-cluster.yaml"));
-  REQUIRE(snapshot.ok());
-  const gpuadmit::policy::ClusterView view{
-      std::make_shared<const gpuadmit::policy::ClusterSnapshot>(std::move(*snapshot)), false, 0};
-  auto [replicas, warned] = GENERATE(table<int, bool>({{1, false}, {2, false}, {3, true}}));
-  CAPTURE(replicas);
-  json object = gpuadmit::test::fixture("workloads/deployment.yaml");  // 1 GPU per pod; the quota has 2 left
-  object["spec"]["replicas"] = replicas;
-  const auto decision = run(object, Mode::kValidate, kRules, &view);
-  const bool quota_warning = std::any_of(decision.warnings.begin(), decision.warnings.end(),
-                                         [](const auto& f) { return f.rule == "gpu-quota"; });
-  CHECK(quota_warning == warned);
-  if (warned) {
-    const auto f = std::find_if(decision.warnings.begin(), decision.warnings.end(),
-                                [](const auto& w) { return w.rule == "gpu-quota"; });
-    REQUIRE(f != decision.warnings.end());
-    CHECK_THAT(f->summary, Catch::Contains("its 3 pods ask for 3"));
-  }
 }
 
 TEST_CASE("a pod whose controller is a judged workload is still denied but not warned twice", "[workloads]") {
