@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,13 +24,50 @@ inline policy::ClusterView view_of(const std::string& name) {
   return policy::ClusterView{std::make_shared<const policy::ClusterSnapshot>(std::move(*snapshot)), false, 0};
 }
 
+// tests/fixtures/cluster/gpu-cluster.yaml as the view of a watch that last synced 420 s ago; `stale`: the
+// watch has lost the API server since.
+inline policy::ClusterView gpu_cluster_view(bool stale = false) {
+  policy::ClusterView view = view_of("gpu-cluster");
+  view.stale = stale;
+  view.age_seconds = 420;
+  return view;
+}
+
+// A policy whose spec is `spec_yaml` (indented by two spaces), over the defaults.
+inline policy::RuleSet policy_with_spec(const std::string& spec_yaml) {
+  auto rules =
+      config::load_policy("apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n" + spec_yaml, "<test>");
+  if (!rules) throw std::runtime_error(rules.error().message);
+  return std::move(*rules);
+}
+
 // The default policy with `rules_yaml` (the body of spec.rules, indented by four spaces) over it.
 inline policy::RuleSet policy_with(const std::string& rules_yaml) {
   if (rules_yaml.empty()) return config::default_rule_set();
-  auto rules = config::load_policy(
-      "apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n  rules:\n" + rules_yaml, "<test>");
-  if (!rules) throw std::runtime_error(rules.error().message);
-  return std::move(*rules);
+  return policy_with_spec("  rules:\n" + rules_yaml);
+}
+
+// A pod p in namespace ml; `spec` is the body of its spec, indented by two spaces.
+inline nlohmann::json pod_with_spec(const std::string& spec) {
+  return yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n" + spec);
+}
+
+// A pod p in ml-team whose one container, train (busybox), has the limits cpu 8, memory 64Gi and `gpus`
+// nvidia.com/gpu; as YAML, for tests that edit the text, and as the object.
+inline std::string gpu_pod_yaml(const std::string& gpus) {
+  return R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml-team}
+spec:
+  containers:
+    - name: train
+      image: busybox
+      resources: {limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: ")" +
+         gpus + "\"}}\n";
+}
+
+inline nlohmann::json gpu_pod(const std::string& gpus) {
+  return yaml(gpu_pod_yaml(gpus));
 }
 
 inline admission::CheckResult check(const nlohmann::json& object, const policy::RuleSet& rules,
@@ -37,6 +75,41 @@ inline admission::CheckResult check(const nlohmann::json& object, const policy::
   auto r = admission::check_object(object, rules, "ml-team", view);
   if (!r) throw std::runtime_error(r.error().message);
   return std::move(*r);
+}
+
+inline admission::CheckResult check(const nlohmann::json& object, const policy::ClusterView& view,
+                                    const policy::RuleSet& rules = {}) {
+  return check(object, rules, &view);
+}
+
+// Without a cluster view, and with "default" for the namespace of an object that names none (as kubectl
+// without a current namespace).
+inline admission::CheckResult check(const nlohmann::json& object, const policy::RuleSet& rules = {}) {
+  auto r = admission::check_object(object, rules, "default");
+  if (!r) throw std::runtime_error(r.error().message);
+  return std::move(*r);
+}
+
+// The decision of one evaluation of `object` in namespace ml-team, not applied.
+inline policy::Decision run(const nlohmann::json& object, policy::Mode mode,
+                            const policy::RuleSet& rules = {}, const policy::ClusterView* cluster = nullptr) {
+  auto decision = policy::evaluate({object, "ml-team", mode, cluster}, rules);
+  if (!decision) throw std::runtime_error(decision.error().message);
+  return std::move(*decision);
+}
+
+// The rule ids of `findings`, in their order.
+inline std::vector<std::string> rules_of(const std::vector<policy::Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) out.push_back(f.rule);
+  return out;
+}
+
+// The one-line warnings of a check, one a line.
+inline std::string warnings_text(const admission::CheckResult& r) {
+  std::string out;
+  for (const auto& w : r.warnings) out += w + "\n";
+  return out;
 }
 
 // Every violation, warning and notice as one text, for Contains checks.

@@ -1,47 +1,21 @@
+// Cases that no one rule owns: the seed failure modes end to end, what makes a pod a GPU pod, excluded
+// namespaces, actions, and what every finding and fix must look like. A rule's own cases are in
+// rules/<id>_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
-#include "gpuadmit/admission/offline_check.hpp"
-#include "gpuadmit/k8s/pod_parser.hpp"
-#include "gpuadmit/k8s/qos.hpp"
-#include "gpuadmit/policy/evaluate.hpp"
 #include "gpuadmit/policy/text.hpp"
 #include "support/fixtures.hpp"
 #include "support/policy_checks.hpp"
 
-using gpuadmit::admission::check_object;
 using gpuadmit::policy::Action;
-using gpuadmit::policy::Mode;
 using gpuadmit::policy::RuleSet;
+using gpuadmit::test::check;
+using gpuadmit::test::pod_with_spec;
+using gpuadmit::test::rules_of;
+using gpuadmit::test::warnings_text;
 using nlohmann::json;
-
-namespace {
-
-json pod(const std::string& spec) {
-  return gpuadmit::test::yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n" +
-                              spec);
-}
-
-std::vector<std::string> rules_of(const std::vector<gpuadmit::policy::Finding>& findings) {
-  std::vector<std::string> out;
-  for (const auto& f : findings) out.push_back(f.rule);
-  return out;
-}
-
-std::string warnings_text(const gpuadmit::admission::CheckResult& r) {
-  std::string out;
-  for (const auto& w : r.warnings) out += w + "\n";
-  return out;
-}
-
-gpuadmit::admission::CheckResult check(const json& object, const RuleSet& rules = {}) {
-  auto result = check_object(object, rules, "default");
-  if (!result) FAIL(result.error().message);
-  return *result;
-}
-
-}  // namespace
 
 TEST_CASE("the seed failure modes get the verdict the catalogue promises", "[rules]") {
   struct Case {
@@ -75,125 +49,15 @@ TEST_CASE("the seed failure modes get the verdict the catalogue promises", "[rul
   }
 }
 
-TEST_CASE("every mutated GPU fixture ends up Guaranteed with a cluster view to size from", "[rules][qos]") {
-  auto name =
-      GENERATE("pods/vit-b-burstable.yaml", "pods/gpu-request-without-limit.yaml", "pods/good-gpu-pod.yaml",
-               "pods/gpu-pod-with-sidecar.yaml", "pods/four-gpu-script-one-gpu.yaml");
-  INFO(name);
-  const auto view = gpuadmit::test::view_of("gpu-cluster");
-  const auto r = gpuadmit::test::check(gpuadmit::test::fixture(name), RuleSet{}, &view);
-  auto fixed = gpuadmit::k8s::parse_pod(r.fixed);
-  REQUIRE(fixed.ok());
-  CHECK(gpuadmit::k8s::compute_qos(*fixed) == gpuadmit::k8s::QosClass::kGuaranteed);
-}
-
-TEST_CASE("a GPU request without a limit gets the limit set to the request", "[rules]") {
-  const auto r = check(gpuadmit::test::fixture("pods/gpu-request-without-limit.yaml"));
-  CHECK(r.fixed["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "2");
-  const json expected_op = {
-      {"op", "add"}, {"path", "/spec/containers/0/resources/limits/nvidia.com~1gpu"}, {"value", "2"}};
-  CHECK(std::find(r.patch.begin(), r.patch.end(), expected_op) != r.patch.end());
-}
-
-TEST_CASE("a GPU request different from its limit is denied, not guessed", "[rules]") {
-  const auto r = check(pod(
-      "  containers: [{name: a, resources: {requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 2}}}]"));
-  CHECK_FALSE(r.allowed);
-  CHECK(rules_of(r.violations) == std::vector<std::string>{"gpu-limit-equals-request"});
-}
-
-TEST_CASE("guaranteed-qos strategies decide what a request below its limit becomes", "[rules][qos]") {
-  const json burstable =
-      pod("  containers: [{name: a, resources: {requests: {cpu: 2, memory: 4Gi}, limits: {cpu: 4, memory: "
-          "8Gi, nvidia.com/gpu: 1}}}]");
-  RuleSet rules;
-  SECTION("raise-requests raises requests to the limits, when a node in view holds them") {
-    const auto view = gpuadmit::test::view_of("gpu-cluster");
-    const auto r = gpuadmit::test::check(burstable, rules, &view);
-    CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["memory"] == "8Gi");
-    CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "4");
-  }
-  SECTION("raise-requests without a cluster view leaves the requests and warns") {
-    const auto r = check(burstable, rules);
-    CHECK(r.allowed);
-    CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["memory"] == "4Gi");
-    CHECK_THAT(warnings_text(r),
-               Catch::Contains("guaranteed-qos: GPU pod left Burstable: cpu request < limit; no "
-                               "cluster view to check a node holds the limit"));
-  }
-  SECTION("lower-limits lowers limits to the requests") {
-    rules.guaranteed_qos.strategy = gpuadmit::policy::QosStrategy::kLowerLimits;
-    const auto r = check(burstable, rules);
-    CHECK(r.fixed["spec"]["containers"][0]["resources"]["limits"]["memory"] == "4Gi");
-    CHECK(r.fixed["spec"]["containers"][0]["resources"]["limits"]["cpu"] == "2");
-  }
-  SECTION("deny refuses the pod and explains") {
-    rules.guaranteed_qos.strategy = gpuadmit::policy::QosStrategy::kDeny;
-    const auto r = check(burstable, rules);
-    CHECK_FALSE(r.allowed);
-    REQUIRE(rules_of(r.violations) == std::vector<std::string>{"guaranteed-qos"});
-    CHECK_THAT(r.violations[0].message, Catch::Contains("memory request 4Gi is below its limit 8Gi"));
-    CHECK_THAT(r.violations[0].message, Catch::Contains("QoS class Burstable"));
-  }
-  SECTION("warn leaves the pod as it is and warns") {
-    rules.guaranteed_qos.action = Action::kWarn;
-    const auto view = gpuadmit::test::view_of("gpu-cluster");
-    const auto r = gpuadmit::test::check(burstable, rules, &view);
-    CHECK(r.allowed);
-    CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["memory"] == "4Gi");
-    CHECK_THAT(warnings_text(r), Catch::Contains("guaranteed-qos: GPU pod is not Guaranteed QoS"));
-  }
-}
-
-TEST_CASE("containers with no cpu or memory get the policy's per-GPU defaults and a notice", "[rules][qos]") {
-  // The A100 nodes of the view hold more per GPU than the defaults (64 cpu, 512Gi for 4 GPUs).
-  const auto view = gpuadmit::test::view_of("gpu-cluster");
-  const auto r = gpuadmit::test::check(
-      pod("  containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}]"), RuleSet{}, &view);
-  const json& resources = r.fixed["spec"]["containers"][0]["resources"];
-  CHECK(resources["limits"]["cpu"] == "16");
-  CHECK(resources["requests"]["memory"] == "64Gi");
-  CHECK_THAT(warnings_text(r), Catch::Contains("gpuadmit set cpu 16, memory 64Gi (policy default per GPU)"));
-}
-
-TEST_CASE("a request above its limit is denied even by raise-requests", "[rules][qos]") {
-  const auto r =
-      check(pod("  containers: [{name: a, resources: {requests: {cpu: 8}, limits: {cpu: 4, memory: 1Gi, "
-                "nvidia.com/gpu: 1}}}]"));
-  CHECK_FALSE(r.allowed);
-  CHECK_THAT(r.violations.at(0).message, Catch::Contains("cpu request 8 exceeds its limit 4"));
-}
-
-TEST_CASE("gpu-tolerations adds the policy toleration only when none covers it", "[rules][tolerations]") {
-  auto [tolerations, added] = GENERATE(table<const char*, bool>({
-      {"[]", true},
-      {"[{key: nvidia.com/gpu, operator: Exists}]", false},
-      {"[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]", false},
-      {"[{operator: Exists}]", false},
-      {"[{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}]", true},
-      {"[{key: nvidia.com/gpu, operator: Exists, effect: NoExecute}]", true},
-      {"[{key: other, operator: Exists}]", true},
-  }));
-  CAPTURE(tolerations);
-  const auto r = check(
-      pod(std::string("  tolerations: ") + tolerations +
-          "\n  containers: [{name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/gpu: 1}}}]"));
-  const json wanted = {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}};
-  const std::size_t original = gpuadmit::test::yaml(std::string("t: ") + tolerations)["t"].size();
-  const json& stored = r.fixed["spec"]["tolerations"];
-  CHECK(stored.size() == original + (added ? 1U : 0U));
-  if (added) CHECK(stored.back() == wanted);
-}
-
 TEST_CASE("a GPU quantity of zero does not make a GPU pod", "[rules][tolerations]") {
-  const auto r =
-      check(pod("  containers: [{name: a, resources: {limits: {cpu: 1, memory: 1Gi, nvidia.com/gpu: 0}}}]"));
+  const auto r = check(pod_with_spec(
+      "  containers: [{name: a, resources: {limits: {cpu: 1, memory: 1Gi, nvidia.com/gpu: 0}}}]"));
   CHECK(r.fixes.empty());
   CHECK_FALSE(r.fixed["spec"].contains("tolerations"));
 }
 
 TEST_CASE("MIG slices count as GPU resources through the policy's prefix pattern", "[rules]") {
-  const auto r = check(pod(
+  const auto r = check(pod_with_spec(
       "  containers: [{name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/mig-1g.10gb: 1}}}]"));
   CHECK(r.fixed["spec"]["tolerations"].size() == 1);
 }
@@ -236,48 +100,6 @@ TEST_CASE("pods in excluded namespaces pass untouched", "[rules]") {
   CHECK(r.patch.empty());
 }
 
-TEST_CASE("gpu-intent in enforce mode adds one GPU to the container that runs a GPU image", "[rules]") {
-  RuleSet rules;
-  rules.gpu_intent.action = Action::kEnforce;
-  const auto r = check(gpuadmit::test::fixture("pods/resnet50-no-gpu.yaml"), rules);
-  CHECK(r.fixed["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1");
-  CHECK(r.fixed["spec"]["tolerations"].size() == 1);  // it is a GPU pod now, so it gets the toleration too
-}
-
-TEST_CASE("gpu-intent recognises the label that says GPU", "[rules]") {
-  const auto r = check(gpuadmit::test::yaml(R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p, labels: {gpu-training: "true"}}
-spec: {containers: [{name: a, image: mycorp/trainer:1}]}
-)"));
-  CHECK_THAT(warnings_text(r), Catch::Contains("is in a pod labelled gpu-training=true but requests no GPU"));
-}
-
-TEST_CASE("memory-floor estimates from model annotations and shows the arithmetic", "[rules]") {
-  // The view lets guaranteed-qos set the train container's memory (32Gi) for memory-floor to weigh.
-  const auto view = gpuadmit::test::view_of("gpu-cluster");
-  const auto r =
-      gpuadmit::test::check(gpuadmit::test::fixture("pods/gpu-pod-with-sidecar.yaml"), RuleSet{}, &view);
-  // 7B × 2 bytes = 13.04 GiB → 14Gi model, same for gradients, + 4Gi batch + 2Gi overhead, × 1.2 → 39Gi.
-  CHECK_THAT(warnings_text(r),
-             Catch::Contains("memory-floor: container \"train\" memory limit 32Gi < 39Gi needed"));
-  auto validated = gpuadmit::policy::evaluate({r.fixed, "ml-team", Mode::kValidate}, RuleSet{});
-  REQUIRE(validated.ok());
-  REQUIRE(validated->warnings.size() == 1);
-  CHECK_THAT(validated->warnings[0].message, Catch::Contains("7B parameters × 16 bits"));
-}
-
-TEST_CASE("unreadable model annotations are reported, not ignored", "[rules]") {
-  const auto r = check(gpuadmit::test::yaml(R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p, annotations: {gpuadmit.io/model-parameters: lots}}
-spec: {containers: [{name: a, resources: {limits: {cpu: 1, memory: 64Gi, nvidia.com/gpu: 1}}}]}
-)"));
-  CHECK_THAT(warnings_text(r), Catch::Contains("unreadable model annotations"));
-}
-
 TEST_CASE("a rule set to off reports nothing", "[rules]") {
   RuleSet rules;
   rules.gpu_whole_units.action = Action::kOff;
@@ -295,7 +117,7 @@ TEST_CASE("audit findings allow and are kept apart from warnings", "[rules]") {
 }
 
 TEST_CASE("a denial lists every violation, not the first", "[rules]") {
-  const auto r = check(pod(R"(  containers:
+  const auto r = check(pod_with_spec(R"(  containers:
     - {name: a, resources: {limits: {cpu: 1, memory: 16Gi, nvidia.com/gpu: 0.5}}}
     - {name: b, resources: {requests: {nvidia.com/gpu: 1}, limits: {cpu: 1, memory: 16Gi, nvidia.com/gpu: 2}}})"));
   CHECK(rules_of(r.violations) == std::vector<std::string>{"gpu-whole-units", "gpu-limit-equals-request"});

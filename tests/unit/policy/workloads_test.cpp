@@ -8,24 +8,17 @@
 #include "gpuadmit/config/policy_loader.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
 #include "gpuadmit/k8s/qos.hpp"
-#include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 #include "support/fixtures.hpp"
 #include "support/policy_checks.hpp"
 
 using gpuadmit::policy::Mode;
+using gpuadmit::test::run;
 using nlohmann::json;
 
 namespace {
 
 const gpuadmit::policy::RuleSet kRules;
-
-gpuadmit::policy::Decision run(const json& object, Mode mode, const gpuadmit::policy::RuleSet& rules = kRules,
-                               const gpuadmit::policy::ClusterView* cluster = nullptr) {
-  auto decision = gpuadmit::policy::evaluate({object, "ml-team", mode, cluster}, rules);
-  if (!decision) FAIL(decision.error().message);
-  return *decision;
-}
 
 // The template at a JSON pointer, as the pod it becomes.
 json template_pod(const json& object, const std::string& pointer) {
@@ -40,13 +33,6 @@ gpuadmit::k8s::QosClass qos_of(const json& pod) {
   auto parsed = gpuadmit::k8s::parse_pod(pod);
   if (!parsed) FAIL(parsed.error().message);
   return gpuadmit::k8s::compute_qos(*parsed);
-}
-
-gpuadmit::policy::RuleSet policy(const std::string& spec_yaml) {
-  auto rules = gpuadmit::config::load_policy(
-      "apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n" + spec_yaml, "test.yaml");
-  if (!rules) FAIL(rules.error().message);
-  return *rules;
 }
 
 }  // namespace
@@ -132,27 +118,6 @@ TEST_CASE("on UPDATE an unchanged template is not judged again", "[workloads]") 
   CHECK_FALSE(changed->patch.empty());
 }
 
-TEST_CASE("gpu-quota counts every pod a workload runs at once", "[workloads][quota]") {
-  auto snapshot = gpuadmit::policy::snapshot_from_list(gpuadmit::test::fixture("cluster/gpu-cluster.yaml"));
-  REQUIRE(snapshot.ok());
-  const gpuadmit::policy::ClusterView view{
-      std::make_shared<const gpuadmit::policy::ClusterSnapshot>(std::move(*snapshot)), false, 0};
-  auto [replicas, warned] = GENERATE(table<int, bool>({{1, false}, {2, false}, {3, true}}));
-  CAPTURE(replicas);
-  json object = gpuadmit::test::fixture("workloads/deployment.yaml");  // 1 GPU per pod; the quota has 2 left
-  object["spec"]["replicas"] = replicas;
-  const auto decision = run(object, Mode::kValidate, kRules, &view);
-  const bool quota_warning = std::any_of(decision.warnings.begin(), decision.warnings.end(),
-                                         [](const auto& f) { return f.rule == "gpu-quota"; });
-  CHECK(quota_warning == warned);
-  if (warned) {
-    const auto f = std::find_if(decision.warnings.begin(), decision.warnings.end(),
-                                [](const auto& w) { return w.rule == "gpu-quota"; });
-    REQUIRE(f != decision.warnings.end());
-    CHECK_THAT(f->summary, Catch::Contains("its 3 pods ask for 3"));
-  }
-}
-
 TEST_CASE("a pod whose controller is a judged workload is still denied but not warned twice", "[workloads]") {
   json pod = gpuadmit::test::fixture("pods/resnet50-no-gpu.yaml");  // gpu-intent warns on it
   REQUIRE_FALSE(run(pod, Mode::kValidate).warnings.empty());
@@ -180,113 +145,11 @@ TEST_CASE("a pod whose controller is a judged workload is still denied but not w
 TEST_CASE("kinds outside the policy's workload list are not judged", "[workloads]") {
   const json service = {{"apiVersion", "v1"}, {"kind", "Service"}, {"metadata", {{"name", "x"}}}};
   CHECK_FALSE(run(service, Mode::kMutate).evaluated);
-  const auto rules = policy("  workloads:\n    - {apiGroup: batch, kinds: [Job], template: spec.template}\n");
+  const auto rules = gpuadmit::test::policy_with_spec(
+      "  workloads:\n    - {apiGroup: batch, kinds: [Job], template: spec.template}\n");
   const json deployment = gpuadmit::test::fixture("workloads/deployment.yaml");
   CHECK_FALSE(run(deployment, Mode::kMutate, rules).evaluated);
   CHECK(run(gpuadmit::test::fixture("workloads/job.yaml"), Mode::kMutate, rules).changed());
-}
-
-TEST_CASE("shm-size mounts a memory-backed /dev/shm sized from the memory limit", "[shm-size]") {
-  auto [memory, expected] = GENERATE(table<std::string, std::string>({
-      {"32Gi", "8Gi"},     // 25 %
-      {"2Gi", "1Gi"},      // raised to the minimum
-      {"1000Gi", "64Gi"},  // capped at the maximum
-      {"10Gi", "3Gi"},     // 2.5Gi rounded up to a whole Gi
-  }));
-  CAPTURE(memory);
-  json pod = gpuadmit::test::yaml(R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-  containers:
-    - name: train
-      image: trainer
-      resources: {limits: {cpu: "8", nvidia.com/gpu: 1}}
-    - name: logger
-      image: busybox
-      resources: {limits: {cpu: "1", memory: 1Gi}}
-)");
-  pod["spec"]["containers"][0]["resources"]["limits"]["memory"] = memory;
-  const auto decision = run(pod, Mode::kMutate);
-  const json fixed = pod.patch(decision.patch);
-  REQUIRE(fixed["spec"]["volumes"].size() == 1);
-  CHECK(fixed["spec"]["volumes"][0] ==
-        json{{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", expected}}}});
-  CHECK(fixed["spec"]["containers"][0]["volumeMounts"] ==
-        json::array({{{"name", "dshm"}, {"mountPath", "/dev/shm"}}}));
-  CHECK_FALSE(fixed["spec"]["containers"][1].contains("volumeMounts"));  // not a GPU container
-  CHECK(run(fixed, Mode::kValidate).allowed());
-}
-
-TEST_CASE("shm-size keeps a /dev/shm the user set and warns when it is too small or on disk", "[shm-size]") {
-  auto [volume, warning] = GENERATE(table<std::string, std::string>({
-      {R"({"name": "shm", "emptyDir": {"medium": "Memory"}})", ""},
-      {R"({"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "256Mi"}})", "is only 256Mi"},
-      {R"({"name": "shm", "emptyDir": {}})", "is not memory-backed"},
-  }));
-  CAPTURE(volume);
-  json pod = gpuadmit::test::fixture("pods/good-gpu-pod.yaml");
-  pod["spec"]["volumes"] = json::array({json::parse(volume)});
-  pod["spec"]["containers"][0]["volumeMounts"] = json::array({{{"name", "shm"}, {"mountPath", "/dev/shm/"}}});
-  const auto mutated = run(pod, Mode::kMutate);
-  CHECK(mutated.patch.empty());
-  const auto validated = run(pod, Mode::kValidate);
-  CHECK(validated.allowed());
-  if (warning.empty()) {
-    CHECK(validated.warnings.empty());
-  } else {
-    REQUIRE(validated.warnings.size() == 1);
-    CHECK_THAT(validated.warnings[0].summary, Catch::Contains(warning));
-  }
-}
-
-TEST_CASE("a preset selected by label adds what is missing and keeps the user's values", "[presets]") {
-  const auto rules = policy(R"(
-  presets:
-    - name: pytorch
-      selector: {matchLabels: {framework: pytorch}}
-      env:
-        - {name: PYTORCH_CUDA_ALLOC_CONF, value: "expandable_segments:True"}
-        - {name: NCCL_DEBUG, value: WARN}
-      tolerations: [{key: example.com/dedicated, operator: Equal, value: ml, effect: NoSchedule}]
-      nodeSelector: {example.com/pool: training}
-      annotations: {example.com/team: ml-platform}
-    - name: datasets
-      selector: {gpu: true}
-      volumes: [{name: datasets, persistentVolumeClaim: {claimName: datasets, readOnly: true}}]
-      volumeMounts: [{name: datasets, mountPath: /data, readOnly: true}]
-    - name: never
-      selector: {matchLabels: {framework: jax}}
-      env: [{name: XLA_FLAGS, value: "--x"}]
-)");
-  json pod = gpuadmit::test::fixture("pods/good-gpu-pod.yaml");
-  pod["metadata"]["labels"] = {{"framework", "pytorch"}};
-  pod["spec"]["containers"][0]["env"] = json::array({{{"name", "NCCL_DEBUG"}, {"value", "INFO"}}});
-  const auto mutated = run(pod, Mode::kMutate, rules);
-  const json fixed = pod.patch(mutated.patch);
-  const json& env = fixed["spec"]["containers"][0]["env"];
-  CHECK(env == json::array({{{"name", "NCCL_DEBUG"}, {"value", "INFO"}},
-                            {{"name", "PYTORCH_CUDA_ALLOC_CONF"}, {"value", "expandable_segments:True"}}}));
-  CHECK(fixed["spec"]["nodeSelector"]["example.com/pool"] == "training");
-  CHECK(fixed["spec"]["tolerations"].size() == 2);
-  CHECK(fixed["spec"]["volumes"].size() == 2);
-  CHECK(fixed["spec"]["containers"][0]["volumeMounts"].size() == 2);
-  CHECK(fixed["metadata"]["annotations"]["gpuadmit.io/applied"] == "pytorch,datasets");
-  CHECK(fixed["metadata"]["annotations"]["example.com/team"] == "ml-platform");
-  CHECK(fixed["metadata"]["annotations"]["gpuadmit.io/mutated-by"] == "presets");
-  REQUIRE(mutated.notices.size() == 1);  // one line for everything the presets added
-  CHECK_THAT(mutated.notices[0],
-             Catch::StartsWith("presets pytorch,datasets added: env PYTORCH_CUDA_ALLOC_CONF"));
-
-  // The user's NCCL_DEBUG stays, and the validating webhook says so once; reinvocation changes nothing.
-  const auto validated = run(fixed, Mode::kValidate, rules);
-  CHECK(validated.allowed());
-  REQUIRE(validated.warnings.size() == 1);
-  CHECK(validated.warnings[0].rule == "presets");
-  CHECK_THAT(validated.warnings[0].summary, Catch::Contains("env NCCL_DEBUG") && Catch::Contains("pytorch"));
-  CHECK(run(fixed, Mode::kMutate, rules).patch.empty());
 }
 
 TEST_CASE("presets are validated when the policy loads", "[presets]") {

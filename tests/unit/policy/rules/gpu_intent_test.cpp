@@ -5,11 +5,15 @@
 
 #include <string>
 
+#include "support/fixtures.hpp"
 #include "support/policy_checks.hpp"
 
 namespace {
 
+using gpuadmit::policy::Action;
+using gpuadmit::policy::RuleSet;
 using gpuadmit::test::check;
+using gpuadmit::test::warnings_text;
 using nlohmann::json;
 
 const std::string kEnforce = "    gpu-intent: {action: enforce}\n";
@@ -63,4 +67,23 @@ spec:
   const auto r = check(daemon_set, gpuadmit::test::policy_with(kEnforce), nullptr);
   CHECK(r.allowed);
   CHECK(r.patch.empty());
+}
+
+TEST_CASE("gpu-intent in enforce mode adds one GPU to the container that runs a GPU image",
+          "[rules][gpu-intent]") {
+  RuleSet rules;
+  rules.gpu_intent.action = Action::kEnforce;
+  const auto r = check(gpuadmit::test::fixture("pods/resnet50-no-gpu.yaml"), rules);
+  CHECK(r.fixed["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1");
+  CHECK(r.fixed["spec"]["tolerations"].size() == 1);  // it is a GPU pod now, so it gets the toleration too
+}
+
+TEST_CASE("gpu-intent recognises the label that says GPU", "[rules][gpu-intent]") {
+  const auto r = check(gpuadmit::test::yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, labels: {gpu-training: "true"}}
+spec: {containers: [{name: a, image: mycorp/trainer:1}]}
+)"));
+  CHECK_THAT(warnings_text(r), Catch::Contains("is in a pod labelled gpu-training=true but requests no GPU"));
 }

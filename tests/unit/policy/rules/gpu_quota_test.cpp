@@ -1,15 +1,23 @@
-// gpu-quota: only the ResourceQuotas whose scopes match the pod count, and a quota on cpu or memory
-// refuses pods whose containers leave that resource out ("must specify").
+// gpu-quota: the namespace's GPU headroom against every pod a workload runs at once. Only the
+// ResourceQuotas whose scopes match the pod count, and a quota on cpu or memory refuses pods whose
+// containers leave that resource out ("must specify").
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
+#include "support/fixtures.hpp"
 #include "support/policy_checks.hpp"
 
 namespace {
 
+using gpuadmit::policy::Mode;
+using gpuadmit::test::all_text;
 using gpuadmit::test::check;
+using gpuadmit::test::gpu_cluster_view;
+using gpuadmit::test::gpu_pod;
+using gpuadmit::test::run;
 using gpuadmit::test::view_of;
 using nlohmann::json;
 
@@ -91,4 +99,32 @@ TEST_CASE("gpu-quota names the containers that leave out a resource a matching q
 TEST_CASE("gpu-quota is silent when every container sets what the quota constrains", "[gpu-quota]") {
   const auto view = view_of("scoped-quotas");
   CHECK(quota_messages(pod("", kGuaranteed), gpuadmit::test::policy_with(""), view).empty());
+}
+
+TEST_CASE("gpu-quota warns with the namespace's headroom", "[cluster][quota][gpu-quota]") {
+  const auto r = check(gpu_pod("4"), gpu_cluster_view());
+  CHECK_THAT(all_text(r),
+             Catch::Contains(
+                 "ResourceQuota gpu-quota has 2 of 8 requests.nvidia.com/gpu left; this pod asks for 4"));
+}
+
+TEST_CASE("gpu-quota counts every pod a workload runs at once", "[workloads][quota][gpu-quota]") {
+  auto snapshot = gpuadmit::policy::snapshot_from_list(gpuadmit::test::fixture("cluster/gpu-cluster.yaml"));
+  REQUIRE(snapshot.ok());
+  const gpuadmit::policy::ClusterView view{
+      std::make_shared<const gpuadmit::policy::ClusterSnapshot>(std::move(*snapshot)), false, 0};
+  auto [replicas, warned] = GENERATE(table<int, bool>({{1, false}, {2, false}, {3, true}}));
+  CAPTURE(replicas);
+  json object = gpuadmit::test::fixture("workloads/deployment.yaml");  // 1 GPU per pod; the quota has 2 left
+  object["spec"]["replicas"] = replicas;
+  const auto decision = run(object, Mode::kValidate, gpuadmit::policy::RuleSet{}, &view);
+  const bool quota_warning = std::any_of(decision.warnings.begin(), decision.warnings.end(),
+                                         [](const auto& f) { return f.rule == "gpu-quota"; });
+  CHECK(quota_warning == warned);
+  if (warned) {
+    const auto f = std::find_if(decision.warnings.begin(), decision.warnings.end(),
+                                [](const auto& w) { return w.rule == "gpu-quota"; });
+    REQUIRE(f != decision.warnings.end());
+    CHECK_THAT(f->summary, Catch::Contains("its 3 pods ask for 3"));
+  }
 }

@@ -1,15 +1,24 @@
-// guaranteed-qos: the sizes it writes must leave the pod fitting a node it could use (no harm), and without
-// a cluster view it invents no sizes at all.
+// guaranteed-qos: a GPU pod is made Guaranteed by the policy's strategy (raise-requests, lower-limits, deny).
+// The sizes it writes must leave the pod fitting a node it could use (no harm), and without a cluster view
+// it invents no sizes at all.
 #include <catch2/catch.hpp>
 
 #include <string>
 
+#include "gpuadmit/k8s/pod_parser.hpp"
+#include "gpuadmit/k8s/qos.hpp"
+#include "support/fixtures.hpp"
 #include "support/policy_checks.hpp"
 
 namespace {
 
+using gpuadmit::policy::Action;
+using gpuadmit::policy::RuleSet;
 using gpuadmit::test::check;
+using gpuadmit::test::pod_with_spec;
+using gpuadmit::test::rules_of;
 using gpuadmit::test::view_of;
+using gpuadmit::test::warnings_text;
 using nlohmann::json;
 
 json pod(const std::string& resources, const std::string& extra = "") {
@@ -93,4 +102,81 @@ TEST_CASE("guaranteed-qos still raises a request to a limit that a node holds", 
       gpuadmit::test::policy_with(""), &view);
   CHECK(r.allowed);
   CHECK(resources_of(r)["requests"]["cpu"] == "4");
+}
+
+TEST_CASE("every mutated GPU fixture ends up Guaranteed with a cluster view to size from",
+          "[rules][qos][guaranteed-qos]") {
+  auto name =
+      GENERATE("pods/vit-b-burstable.yaml", "pods/gpu-request-without-limit.yaml", "pods/good-gpu-pod.yaml",
+               "pods/gpu-pod-with-sidecar.yaml", "pods/four-gpu-script-one-gpu.yaml");
+  INFO(name);
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto r = gpuadmit::test::check(gpuadmit::test::fixture(name), RuleSet{}, &view);
+  auto fixed = gpuadmit::k8s::parse_pod(r.fixed);
+  REQUIRE(fixed.ok());
+  CHECK(gpuadmit::k8s::compute_qos(*fixed) == gpuadmit::k8s::QosClass::kGuaranteed);
+}
+
+TEST_CASE("guaranteed-qos strategies decide what a request below its limit becomes",
+          "[rules][qos][guaranteed-qos]") {
+  const json burstable = pod_with_spec(
+      "  containers: [{name: a, resources: {requests: {cpu: 2, memory: 4Gi}, limits: {cpu: 4, memory: "
+      "8Gi, nvidia.com/gpu: 1}}}]");
+  RuleSet rules;
+  SECTION("raise-requests raises requests to the limits, when a node in view holds them") {
+    const auto view = gpuadmit::test::view_of("gpu-cluster");
+    const auto r = gpuadmit::test::check(burstable, rules, &view);
+    CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["memory"] == "8Gi");
+    CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "4");
+  }
+  SECTION("raise-requests without a cluster view leaves the requests and warns") {
+    const auto r = check(burstable, rules);
+    CHECK(r.allowed);
+    CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["memory"] == "4Gi");
+    CHECK_THAT(warnings_text(r),
+               Catch::Contains("guaranteed-qos: GPU pod left Burstable: cpu request < limit; no "
+                               "cluster view to check a node holds the limit"));
+  }
+  SECTION("lower-limits lowers limits to the requests") {
+    rules.guaranteed_qos.strategy = gpuadmit::policy::QosStrategy::kLowerLimits;
+    const auto r = check(burstable, rules);
+    CHECK(r.fixed["spec"]["containers"][0]["resources"]["limits"]["memory"] == "4Gi");
+    CHECK(r.fixed["spec"]["containers"][0]["resources"]["limits"]["cpu"] == "2");
+  }
+  SECTION("deny refuses the pod and explains") {
+    rules.guaranteed_qos.strategy = gpuadmit::policy::QosStrategy::kDeny;
+    const auto r = check(burstable, rules);
+    CHECK_FALSE(r.allowed);
+    REQUIRE(rules_of(r.violations) == std::vector<std::string>{"guaranteed-qos"});
+    CHECK_THAT(r.violations[0].message, Catch::Contains("memory request 4Gi is below its limit 8Gi"));
+    CHECK_THAT(r.violations[0].message, Catch::Contains("QoS class Burstable"));
+  }
+  SECTION("warn leaves the pod as it is and warns") {
+    rules.guaranteed_qos.action = Action::kWarn;
+    const auto view = gpuadmit::test::view_of("gpu-cluster");
+    const auto r = gpuadmit::test::check(burstable, rules, &view);
+    CHECK(r.allowed);
+    CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["memory"] == "4Gi");
+    CHECK_THAT(warnings_text(r), Catch::Contains("guaranteed-qos: GPU pod is not Guaranteed QoS"));
+  }
+}
+
+TEST_CASE("containers with no cpu or memory get the policy's per-GPU defaults and a notice",
+          "[rules][qos][guaranteed-qos]") {
+  // The A100 nodes of the view hold more per GPU than the defaults (64 cpu, 512Gi for 4 GPUs).
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto r = gpuadmit::test::check(
+      pod_with_spec("  containers: [{name: a, resources: {limits: {nvidia.com/gpu: 2}}}]"), RuleSet{}, &view);
+  const json& resources = r.fixed["spec"]["containers"][0]["resources"];
+  CHECK(resources["limits"]["cpu"] == "16");
+  CHECK(resources["requests"]["memory"] == "64Gi");
+  CHECK_THAT(warnings_text(r), Catch::Contains("gpuadmit set cpu 16, memory 64Gi (policy default per GPU)"));
+}
+
+TEST_CASE("a request above its limit is denied even by raise-requests", "[rules][qos][guaranteed-qos]") {
+  const auto r = check(
+      pod_with_spec("  containers: [{name: a, resources: {requests: {cpu: 8}, limits: {cpu: 4, memory: 1Gi, "
+                    "nvidia.com/gpu: 1}}}]"));
+  CHECK_FALSE(r.allowed);
+  CHECK_THAT(r.violations.at(0).message, Catch::Contains("cpu request 8 exceeds its limit 4"));
 }
