@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuadmit/config/yaml_documents.hpp"
+#include "gpuadmit/k8s/json_document.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 #include "gpuadmit/server/certs.hpp"
 #include "gpuadmit/server/log_writer.hpp"
@@ -121,7 +122,9 @@ std::vector<std::string> after_mutation(const std::vector<std::string>& corpus,
   for (const std::string& body : corpus) {
     json review = json::parse(body);
     json& object = review["request"]["object"];
-    const gpuadmit::policy::Request request{object, review["request"].value("namespace", ""),
+    const auto document = gpuadmit::k8s::OwnedJsonDocument::of(object);
+    if (!document) continue;
+    const gpuadmit::policy::Request request{document->root(), review["request"].value("namespace", ""),
                                             gpuadmit::policy::Mode::kMutate};
     const auto decision = gpuadmit::policy::evaluate(request, rules);
     if (decision && decision->allowed() && !decision->patch.empty()) {

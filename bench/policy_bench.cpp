@@ -16,6 +16,7 @@
 #include "gpuadmit/admission/review.hpp"
 #include "gpuadmit/config/policy_loader.hpp"
 #include "gpuadmit/config/yaml_documents.hpp"
+#include "gpuadmit/k8s/json_document.hpp"
 #include "gpuadmit/k8s/json_input.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 
@@ -88,13 +89,16 @@ int main(int argc, char** argv) {
   std::size_t bytes = 0;
   for (const auto& s : corpus) bytes += s.size();
 
-  // Parse: bounded JSON parse of the object, as the webhook does for every review.
+  // Parse: the object read into a JsonDocument, the form the policy judges (the webhook reads the whole
+  // review the same way).
   std::vector<json> parsed;
+  std::vector<gpuadmit::k8s::JsonDocument> documents;
+  for (const auto& s : corpus) parsed.push_back(json::parse(s));
   const double parse_us = per_item_us(items, [&] {
     for (int r = 0; r < kRounds; ++r) {
       for (const auto& s : corpus) {
-        auto j = gpuadmit::k8s::parse_json(s);
-        if (r == 0) parsed.push_back(std::move(*j));
+        auto document = gpuadmit::k8s::parse_json_document(s);
+        if (r == 0) documents.push_back(std::move(*document));
       }
     }
   });
@@ -106,7 +110,8 @@ int main(int argc, char** argv) {
   const double mutate_us = per_item_us(items, [&] {
     for (int r = 0; r < kRounds; ++r) {
       for (std::size_t i = 0; i < parsed.size(); ++i) {
-        auto d = gpuadmit::policy::evaluate({parsed[i], "ml-team", gpuadmit::policy::Mode::kMutate}, rules);
+        auto d = gpuadmit::policy::evaluate({documents[i].root(), "ml-team", gpuadmit::policy::Mode::kMutate},
+                                            rules);
         fixes += d->fixes.size();
         if (r == 0) {
           mutated[i] = parsed[i].patch(d->patch);
@@ -117,11 +122,16 @@ int main(int argc, char** argv) {
   });
 
   // Validate: what /validate costs on the final object.
+  std::vector<gpuadmit::k8s::OwnedJsonDocument> mutated_documents;
+  for (const json& m : mutated) {
+    auto document = gpuadmit::k8s::OwnedJsonDocument::of(m);
+    mutated_documents.push_back(std::move(*document));
+  }
   std::size_t violations = 0;
   const double validate_us = per_item_us(items, [&] {
     for (int r = 0; r < kRounds; ++r) {
-      for (const auto& m : mutated) {
-        auto d = gpuadmit::policy::evaluate({m, "ml-team", gpuadmit::policy::Mode::kValidate}, rules);
+      for (const auto& m : mutated_documents) {
+        auto d = gpuadmit::policy::evaluate({m.root(), "ml-team", gpuadmit::policy::Mode::kValidate}, rules);
         violations += d->violations.size();
       }
     }
@@ -190,12 +200,16 @@ int main(int argc, char** argv) {
           {"replicas", 2},
           {"template", {{"metadata", {{"labels", {{"role", type}}}}}, {"spec", parsed[0]["spec"]}}}};
     }
-    const json* workloads[2] = {&deployment, &pytorchjob};
+    std::vector<gpuadmit::k8s::OwnedJsonDocument> workloads;
+    for (const json* workload : {&deployment, &pytorchjob}) {
+      auto document = gpuadmit::k8s::OwnedJsonDocument::of(*workload);
+      workloads.push_back(std::move(*document));
+    }
     for (int w = 0; w < 2; ++w) {
       workload_us[w] = per_item_us(static_cast<std::size_t>(kRounds), [&] {
         for (int r = 0; r < kRounds; ++r) {
-          auto d =
-              gpuadmit::policy::evaluate({*workloads[w], "ml-team", gpuadmit::policy::Mode::kMutate}, rules);
+          auto d = gpuadmit::policy::evaluate(
+              {workloads[w].root(), "ml-team", gpuadmit::policy::Mode::kMutate}, rules);
           workload_fixes += d->fixes.size();
         }
       });

@@ -40,7 +40,11 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
     return result;
   }
 
-  auto mutated = policy::evaluate({object, result.namespace_, policy::Mode::kMutate, cluster}, rules);
+  // The object is read into a JsonDocument, as a review's object is, and judged by the webhook's code.
+  auto document = k8s::OwnedJsonDocument::of(object);
+  if (!document) return document.error();
+  auto mutated =
+      policy::evaluate({document->root(), result.namespace_, policy::Mode::kMutate, cluster}, rules);
   if (!mutated) return mutated.error();
   if (!mutated->evaluated) {
     result.checked = false;
@@ -51,8 +55,10 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
   result.patch = std::move(mutated->patch);
   result.fixed = object.patch(result.patch);
 
+  auto fixed_document = k8s::OwnedJsonDocument::of(result.fixed);
+  if (!fixed_document) return fixed_document.error();
   auto validated =
-      policy::evaluate({result.fixed, result.namespace_, policy::Mode::kValidate, cluster}, rules);
+      policy::evaluate({fixed_document->root(), result.namespace_, policy::Mode::kValidate, cluster}, rules);
   if (!validated) return validated.error();
   result.skipped_rules = validated->skipped_rules;
   result.allowed = validated->allowed();

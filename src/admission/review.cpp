@@ -271,8 +271,8 @@ std::string_view to_string(Endpoint endpoint) noexcept {
 
 Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,
                const policy::ClusterView* cluster) {
-  // Read into an arena document: a pod is judged from it as it is; nlohmann::json is built only for what
-  // a fix edits or a workload's templates (see policy::ObjectRef). `body` outlives the document.
+  // Read into an arena document, which the policy judges as it is (nlohmann::json is built only for the
+  // parts a fix edits). `body` outlives the document.
   auto parsed = k8s::parse_json_document(body, kReviewLimits, kNeverRead);
   if (!parsed) return malformed({}, parsed.error().message);
   Envelope envelope;
@@ -281,12 +281,8 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   if (!is_judged(envelope, rules)) return allowed(std::move(envelope.facts));
 
   const policy::Mode mode = endpoint == Endpoint::kMutate ? policy::Mode::kMutate : policy::Mode::kValidate;
-  policy::Request evaluation{policy::ObjectRef(*envelope.object), envelope.facts.namespace_, mode, cluster};
-  json old_object;
-  if (envelope.old_object != nullptr && envelope.facts.operation == "UPDATE") {
-    old_object = k8s::to_json(*envelope.old_object);  // workloads only: templates compare as nlohmann::json
-    evaluation.old_object = &old_object;
-  }
+  policy::Request evaluation{*envelope.object, envelope.facts.namespace_, mode, cluster};
+  if (envelope.facts.operation == "UPDATE") evaluation.old_object = envelope.old_object;
   auto decision = policy::evaluate(evaluation, rules);
   if (!decision) return error(std::move(envelope.facts), decision.error().message);
   // Both webhooks deny what gpuadmit cannot fix. The mutating one must: the API server's built-in

@@ -734,42 +734,6 @@ Result<JsonDocument> JsonDocument::parse(std::string_view text, std::size_t max_
   return doc;
 }
 
-nlohmann::json to_json(const JsonValue& value) {
-  using nlohmann::json;
-  switch (value.type()) {
-    case JsonType::kNull:
-      return nullptr;
-    case JsonType::kBoolean:
-      return value.boolean();
-    case JsonType::kInteger:
-      return value.integer();
-    case JsonType::kUnsigned:
-      return value.unsigned_integer();
-    case JsonType::kFloat:
-      return value.floating();
-    case JsonType::kString:
-      return std::string(value.string());
-    case JsonType::kArray: {
-      json out(json::value_t::array);
-      auto& items = out.get_ref<json::array_t&>();
-      items.reserve(value.size());
-      for (const JsonValue& item : value.items()) {
-        items.push_back(to_json(item));
-      }
-      return out;
-    }
-    case JsonType::kObject: {
-      json out(json::value_t::object);
-      auto& members = out.get_ref<json::object_t&>();
-      for (const JsonMember& member : value.members()) {
-        members.emplace_hint(members.end(), member.key, to_json(member.value));
-      }
-      return out;
-    }
-  }
-  return nullptr;
-}
-
 Result<nlohmann::json> read_json(std::string_view text, std::size_t max_depth,
                                  std::span<const JsonPath> drop) {
   auto doc = JsonDocument::parse(text, max_depth, drop);

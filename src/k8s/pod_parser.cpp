@@ -487,11 +487,9 @@ Result<PersistentVolumeClaim> parse_persistent_volume_claim(const json& object) 
 }
 
 Result<Pod> parse_pod(const json& object) {
-  try {
-    return parse_pod_or_throw(object);
-  } catch (const FieldError& e) {
-    return make_error(e.message);
-  }
+  auto document = OwnedJsonDocument::of(object);
+  if (!document) return document.error();
+  return parse_pod(document->root());
 }
 
 Result<Pod> parse_pod(const JsonValue& object) {

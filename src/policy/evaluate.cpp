@@ -13,12 +13,6 @@
 
 namespace gpuadmit::policy {
 
-const nlohmann::json& ObjectRef::json() const {
-  if (document_ == nullptr) return *json_;  // each constructor sets exactly one of the two
-  if (!converted_) converted_ = std::make_shared<const nlohmann::json>(k8s::to_json(*document_));
-  return *converted_;
-}
-
 namespace {
 
 // Sorted and without repeats: the few ids of one review, compared in place rather than copied into a set.
@@ -49,24 +43,21 @@ namespace {
 constexpr std::string_view kMutatedBy = "gpuadmit.io/mutated-by";
 
 // The API group of an object or an owner reference, from its apiVersion.
-template <class J>
-std::string_view group_of(const J& object) {
+std::string_view group_of(const k8s::JsonValue& object) {
   return api_group(k8s::string_member(object, "apiVersion"));
 }
 
-template <class J>
-const J* annotations_of(const J& object) {
-  const J* meta = object.is_object() ? k8s::lookup(object, "metadata") : nullptr;
+const k8s::JsonValue* annotations_of(const k8s::JsonValue& object) {
+  const k8s::JsonValue* meta = object.find("metadata");
   if (meta == nullptr || !meta->is_object()) return nullptr;
-  const J* annotations = k8s::lookup(*meta, "annotations");
+  const k8s::JsonValue* annotations = meta->find("annotations");
   return annotations != nullptr && annotations->is_object() ? annotations : nullptr;
 }
 
 // The existing gpuadmit.io/mutated-by list joined with the rules that fixed something now, sorted.
-template <class J>
-std::string mutated_by(const J& object, const Decision& decision) {
+std::string mutated_by(const k8s::JsonValue& object, const Decision& decision) {
   std::vector<std::string> existing;
-  if (const J* annotations = annotations_of(object)) {
+  if (const k8s::JsonValue* annotations = annotations_of(object)) {
     existing = split(k8s::string_member(*annotations, kMutatedBy), ',');
   }
   std::vector<std::string_view> ids(existing.begin(), existing.end());
@@ -95,15 +86,13 @@ void add_audit_trail(ObjectEdits& edits, std::string trail) {
 // Objects created by a controller gpuadmit already judged (a Deployment's ReplicaSet and its pods, a Job's
 // pods, a PyTorchJob's pods) were warned about when the user applied the workload; the controller is the
 // only one who would see warnings now, so they are not reported twice. Denials still apply.
-template <class J>
-std::string checked_controller(const J& object, const RuleSet& rules) {
-  const J* meta = object.is_object() ? k8s::lookup(object, "metadata") : nullptr;
+std::string checked_controller(const k8s::JsonValue& object, const RuleSet& rules) {
+  const k8s::JsonValue* meta = object.find("metadata");
   if (meta == nullptr || !meta->is_object()) return {};
-  const J* owners = k8s::lookup(*meta, "ownerReferences");
+  const k8s::JsonValue* owners = meta->find("ownerReferences");
   if (owners == nullptr || !owners->is_array()) return {};
-  for (std::size_t i = 0; i < owners->size(); ++i) {
-    const J& owner = (*owners)[i];
-    const J* controller = owner.is_object() ? k8s::lookup(owner, "controller") : nullptr;
+  for (const k8s::JsonValue& owner : owners->items()) {
+    const k8s::JsonValue* controller = owner.find("controller");
     if (controller == nullptr || !k8s::is_boolean(*controller) || !k8s::boolean(*controller)) continue;
     const std::string kind(k8s::string_member(owner, "kind"));
     if (rules.workload_of(group_of(owner), kind) != nullptr)
@@ -112,9 +101,8 @@ std::string checked_controller(const J& object, const RuleSet& rules) {
   return {};
 }
 
-void report_on_controller(const ObjectRef& object, const RuleSet& rules, Decision& decision) {
-  decision.controller = object.document() != nullptr ? checked_controller(*object.document(), rules)
-                                                     : checked_controller(object.json(), rules);
+void report_on_controller(const k8s::JsonValue& object, const RuleSet& rules, Decision& decision) {
+  decision.controller = checked_controller(object, rules);
   if (decision.controller.empty()) return;
   decision.warnings.clear();
   decision.notices.clear();
@@ -122,9 +110,8 @@ void report_on_controller(const ObjectRef& object, const RuleSet& rules, Decisio
 
 Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
   Decision decision;
-  // A pod given as a document is read as it is: in Validate mode nothing else needs nlohmann::json.
-  auto pod = request.object.document() != nullptr ? k8s::parse_pod(*request.object.document())
-                                                  : k8s::parse_pod(request.object.json());
+  // The pod is read from the document as it is: in Validate mode nothing else needs nlohmann::json.
+  auto pod = k8s::parse_pod(request.object);
   if (!pod) return pod.error();
   // On CREATE the object may name no namespace (and a template never does): the request's is the one. A
   // template names no owner either: its controller is the request's.
@@ -170,7 +157,7 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
   }
   if (request.mode == Mode::kMutate && decision.changed() && !edits.empty()) {
     // The audit trail: `kubectl get -o yaml` shows which rules changed the object.
-    add_audit_trail(edits, request.object.read([&](const auto& o) { return mutated_by(o, decision); }));
+    add_audit_trail(edits, mutated_by(request.object, decision));
     decision.patch = edits.patch();
   }
   report_on_controller(request.object, rules, decision);
@@ -179,7 +166,7 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
 
 // A pod template found in a workload, by the keys that lead to it.
 struct TemplateSite {
-  const nlohmann::json* pod_template = nullptr;
+  const k8s::JsonValue* pod_template = nullptr;
   std::vector<std::string> keys;  // {"spec", "template"}
   std::string label;              // the replica type for Kubeflow jobs ("Worker"), else empty
   std::int64_t replicas = 1;
@@ -196,41 +183,38 @@ struct TemplateSite {
   }
 };
 
-void find_templates(const nlohmann::json& node, const std::vector<std::string>& segments, std::size_t depth,
-                    const WorkloadKind& kind, const nlohmann::json* parent, TemplateSite site,
+void find_templates(const k8s::JsonValue& node, const std::vector<std::string>& segments, std::size_t depth,
+                    const WorkloadKind& kind, const k8s::JsonValue* parent, TemplateSite site,
                     std::vector<TemplateSite>& out) {
+  if (!node.is_object()) return;
   if (depth == segments.size()) {
-    if (!node.is_object()) return;
     site.pod_template = &node;
     if (!kind.replicas.empty() && parent != nullptr) {
-      const auto replicas = parent->find(kind.replicas);
-      if (replicas != parent->end() && replicas->is_number_integer()) {
-        site.replicas = std::max<std::int64_t>(0, replicas->get<std::int64_t>());
+      const k8s::JsonValue* replicas = parent->find(kind.replicas);
+      if (replicas != nullptr && k8s::is_integer(*replicas)) {
+        site.replicas = std::max<std::int64_t>(0, k8s::integer(*replicas));
       }
     }
     out.push_back(std::move(site));
     return;
   }
-  if (!node.is_object()) return;
   const std::string& segment = segments[depth];
   const bool glob = segment.find('*') != std::string::npos;
-  for (const auto& [key, child] : node.get_ref<const nlohmann::json::object_t&>()) {
-    if (glob ? !glob_match(segment, key) : key != segment) continue;
+  for (const k8s::JsonMember& member : node.members()) {
+    if (glob ? !glob_match(segment, member.key) : member.key != segment) continue;
     TemplateSite next = site;
-    next.keys.push_back(key);
+    next.keys.emplace_back(member.key);
     // The last wildcard key before the template names the replica type (Master, Worker, Launcher).
-    if (glob && depth + 1 < segments.size()) next.label = key;
-    find_templates(child, segments, depth + 1, kind, &node, std::move(next), out);
+    if (glob && depth + 1 < segments.size()) next.label = member.key;
+    find_templates(member.value, segments, depth + 1, kind, &node, std::move(next), out);
   }
 }
 
-const nlohmann::json* at_keys(const nlohmann::json& object, const std::vector<std::string>& keys) {
-  const nlohmann::json* node = &object;
+const k8s::JsonValue* at_keys(const k8s::JsonValue& object, const std::vector<std::string>& keys) {
+  const k8s::JsonValue* node = &object;
   for (const std::string& key : keys) {
-    if (!node->is_object()) return nullptr;
-    const auto it = node->find(key);
-    if (it == node->end()) return nullptr;
-    node = &*it;
+    node = node->find(key);
+    if (node == nullptr) return nullptr;
   }
   return node;
 }
@@ -278,11 +262,11 @@ std::string pod_controller_kind(std::string_view workload_kind) {
   return std::string(workload_kind);
 }
 
-// Every pod template of the workload is judged as the pod it will become (the template's metadata and
-// spec), and what is found is reported against the template's own fields and patched there.
+// Every pod template of the workload is judged in place as the pod it will become (a template is a pod's
+// metadata and spec), and what is found is reported against the template's own fields and patched there.
 Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules, const WorkloadKind& kind) {
   std::vector<TemplateSite> sites;
-  const nlohmann::json& object = request.object.json();
+  const k8s::JsonValue& object = request.object;
   find_templates(object, split(kind.template_path, '.'), 0, kind, nullptr, TemplateSite{}, sites);
   Decision decision;
   std::size_t judged = 0;
@@ -290,16 +274,12 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
     // On UPDATE only a changed template is judged: relabelling or scaling an existing workload must not
     // start failing (or rolling out) because the policy changed since it was created.
     if (request.old_object != nullptr) {
-      const nlohmann::json* before = at_keys(*request.old_object, site.keys);
-      if (before != nullptr && *before == *site.pod_template) continue;
+      const k8s::JsonValue* before = at_keys(*request.old_object, site.keys);
+      if (before != nullptr && k8s::same_json(*before, *site.pod_template)) continue;
     }
-    const auto spec = site.pod_template->find("spec");
-    if (spec == site.pod_template->end() || !spec->is_object()) continue;  // the API server rejects it anyway
-    nlohmann::json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"spec", *spec}};
-    if (const auto meta = site.pod_template->find("metadata"); meta != site.pod_template->end()) {
-      pod["metadata"] = *meta;
-    }
-    Request sub{pod, request.namespace_, request.mode, request.cluster};
+    const k8s::JsonValue* spec = site.pod_template->find("spec");
+    if (spec == nullptr || !spec->is_object()) continue;  // the API server rejects it anyway
+    Request sub{*site.pod_template, request.namespace_, request.mode, request.cluster};
     sub.replicas = site.replicas;
     sub.controller_kind = pod_controller_kind(k8s::string_member(object, "kind"));
     auto result = evaluate_pod(sub, rules);
@@ -332,22 +312,21 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
     decision.skipped_reason = "namespace " + request.namespace_ + " is excluded by the policy";
     return decision;
   }
-  const ObjectRef& object = request.object;
-  const std::string kind(object.document() != nullptr ? k8s::string_member(*object.document(), "kind")
-                                                      : k8s::string_member(object.json(), "kind"));
+  const k8s::JsonValue& object = request.object;
+  const std::string kind(k8s::string_member(object, "kind"));
   if (kind == "PersistentVolumeClaim") {
-    if (auto parsed = checkpoint_claim_parse_check(request.object.json()); !parsed) return parsed.error();
+    // Claims are rare and small, and their rule reads them as nlohmann::json.
+    const nlohmann::json claim = k8s::to_json(object);
+    if (auto parsed = checkpoint_claim_parse_check(claim); !parsed) return parsed.error();
     if (request.mode == Mode::kValidate && rules.checkpoint_pvc.action != Action::kOff) {
       const ClusterSnapshot* snapshot =
           request.cluster != nullptr ? request.cluster->snapshot.get() : nullptr;
-      check_checkpoint_claim(request.object.json(), rules, snapshot, decision);
+      check_checkpoint_claim(claim, rules, snapshot, decision);
     }
     return decision;
   }
   if (kind.empty() || kind == "Pod") return evaluate_pod(request, rules);
-  const std::string_view group =
-      object.document() != nullptr ? group_of(*object.document()) : group_of(object.json());
-  if (const WorkloadKind* workload = rules.workload_of(group, kind)) {
+  if (const WorkloadKind* workload = rules.workload_of(group_of(object), kind)) {
     return evaluate_workload(request, rules, *workload);
   }
   decision.evaluated = false;

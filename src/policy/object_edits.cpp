@@ -37,13 +37,6 @@ const J* find_part(const J& object, const k8s::PodPart& part) {
   return holder != nullptr ? k8s::lookup(*holder, part.member) : nullptr;
 }
 
-json copy_of(const json& value) {
-  return value;
-}
-json copy_of(const k8s::JsonValue& value) {
-  return k8s::to_json(value);
-}
-
 std::string pointer_of(const k8s::PodPart& part) {
   // The diff appends member names below the part ("/resources/limits/nvidia.com~1gpu"): one allocation.
   constexpr std::size_t kRoom = 96;
@@ -131,10 +124,8 @@ json& ObjectEdits::edit(const k8s::PodPart& address) {
       return part.value;
     }
   }
-  json value = source_.read([&](const auto& object) {
-    const auto* found = find_part(object, address);
-    return found != nullptr ? copy_of(*found) : json();
-  });
+  const k8s::JsonValue* found = find_part(*source_, address);
+  json value = found != nullptr ? k8s::to_json(*found) : json();
   parts_.push_back({address, std::move(value), true});
   return parts_.back().value;
 }
@@ -147,10 +138,8 @@ json& ObjectEdits::append(const k8s::PodPart& address) {
       return part.value.emplace_back();
     }
   }
-  const bool source_list = source_.read([&](const auto& object) {
-    const auto* found = find_part(object, address);
-    return found != nullptr && found->is_array();
-  });
+  const k8s::JsonValue* found = find_part(*source_, address);
+  const bool source_list = found != nullptr && found->is_array();
   if (!source_list) {
     json& list = edit(address);
     if (!list.is_array()) list = json::array();
@@ -162,10 +151,8 @@ json& ObjectEdits::append(const k8s::PodPart& address) {
 
 json ObjectEdits::whole(const Part& part) const {
   if (!part.appended_only) return part.value;
-  json list = source_.read([&](const auto& object) {
-    const auto* found = find_part(object, part.address);
-    return found != nullptr ? copy_of(*found) : json::array();
-  });
+  const k8s::JsonValue* found = find_part(*source_, part.address);
+  json list = found != nullptr ? k8s::to_json(*found) : json::array();
   for (const json& item : part.value) list.push_back(item);
   return list;
 }
@@ -174,10 +161,8 @@ json ObjectEdits::current(const k8s::PodPart& address) const {
   for (const Part& part : parts_) {
     if (part.address == address) return whole(part);
   }
-  return source_.read([&](const auto& object) {
-    const auto* found = find_part(object, address);
-    return found != nullptr ? copy_of(*found) : json();
-  });
+  const k8s::JsonValue* found = find_part(*source_, address);
+  return found != nullptr ? k8s::to_json(*found) : json();
 }
 
 Result<bool> ObjectEdits::refresh(k8s::Pod& pod) {
@@ -200,12 +185,12 @@ Result<bool> ObjectEdits::refresh(k8s::Pod& pod) {
 
 json ObjectEdits::patch() const {
   json patch = json::array();
-  source_.read([&](const auto& object) { patch_from(object, parts_, patch); });
+  patch_from(*source_, parts_, patch);
   return patch;
 }
 
 json ObjectEdits::applied() const {
-  json out = source_.json();
+  json out = k8s::to_json(*source_);
   for (const Part& part : parts_) {
     json& scope = out[std::string(scope_key(part.address))];
     json& holder = part.address.scope == Scope::kContainer

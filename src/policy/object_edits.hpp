@@ -23,8 +23,8 @@ namespace gpuadmit::policy {
 
 class ObjectEdits {
  public:
-  // Keeps its own ObjectRef (two pointers): the object itself must outlive the edits.
-  explicit ObjectEdits(ObjectRef source) : source_(std::move(source)) {}
+  // The object must outlive the edits.
+  explicit ObjectEdits(const k8s::JsonValue& source) : source_(&source) {}
 
   // The part's copy to edit: made from the source on first use (null when the source has no such member).
   // References stay valid while other parts are added.
@@ -61,7 +61,7 @@ class ObjectEdits {
   // The part's whole value: the source's list and the appended items, for an appended_only part.
   [[nodiscard]] nlohmann::json whole(const Part& part) const;
 
-  ObjectRef source_;
+  const k8s::JsonValue* source_;
   std::list<Part> parts_;  // a list: edit() hands out references that must survive later additions
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +17,26 @@
 #include "support/fixtures.hpp"
 
 namespace gpuadmit::test {
+
+// `object` read into a JsonDocument, the one form the policy judges (as `gpuadmit check` reads a manifest).
+inline k8s::OwnedJsonDocument document_of(const nlohmann::json& object) {
+  auto document = k8s::OwnedJsonDocument::of(object);
+  if (!document) throw std::runtime_error(document.error().message);
+  return std::move(*document);
+}
+
+// policy::evaluate of `object`, read into a document first; `old_object` for an UPDATE.
+inline Result<policy::Decision> evaluate(const nlohmann::json& object, const std::string& ns,
+                                         policy::Mode mode, const policy::RuleSet& rules,
+                                         const policy::ClusterView* cluster = nullptr,
+                                         const nlohmann::json* old_object = nullptr) {
+  const k8s::OwnedJsonDocument document = document_of(object);
+  std::optional<k8s::OwnedJsonDocument> old;
+  if (old_object != nullptr) old = document_of(*old_object);
+  policy::Request request{document.root(), ns, mode, cluster};
+  if (old) request.old_object = &old->root();
+  return policy::evaluate(request, rules);
+}
 
 // tests/fixtures/cluster/<name>.yaml as the cluster view.
 inline policy::ClusterView view_of(const std::string& name) {
@@ -93,7 +114,7 @@ inline admission::CheckResult check(const nlohmann::json& object, const policy::
 // The decision of one evaluation of `object` in namespace ml-team, not applied.
 inline policy::Decision run(const nlohmann::json& object, policy::Mode mode,
                             const policy::RuleSet& rules = {}, const policy::ClusterView* cluster = nullptr) {
-  auto decision = policy::evaluate({object, "ml-team", mode, cluster}, rules);
+  auto decision = evaluate(object, "ml-team", mode, rules, cluster);
   if (!decision) throw std::runtime_error(decision.error().message);
   return std::move(*decision);
 }
@@ -124,7 +145,7 @@ inline std::string all_text(const admission::CheckResult& r) {
 // one-line summaries).
 inline std::string messages(const nlohmann::json& object, const policy::RuleSet& rules,
                             const policy::ClusterView* view) {
-  auto decision = policy::evaluate({object, "ml-team", policy::Mode::kMutate, view}, rules);
+  auto decision = evaluate(object, "ml-team", policy::Mode::kMutate, rules, view);
   if (!decision) throw std::runtime_error(decision.error().message);
   std::string out;
   for (const auto& f : decision->violations) out += "[" + f.rule + "] " + f.message + "\n";

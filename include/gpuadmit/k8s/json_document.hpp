@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -99,5 +100,21 @@ Result<JsonDocument> parse_json_document(std::string_view text, const JsonLimits
 
 // The same value as nlohmann::json, members in the same order.
 nlohmann::json to_json(const JsonValue& value);
+
+// Equality as nlohmann's operator== has it: numbers of different kinds compare by value (1 == 1.0).
+bool same_json(const JsonValue& a, const JsonValue& b);
+
+// A document with the text it views. Objects that arrive as nlohmann::json (the manifests `gpuadmit check`
+// reads, the tests' objects) are printed and read into one, so the policy judges them from the same
+// representation, by the same code, as a review's object.
+class OwnedJsonDocument {
+ public:
+  static Result<OwnedJsonDocument> of(const nlohmann::json& value, std::size_t max_depth = 128);
+  [[nodiscard]] const JsonValue& root() const noexcept { return document_.root(); }
+
+ private:
+  std::unique_ptr<const std::string> text_;  // on the heap: the document's strings view into it
+  JsonDocument document_;
+};
 
 }  // namespace gpuadmit::k8s

@@ -15,10 +15,11 @@
 
 namespace gpuadmit::k8s {
 
-// `object` is a Pod or a PodTemplateSpec (both have metadata and spec). Both forms read the same fields
-// with the same errors: nlohmann::json from the CLI and tests, JsonValue from a parsed AdmissionReview.
-Result<Pod> parse_pod(const nlohmann::json& object);
+// `object` is a Pod or a PodTemplateSpec (both have metadata and spec), read from a JsonDocument: the
+// review's object in the webhook, k8s::OwnedJsonDocument elsewhere.
 Result<Pod> parse_pod(const JsonValue& object);
+// The same reading of an object held as nlohmann::json (read into a document first).
+Result<Pod> parse_pod(const nlohmann::json& object);
 // A part of a pod that gpuadmit's fixes edit: one member of a container, of the spec or of the metadata.
 // The names are string literals (the members a rule edits), so a part is a small value.
 struct PodPart {

@@ -2,7 +2,6 @@
 // serves the webhook, `gpuadmit check` and the tests.
 #pragma once
 
-#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,37 +14,16 @@
 
 namespace gpuadmit::policy {
 
-// The object under review, as nlohmann::json (the CLI, the tests) or as a JsonDocument value (the webhook).
-// What only reads a pod reads the document as it is; whatever needs nlohmann::json (fixes, workloads,
-// claims) converts it once, on first use.
-class ObjectRef {
- public:
-  ObjectRef(const nlohmann::json& object) noexcept : json_(&object) {}  // NOLINT(google-explicit-constructor)
-  explicit ObjectRef(const k8s::JsonValue& object) noexcept : document_(&object) {}
-
-  [[nodiscard]] const k8s::JsonValue* document() const noexcept { return document_; }
-  [[nodiscard]] const nlohmann::json& json() const;
-  // Calls `read` with the document value when there is one, else with the JSON: for walks written once
-  // for both (templates over the k8s/json_access.hpp vocabulary).
-  template <class F>
-  decltype(auto) read(F&& read) const {
-    return document_ != nullptr ? read(*document_) : read(json());
-  }
-
- private:
-  const nlohmann::json* json_ = nullptr;
-  const k8s::JsonValue* document_ = nullptr;
-  mutable std::shared_ptr<const nlohmann::json> converted_;  // shared: a copied Request converts once
-};
-
 struct Request {
-  ObjectRef object;        // a Pod, a PersistentVolumeClaim or a workload of the policy's kinds (by
-                           // "kind"; Pod when absent)
+  // The object under review, read into a JsonDocument: a review's request.object in the webhook, a
+  // manifest read with k8s::OwnedJsonDocument::of in the CLI and the tests. A Pod, a PersistentVolumeClaim
+  // or a workload of the policy's kinds (by "kind"; Pod when absent).
+  const k8s::JsonValue& object;
   std::string namespace_;  // the request namespace (the object's may be absent on CREATE)
   Mode mode = Mode::kMutate;
   const ClusterView* cluster = nullptr;  // none: cluster-aware rules are skipped and listed as skipped
   // On UPDATE of a workload, the object before: pod templates it already had unchanged are not judged again.
-  const nlohmann::json* old_object = nullptr;
+  const k8s::JsonValue* old_object = nullptr;
   // How many pods of this shape run at once (a workload's replicas or parallelism): gpu-quota multiplies.
   std::int64_t replicas = 1;
   // For a workload's pod template: the kind of the controller that will create its pods ("DaemonSet"), as

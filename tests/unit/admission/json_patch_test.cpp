@@ -5,6 +5,7 @@
 
 #include "gpuadmit/admission/json_patch.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
+#include "support/policy_checks.hpp"
 
 using gpuadmit::admission::base64_encode;
 
@@ -60,7 +61,7 @@ TEST_CASE("a fix under a key with / and ~ is escaped as RFC 6901 says and applie
       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"a~b/c":"1"}},)"
       R"("spec":{"containers":[{"name":"a","resources":{"requests":{"nvidia.com/gpu":"1"},"limits":{"cpu":"1","memory":"64Gi"}}}]}})");
   auto decision =
-      gpuadmit::policy::evaluate({pod, "ml", gpuadmit::policy::Mode::kMutate}, gpuadmit::policy::RuleSet{});
+      gpuadmit::test::evaluate(pod, "ml", gpuadmit::policy::Mode::kMutate, gpuadmit::policy::RuleSet{});
   REQUIRE(decision.ok());
   CHECK(decision->patch.dump().find("/limits/nvidia.com~1gpu") != std::string::npos);
   const nlohmann::json fixed = pod.patch(decision->patch);

@@ -52,11 +52,11 @@ TEST_CASE("cluster-aware mutation is idempotent", "[cluster][idempotence]") {
   RuleSet rules;
   rules.cuda_driver.action = gpuadmit::policy::Action::kEnforce;
   const ClusterView view = gpu_cluster_view();
-  auto once = gpuadmit::policy::evaluate({object, "ml-team", gpuadmit::policy::Mode::kMutate, &view}, rules);
+  auto once = gpuadmit::test::evaluate(object, "ml-team", gpuadmit::policy::Mode::kMutate, rules, &view);
   REQUIRE(once.ok());
   REQUIRE_FALSE(once->patch.empty());
   const json fixed = object.patch(once->patch);
-  auto twice = gpuadmit::policy::evaluate({fixed, "ml-team", gpuadmit::policy::Mode::kMutate, &view}, rules);
+  auto twice = gpuadmit::test::evaluate(fixed, "ml-team", gpuadmit::policy::Mode::kMutate, rules, &view);
   REQUIRE(twice.ok());
   CHECK(twice->patch.empty());
 }

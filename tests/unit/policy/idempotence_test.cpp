@@ -4,6 +4,7 @@
 
 #include "gpuadmit/policy/evaluate.hpp"
 #include "support/fixtures.hpp"
+#include "support/policy_checks.hpp"
 
 using gpuadmit::policy::Mode;
 
@@ -15,10 +16,10 @@ TEST_CASE("mutation is idempotent for every pod fixture", "[idempotence]") {
        std::filesystem::directory_iterator(std::string(GPUADMIT_FIXTURES_DIR) + "/pods")) {
     INFO(entry.path().string());
     const nlohmann::json original = gpuadmit::test::yaml(gpuadmit::test::read_text(entry.path().string()));
-    auto once = gpuadmit::policy::evaluate({original, "ml-team", Mode::kMutate}, rules);
+    auto once = gpuadmit::test::evaluate(original, "ml-team", Mode::kMutate, rules);
     REQUIRE(once.ok());
     const nlohmann::json fixed = original.patch(once->patch);
-    auto twice = gpuadmit::policy::evaluate({fixed, "ml-team", Mode::kMutate}, rules);
+    auto twice = gpuadmit::test::evaluate(fixed, "ml-team", Mode::kMutate, rules);
     REQUIRE(twice.ok());
     CHECK(twice->fixes.empty());
     CHECK(twice->patch.empty());

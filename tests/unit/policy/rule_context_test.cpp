@@ -10,6 +10,7 @@
 #include "../../../src/policy/rule_context.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
 #include "support/fixtures.hpp"
+#include "support/policy_checks.hpp"
 
 namespace {
 
@@ -17,11 +18,10 @@ using gpuadmit::policy::container_part;
 using gpuadmit::policy::Decision;
 using gpuadmit::policy::Mode;
 using gpuadmit::policy::ObjectEdits;
-using gpuadmit::policy::ObjectRef;
 using gpuadmit::policy::RuleContext;
 using gpuadmit::policy::RuleSet;
 
-gpuadmit::k8s::Pod parsed(const nlohmann::json& object) {
+gpuadmit::k8s::Pod parsed(const gpuadmit::k8s::JsonValue& object) {
   auto pod = gpuadmit::k8s::parse_pod(object);
   if (!pod) FAIL(pod.error().message);
   return std::move(*pod);
@@ -30,10 +30,10 @@ gpuadmit::k8s::Pod parsed(const nlohmann::json& object) {
 // A Mutate-mode RuleContext over a pod, with what it refers to (so not to be copied or moved).
 struct Fixture {
   explicit Fixture(const std::string& yaml)
-      : source(gpuadmit::test::yaml(yaml)),
-        edits(ObjectRef(source)),
-        ctx(edits, parsed(source), rules, Mode::kMutate, decision, nullptr) {}
-  nlohmann::json source;
+      : source(gpuadmit::test::document_of(gpuadmit::test::yaml(yaml))),
+        edits(source.root()),
+        ctx(edits, parsed(source.root()), rules, Mode::kMutate, decision, nullptr) {}
+  gpuadmit::k8s::OwnedJsonDocument source;
   RuleSet rules;
   Decision decision;
   ObjectEdits edits;

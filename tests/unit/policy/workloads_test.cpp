@@ -104,15 +104,13 @@ TEST_CASE("on UPDATE an unchanged template is not judged again", "[workloads]") 
   json after = before;
   after["metadata"]["labels"] = {{"team", "vision"}};
   after["spec"]["replicas"] = 5;
-  gpuadmit::policy::Request request{after, "ml-team", Mode::kMutate};
-  request.old_object = &before;
-  auto unchanged = gpuadmit::policy::evaluate(request, kRules);
+  auto unchanged = gpuadmit::test::evaluate(after, "ml-team", Mode::kMutate, kRules, nullptr, &before);
   REQUIRE(unchanged.ok());
   CHECK_FALSE(unchanged->evaluated);
   CHECK(unchanged->patch.empty());
 
   after["spec"]["template"]["spec"]["containers"][0]["image"] = "nvcr.io/nvidia/pytorch:24.05-py3";
-  auto changed = gpuadmit::policy::evaluate(request, kRules);
+  auto changed = gpuadmit::test::evaluate(after, "ml-team", Mode::kMutate, kRules, nullptr, &before);
   REQUIRE(changed.ok());
   CHECK(changed->evaluated);
   CHECK_FALSE(changed->patch.empty());

@@ -19,7 +19,7 @@ TEST_CASE("memory-floor estimates from model annotations and shows the arithmeti
   // 7B × 2 bytes = 13.04 GiB → 14Gi model, same for gradients, + 4Gi batch + 2Gi overhead, × 1.2 → 39Gi.
   CHECK_THAT(warnings_text(r),
              Catch::Contains("memory-floor: container \"train\" memory limit 32Gi < 39Gi needed"));
-  auto validated = gpuadmit::policy::evaluate({r.fixed, "ml-team", Mode::kValidate}, RuleSet{});
+  auto validated = gpuadmit::test::evaluate(r.fixed, "ml-team", Mode::kValidate, RuleSet{});
   REQUIRE(validated.ok());
   REQUIRE(validated->warnings.size() == 1);
   CHECK_THAT(validated->warnings[0].message, Catch::Contains("7B parameters × 16 bits"));
