@@ -53,7 +53,7 @@ Webhook::Webhook(WebhookConfig config, JsonLog log, std::unique_ptr<TlsContextSt
   readiness_.add_condition("policy loaded", [store = policy_.get()] { return store->current() != nullptr; });
   for (auto& [name, is_met] : config_.readiness_conditions) readiness_.add_condition(name, is_met);
   router_ = make_router(ReviewDependencies{*policy_, metrics_, log_, config_.review, config_.cluster_view},
-                        readiness_, RouterOptions{config_.constant_route, config_.extra_metrics});
+                        readiness_, RouterOptions{config_.extra_metrics});
 }
 
 Webhook::~Webhook() {
