@@ -29,7 +29,4 @@ using JsonPath = std::vector<std::string_view>;
 Result<nlohmann::json> parse_json(std::string_view text, const JsonLimits& limits = {},
                                   std::span<const JsonPath> drop = {});
 
-// The deepest nesting of arrays/objects in `text`, ignoring brackets inside strings; stops early past `cap`.
-std::size_t json_depth(std::string_view text, std::size_t cap) noexcept;
-
 }  // namespace gpuadmit::k8s
