@@ -16,7 +16,9 @@
 
 namespace gpuadmit::server {
 
-// admission::review in production; tests substitute fakes with the same contract.
+// admission::review in production (the webhook passes it). The handler's tests substitute fakes: one that
+// records what it was given, and one that throws, which admission::review never does, to reach the handler's
+// "could not decide" answer.
 using ReviewFunction = std::function<admission::Outcome(std::string_view body, admission::Endpoint,
                                                         const policy::RuleSet&, const policy::ClusterView*)>;
 
