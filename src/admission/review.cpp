@@ -124,7 +124,7 @@ std::string noun(std::string_view kind) {
 
 // Adds patchType and patch to the dumped response object (the body ends with the two closing braces of
 // `response` and of the review). Encoding the patch straight into the body avoids running the base64 text
-// through the JSON escaper, which was a tenth of the cost of a /mutate review; base64 needs no escaping.
+// through the JSON escaper, which would look at every byte of it for nothing: base64 needs no escaping.
 void splice_patch(std::string& body, std::string_view patch_json) {
   body.resize(body.size() - 2);
   body += R"(,"patchType":"JSONPatch","patch":")";
