@@ -114,21 +114,20 @@ Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
 }  // namespace
 
 int serve_command(Args args) {
-  auto flags =
-      parse_flags(args, {{"listen", ""},
-                         {"cert-dir", ""},
-                         {"tls-cert-file", ""},
-                         {"tls-private-key-file", ""},
-                         {"dev-self-signed", "", false},
-                         {"policy", ""},
-                         {"threads", ""},
-                         {"drain-seconds", ""},
-                         {"max-connections", ""},
-                         {"log-level", ""},
-                         {"kubeconfig", ""},
-                         {"context", ""},
-                         {"cluster-view", ""},
-                         {"help", "h", false}});
+  auto flags = parse_flags(args, {{"listen", ""},
+                                  {"cert-dir", ""},
+                                  {"tls-cert-file", ""},
+                                  {"tls-private-key-file", ""},
+                                  {"dev-self-signed", "", false},
+                                  {"policy", ""},
+                                  {"threads", ""},
+                                  {"drain-seconds", ""},
+                                  {"max-connections", ""},
+                                  {"log-level", ""},
+                                  {"kubeconfig", ""},
+                                  {"context", ""},
+                                  {"cluster-view", ""},
+                                  {"help", "h", false}});
   if (!flags) {
     std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", flags.error().message.c_str(), kServeUsage.data());
     return kExitUsage;
