@@ -9,7 +9,9 @@
 //      (the host's floor).
 // The endpoints are /mutate on a corpus of realistic AdmissionReviews, /validate on the same reviews after
 // our patch (what the API server sends it) and on the raw corpus, and /bench/constant, which answers a
-// fixed review without parsing anything: the transport's own ceiling. Results read as a ratio of the two
+// fixed review without parsing anything: the transport's own ceiling. That route is the bench's own, not
+// the product's: a second server in this process, on the same transport, TLS files and server threads as
+// the webhook, whose one handler returns a fixed body (ConstantServer). Results read as a ratio of the two
 // (the median over rounds of each round's pair, so that a burst of load from a neighbour on a shared host
 // moves one round, not the result), and as process CPU per request (client and server share the machine,
 // so absolute numbers are a floor).
@@ -22,6 +24,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -37,6 +40,11 @@
 #include "gpuadmit/policy/evaluate.hpp"
 #include "gpuadmit/server/certs.hpp"
 #include "gpuadmit/server/log_writer.hpp"
+#include "gpuadmit/server/metrics.hpp"
+#include "gpuadmit/server/readiness.hpp"
+#include "gpuadmit/server/router.hpp"
+#include "gpuadmit/server/server.hpp"
+#include "gpuadmit/server/tls_context.hpp"
 #include "gpuadmit/server/webhook.hpp"
 #include "support/https_client.hpp"
 
@@ -46,6 +54,57 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using gpuadmit::test::HttpsClient;
 using nlohmann::json;
+
+// The transport's ceiling: the webhook's HTTPS server (same configuration, TLS files and log) with one route,
+// POST /bench/constant, whose handler answers a fixed AdmissionReview and parses nothing. What an endpoint
+// costs beyond it is the review and its handler.
+class ConstantServer {
+ public:
+  static gpuadmit::Result<std::unique_ptr<ConstantServer>> start(const gpuadmit::server::ServerConfig& config,
+                                                                 const gpuadmit::server::TlsFiles& files,
+                                                                 const gpuadmit::server::JsonLog& log) {
+    auto tls = gpuadmit::server::TlsContextStore::open(files);
+    if (!tls) {
+      return tls.error();
+    }
+    auto out = std::unique_ptr<ConstantServer>(new ConstantServer(std::move(*tls)));
+    out->router_.add("POST", "/bench/constant", [](const gpuadmit::server::Request&) {
+      return gpuadmit::server::Response{
+          200,
+          "application/json",
+          R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+          R"("response":{"uid":"00000000-0000-0000-0000-000000000000","allowed":true}})",
+          {}};
+    });
+    auto server =
+        gpuadmit::server::Server::bind(config, out->router_, *out->tls_, out->metrics_, out->readiness_, log);
+    if (!server) {
+      return server.error();
+    }
+    out->server_ = std::move(*server);
+    out->server_->start();
+    return out;
+  }
+  ConstantServer(const ConstantServer&) = delete;
+  ConstantServer& operator=(const ConstantServer&) = delete;
+  ConstantServer(ConstantServer&&) = delete;
+  ConstantServer& operator=(ConstantServer&&) = delete;
+  ~ConstantServer() {
+    server_->stop_now();
+    server_->wait();
+  }
+
+  [[nodiscard]] std::uint16_t port() const noexcept { return server_->port(); }
+
+ private:
+  explicit ConstantServer(std::unique_ptr<gpuadmit::server::TlsContextStore> tls) : tls_(std::move(tls)) {}
+
+  std::unique_ptr<gpuadmit::server::TlsContextStore> tls_;
+  gpuadmit::server::Metrics metrics_{"bench"};
+  gpuadmit::server::Readiness readiness_;
+  gpuadmit::server::Router router_;
+  std::unique_ptr<gpuadmit::server::Server> server_;  // last: stopped before what it uses
+};
 
 struct BenchOptions {
   int connections = 8;
@@ -113,6 +172,7 @@ struct Target {
   std::string label;
   std::string path;
   const std::vector<std::string>* bodies;
+  std::uint16_t port;  // the webhook's, or the constant server's
 };
 
 // What the API server sends /validate: the object after the mutating webhooks, here ours alone.
@@ -198,8 +258,9 @@ double process_cpu_seconds() {
 // whichever connection is free takes the next one due. So a request waits for a connection only when all K
 // are busy, as with the API server's connection pool (it sends each call on an idle connection, or opens
 // one), and never behind one slow reply while other connections sit idle.
-Phase run_phase(const std::function<HttpsClient()>& make_client, const std::string& target,
-                const std::vector<std::string>& corpus, const BenchOptions& options, double rate) {
+Phase run_phase(const std::function<HttpsClient(std::uint16_t)>& make_client, const Target& target,
+                const BenchOptions& options, double rate) {
+  const std::vector<std::string>& corpus = *target.bodies;
   std::atomic<std::uint64_t> requests{0};
   std::atomic<std::uint64_t> failures{0};
   std::atomic<std::uint64_t> tickets{0};  // paced phases: the next send on the schedule
@@ -207,7 +268,7 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
   Phase phase;
   std::vector<HttpsClient> clients;
   for (int i = 0; i < options.connections; ++i) {
-    clients.push_back(make_client());
+    clients.push_back(make_client(target.port));
     if (!clients.back().connect()) {
       failures.fetch_add(1);
     }
@@ -244,7 +305,7 @@ Phase run_phase(const std::function<HttpsClient()>& make_client, const std::stri
         }
         const std::string& body = corpus[k++ % corpus.size()];
         const auto sent = Clock::now();
-        auto reply = client.request("POST", target, body);
+        auto reply = client.request("POST", target.path, body);
         const auto done = Clock::now();
         if (!reply || reply->status != 200) {
           failures.fetch_add(1, std::memory_order_relaxed);
@@ -294,7 +355,7 @@ int usage() {
       "[--server-threads N] [--only ENDPOINT]\n"
       "  --only runs one endpoint (/bench/constant, /validate, \"/validate (raw)\", /mutate) and nothing "
       "else,\n"
-      "  so that a profiler sees only its requests (bench/instructions.sh uses it)\n",
+      "  so that a profiler sees only its requests (scripts/instructions.sh uses it)\n",
       stderr);
   return 2;
 }
@@ -352,7 +413,6 @@ int main(int argc, char** argv) {
   config.server.port = 0;
   config.server.threads = options.server_threads;
   config.tls = {files->certificate, files->private_key};
-  config.constant_route = true;
   // Review log lines are written as in production (through a LogWriter), to /dev/null: their cost is part
   // of a review.
   const int dev_null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -361,18 +421,23 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto log_writer = std::make_shared<gpuadmit::server::LogWriter>(dev_null);
-  auto webhook = gpuadmit::server::Webhook::create(
-      config, gpuadmit::server::JsonLog::to_writer(log_writer, spdlog::level::info));
+  const auto log = gpuadmit::server::JsonLog::to_writer(log_writer, spdlog::level::info);
+  auto webhook = gpuadmit::server::Webhook::create(config, log);
   if (!webhook) {
     std::fprintf(stderr, "webhook: %s\n", webhook.error().message.c_str());
     return 1;
   }
   (*webhook)->start();
+  auto constant = ConstantServer::start(config.server, config.tls, log);
+  if (!constant) {
+    std::fprintf(stderr, "constant server: %s\n", constant.error().message.c_str());
+    return 1;
+  }
   const std::uint16_t port = (*webhook)->port();
-  const auto make_client = [&] {
+  const auto make_client = [&](std::uint16_t target_port) {
     gpuadmit::test::ClientOptions client_options;
     client_options.ca_pem = ca->certificate;
-    return HttpsClient("127.0.0.1", port, client_options);
+    return HttpsClient("127.0.0.1", target_port, client_options);
   };
 
   const std::vector<std::string> corpus = load_corpus(options.source_dir);
@@ -395,10 +460,10 @@ int main(int argc, char** argv) {
   // what mutation fixed no longer shows) and on the raw corpus (every finding denied in full, the worst
   // case: long messages).
   const std::vector<std::string> validate_corpus = after_mutation(corpus, *(*webhook)->policy().current());
-  std::vector<Target> targets{{"/bench/constant", "/bench/constant", &constant_body},
-                              {"/validate", "/validate", &validate_corpus},
-                              {"/validate (raw)", "/validate", &corpus},
-                              {"/mutate", "/mutate", &corpus}};
+  std::vector<Target> targets{{"/bench/constant", "/bench/constant", &constant_body, (*constant)->port()},
+                              {"/validate", "/validate", &validate_corpus, port},
+                              {"/validate (raw)", "/validate", &corpus, port},
+                              {"/mutate", "/mutate", &corpus, port}};
   if (!options.only.empty()) {
     std::erase_if(targets, [&](const Target& target) { return target.label != options.only; });
   }
@@ -418,21 +483,21 @@ int main(int argc, char** argv) {
   };
   if (!options.only.empty()) {
     // One saturation phase and nothing else: with --max-requests, exactly that many requests are made, so
-    // two runs with different counts difference out the start-up (bench/instructions.sh).
+    // two runs with different counts difference out the start-up (scripts/instructions.sh).
     const Target& target = targets.front();
-    const Phase phase = run_phase(make_client, target.path, *target.bodies, options, 0);
+    const Phase phase = run_phase(make_client, target, options, 0);
     std::printf("%-16s %14.0f %12s %10s %10s %10s %13s %13s %9llu %14.1f\n", target.label.c_str(),
                 phase.rate(), "-", "-", "-", "-", "-", "-",
                 static_cast<unsigned long long>(phase.failures),  // NOLINT(google-runtime-int)
                 phase.cpu_per_request_us());
+    constant->reset();
     (*webhook)->stop_now();
     (*webhook)->wait();
     std::filesystem::remove_all(directory);
     return phase.failures == 0 ? 0 : 1;
   }
   for (const Target& target : targets) {
-    run_phase(make_client, target.path, *target.bodies,
-              {options.connections, 300ms, 1, options.max_requests, 0, {}, {}},
+    run_phase(make_client, target, {options.connections, 300ms, 1, options.max_requests, 0, {}, {}},
               0);  // warm-up
   }
   // Saturation, interleaved: round after round of every endpoint.
@@ -442,7 +507,7 @@ int main(int argc, char** argv) {
   slice.duration = options.duration / options.rounds;
   for (int round = 0; round < options.rounds; ++round) {
     for (const Target& target : targets) {
-      const Phase phase = run_phase(make_client, target.path, *target.bodies, slice, 0);
+      const Phase phase = run_phase(make_client, target, slice, 0);
       round_rates[target.label].push_back(phase.rate());
       Phase& total = saturation[target.label];
       total.requests += phase.requests;
@@ -457,7 +522,7 @@ int main(int argc, char** argv) {
     const Phase& full = saturation[target.label];
     const std::vector<double> ratios =
         paired_ratios(round_rates[target.label], round_rates["/bench/constant"]);
-    const Phase half = run_phase(make_client, target.path, *target.bodies, options, full.rate() / 2);
+    const Phase half = run_phase(make_client, target, options, full.rate() / 2);
     std::printf("%-16s %14.0f %12.0f %10.0f %10.0f %10.0f %13.0f %13.0f %9llu %14.1f\n", target.label.c_str(),
                 full.rate(), half.rate(), percentile(half.latencies_us, 0.50),
                 percentile(half.latencies_us, 0.99), percentile(half.latencies_us, 1.0),
@@ -480,6 +545,7 @@ int main(int argc, char** argv) {
   summary["core_us_validate"] = core_us(gpuadmit::admission::Endpoint::kValidate, validate_corpus);
   summary["core_us_validate_raw"] = core_us(gpuadmit::admission::Endpoint::kValidate, corpus);
   summary["core_us_mutate"] = core_us(gpuadmit::admission::Endpoint::kMutate, corpus);
+  constant->reset();
   (*webhook)->stop_now();
   (*webhook)->wait();
   std::filesystem::remove_all(directory);

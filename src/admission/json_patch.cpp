@@ -23,7 +23,7 @@ constexpr std::array<std::array<char, 2>, 4096> kPairs = [] {
 
 void append_base64(std::string& out, std::string_view bytes) {
   // The output is sized once and written through a pointer: a patch is encoded on every /mutate that
-  // changes something, and appending a character at a time cost more than the encoding.
+  // changes something, and appending a character at a time would check the string's capacity per character.
   const std::size_t start = out.size();
   out.resize(start + (bytes.size() + 2) / 3 * 4);
   char* p = out.data() + start;

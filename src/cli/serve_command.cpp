@@ -66,7 +66,6 @@ Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
   options.tls_cert_file = flags.last("tls-cert-file").value_or("");
   options.tls_private_key_file = flags.last("tls-private-key-file").value_or("");
   options.dev_self_signed = flags.has("dev-self-signed");
-  options.bench_constant_route = flags.has("bench-constant-route");
   const int sources = (options.cert_dir.empty() ? 0 : 1) +
                       (options.tls_cert_file.empty() && options.tls_private_key_file.empty() ? 0 : 1) +
                       (options.dev_self_signed ? 1 : 0);
@@ -115,22 +114,20 @@ Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
 }  // namespace
 
 int serve_command(Args args) {
-  auto flags =
-      parse_flags(args, {{"listen", ""},
-                         {"cert-dir", ""},
-                         {"tls-cert-file", ""},
-                         {"tls-private-key-file", ""},
-                         {"dev-self-signed", "", false},
-                         {"policy", ""},
-                         {"threads", ""},
-                         {"drain-seconds", ""},
-                         {"max-connections", ""},
-                         {"log-level", ""},
-                         {"kubeconfig", ""},
-                         {"context", ""},
-                         {"cluster-view", ""},
-                         {"bench-constant-route", "", false},  // hidden: the load benchmark's ceiling
-                         {"help", "h", false}});
+  auto flags = parse_flags(args, {{"listen", ""},
+                                  {"cert-dir", ""},
+                                  {"tls-cert-file", ""},
+                                  {"tls-private-key-file", ""},
+                                  {"dev-self-signed", "", false},
+                                  {"policy", ""},
+                                  {"threads", ""},
+                                  {"drain-seconds", ""},
+                                  {"max-connections", ""},
+                                  {"log-level", ""},
+                                  {"kubeconfig", ""},
+                                  {"context", ""},
+                                  {"cluster-view", ""},
+                                  {"help", "h", false}});
   if (!flags) {
     std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", flags.error().message.c_str(),
                  usage_text(kServeUsage).c_str());

@@ -60,7 +60,7 @@ inline std::ptrdiff_t utf8_sequence_length(const char* p, const char* end) noexc
 // rest byte by byte.
 inline const char* skip_plain_ascii(const char* p, const char* end) noexcept {
 #if defined(__SSE2__)
-  // A signed compare flags control characters and bytes >= 0x80 (negative as int8) in one instruction.
+  // One signed compare flags control characters and bytes >= 0x80 alike: as int8, both are below ' '.
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i backslash = _mm_set1_epi8('\\');
   const __m128i space = _mm_set1_epi8(' ');

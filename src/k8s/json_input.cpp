@@ -6,35 +6,6 @@
 #include "json_reader.hpp"
 
 namespace gpuadmit::k8s {
-
-std::size_t json_depth(std::string_view text, std::size_t cap) noexcept {
-  std::size_t depth = 0;
-  std::size_t deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > deepest) {
-        deepest = depth;
-        if (deepest > cap) return deepest;
-      }
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 namespace {
 
 Error too_large(std::size_t size, const JsonLimits& limits) {

@@ -1,9 +1,9 @@
 // A strict RFC 8259 parser that builds a JsonDocument: values in an arena, strings as views into the text.
-// nlohmann's own parser spends most of its time copying every byte into a token buffer kept for error
-// messages (about 120 instructions per byte of an AdmissionReview); this one scans strings in runs, checks
-// depth as it descends (no pre-scan), and can drop members the caller never reads (managedFields, status,
-// oldObject) after checking their syntax. read_json converts the document to nlohmann::json: members arrive
-// sorted, so each goes in at the end of its map with one comparison.
+// nlohmann's own parser copies every byte it reads into a token buffer, kept only for its error messages;
+// this one scans strings in runs, checks depth as it descends (no pre-scan), and can drop members the
+// caller never reads (managedFields, status, oldObject) after checking their syntax. read_json converts the
+// document to nlohmann::json: members arrive sorted, so each goes in at the end of its map with one
+// comparison.
 //
 // It accepts exactly what nlohmann accepts, with the same values: non-negative integers become unsigned,
 // negative ones signed, integers too large for 64 bits become doubles, duplicate keys keep the last value,

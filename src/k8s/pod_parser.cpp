@@ -348,8 +348,6 @@ Pod parse_pod_or_throw(const J& object) {
   parse_affinity(object_at(*spec, "affinity", spec_path), spec_path / "affinity", pod);
   pod.tolerations = parse_tolerations(array_at(*spec, "tolerations", spec_path), spec_path / "tolerations");
   pod.volumes = parse_volumes(array_at(*spec, "volumes", spec_path), spec_path / "volumes");
-  if (const J* status = object_at(object, "status", root))
-    pod.status_qos_class = string_at(*status, "qosClass", root / "status");
   return pod;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // JSON Patch (RFC 6902) from one document to another, in the same form as nlohmann::json::diff but
 // visiting each node once: nlohmann's version compares whole subtrees at every level before descending
-// and rebuilds the path string for each node, which made it half the cost of a /mutate review.
+// and rebuilds the path string for each node, so a node deep in a pod is compared once per level above it.
 #include <string>
 #include <string_view>
 

@@ -2,9 +2,10 @@
 // (a container's resources, the spec's tolerations, the annotations, ...). Private to the policy layer.
 //
 // Why parts and not a copy of the object: a pod spec with its env, probes and volumes is hundreds of
-// values, and copying it, diffing it and re-reading it after every fix was most of the cost of a /mutate
-// review. A part is copied when a rule first edits it, re-read into the typed view alone, and diffed alone;
-// the patch is the one a whole-object diff would give, operation for operation and in the same order.
+// values, and copying it, diffing it and re-reading it after every fix would touch all of them for a fix
+// that changes one part. A part is copied when a rule first edits it, re-read into the typed view alone,
+// and diffed alone; the patch is the one a whole-object diff would give, operation for operation and in
+// the same order.
 #pragma once
 
 #include <algorithm>

@@ -107,16 +107,6 @@ Handler metrics_handler(const Metrics& metrics, JsonLog log, std::function<std::
   };
 }
 
-Handler constant_handler() {
-  return [](const Request&) {
-    return Response{200,
-                    "application/json",
-                    R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
-                    R"("response":{"uid":"00000000-0000-0000-0000-000000000000","allowed":true}})",
-                    {}};
-  };
-}
-
 Router make_router(const ReviewDependencies& deps, const Readiness& readiness, RouterOptions options) {
   Router router;
   router.add("POST", "/mutate", review_handler(admission::Endpoint::kMutate, deps));
@@ -124,7 +114,6 @@ Router make_router(const ReviewDependencies& deps, const Readiness& readiness, R
   router.add("GET", "/healthz", health_handler());
   router.add("GET", "/readyz", ready_handler(readiness));
   router.add("GET", "/metrics", metrics_handler(deps.metrics, deps.log, options.extra_metrics));
-  if (options.constant_route) router.add("POST", "/bench/constant", constant_handler());
   return router;
 }
 

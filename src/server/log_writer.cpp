@@ -97,7 +97,7 @@ void LogWriter::run(const std::shared_ptr<State>& s) {
       s->drop(lost, false);
     }
     // Lines gather for a moment before the next write: at thousands of reviews a second that is one wake-up
-    // and one write() per interval instead of one per line, each costing as much as the line itself.
+    // and one write() per interval instead of one per line.
     s->wake.wait_for(lock, kGather, [&] { return s->stopping; });
     s->busy = false;
   }

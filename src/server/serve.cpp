@@ -192,7 +192,6 @@ int run_serve(const ServeOptions& options) {
   config.server.limits.max_connections = options.max_connections;
   config.tls = *files;
   if (!options.policy_file.empty()) config.policy_file = options.policy_file;
-  config.constant_route = options.bench_constant_route;
 
   // Declared before the webhook, so it is destroyed after it: the webhook's handlers read it.
   std::unique_ptr<ClusterViewProvider> cluster;

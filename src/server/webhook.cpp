@@ -44,16 +44,10 @@ Webhook::Webhook(WebhookConfig config, JsonLog log, std::unique_ptr<TlsContextSt
       metrics_(kVersion),
       tls_(std::move(tls)),
       policy_(std::move(policy)) {
-  if (!config_.review) {
-    config_.review = [](std::string_view body, admission::Endpoint endpoint, const policy::RuleSet& rules,
-                        const policy::ClusterView* cluster) {
-      return admission::review(body, endpoint, rules, cluster);
-    };
-  }
   readiness_.add_condition("policy loaded", [store = policy_.get()] { return store->current() != nullptr; });
   for (auto& [name, is_met] : config_.readiness_conditions) readiness_.add_condition(name, is_met);
-  router_ = make_router(ReviewDependencies{*policy_, metrics_, log_, config_.review, config_.cluster_view},
-                        readiness_, RouterOptions{config_.constant_route, config_.extra_metrics});
+  router_ = make_router(ReviewDependencies{*policy_, metrics_, log_, admission::review, config_.cluster_view},
+                        readiness_, RouterOptions{config_.extra_metrics});
 }
 
 Webhook::~Webhook() {

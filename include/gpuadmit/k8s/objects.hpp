@@ -112,7 +112,6 @@ struct Pod {
   std::string node_name;
   std::string priority_class_name;   // what quota scopeSelector PriorityClass matches
   bool has_active_deadline = false;  // spec.activeDeadlineSeconds: quota scope Terminating
-  std::string status_qos_class;
   bool operator==(const Pod&) const = default;
 };
 

@@ -16,7 +16,9 @@
 
 namespace gpuadmit::server {
 
-// admission::review in production; tests substitute fakes with the same contract.
+// admission::review in production (the webhook passes it). The handler's tests substitute fakes: one that
+// records what it was given, and one that throws, which admission::review never does, to reach the handler's
+// "could not decide" answer.
 using ReviewFunction = std::function<admission::Outcome(std::string_view body, admission::Endpoint,
                                                         const policy::RuleSet&, const policy::ClusterView*)>;
 
@@ -38,15 +40,12 @@ Handler ready_handler(const Readiness& readiness);
 // Metrics' series, then the log's dropped lines (counted by the LogWriter, which exists before Metrics),
 // then `extra`, when set (series owned by another layer).
 Handler metrics_handler(const Metrics& metrics, JsonLog log, std::function<std::string()> extra = {});
-// A fixed AdmissionReview answer that parses nothing: the transport's own ceiling, for the load benchmark.
-Handler constant_handler();
 
 struct RouterOptions {
-  bool constant_route = false;                   // POST /bench/constant
   std::function<std::string()> extra_metrics{};  // appended to GET /metrics
 };
 
-// POST /mutate, POST /validate, GET /healthz, GET /readyz, GET /metrics (and the benchmark route if asked).
+// POST /mutate, POST /validate, GET /healthz, GET /readyz, GET /metrics.
 Router make_router(const ReviewDependencies& deps, const Readiness& readiness, RouterOptions options = {});
 
 inline constexpr std::string_view kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";

@@ -25,7 +25,7 @@ class LogWriter;
 using LogFields = nlohmann::ordered_json;
 
 // One log line built field by field into a single string: the per-review line is on the hot path, and a
-// JSON DOM for it costs more than the rest of the transport's work on a request.
+// JSON DOM for it would allocate a node per field, then print them all, on every request.
 class LogLine {
  public:
   LogLine(spdlog::level::level_enum level, std::string_view msg);

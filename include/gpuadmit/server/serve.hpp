@@ -28,7 +28,6 @@ struct ServeOptions {
   std::size_t max_connections = 1024;
   spdlog::level::level_enum log_level = spdlog::level::info;
   bool dev_self_signed = false;  // generate a CA and serving certificate in a temporary directory
-  bool bench_constant_route = false;
   // The live cluster view (docs/cluster.md): started before serving, /readyz waits for its first sync, each
   // review reads the snapshot current when it arrived, its series join /metrics, stopped after the drain.
   ClusterViewSetup cluster_view;

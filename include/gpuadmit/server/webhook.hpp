@@ -31,8 +31,6 @@ struct WebhookConfig {
   std::optional<std::filesystem::path> policy_file;  // none: the embedded default policy
   // controller-runtime's certwatcher polls every 10 s; the kubelet itself takes up to a minute to swap.
   std::chrono::milliseconds reload_interval{2'000};
-  bool constant_route = false;  // POST /bench/constant, for the load benchmark only
-  ReviewFunction review;        // empty: admission::review
   // Where the cluster-aware rules get their view (the cluster watcher's snapshot store); empty: none.
   ClusterViewSource cluster_view;
   // More /readyz conditions besides "policy loaded", e.g. {"cluster view synced", [&] { return ...; }}.
