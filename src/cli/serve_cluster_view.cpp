@@ -1,4 +1,4 @@
-#include "serve_cluster_view.hpp"
+#include "gpuadmit/cli/serve_cluster_view.hpp"
 
 #include <cstdlib>
 

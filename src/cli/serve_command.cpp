@@ -5,7 +5,7 @@
 #include "commands.hpp"
 #include "flags.hpp"
 #include "gpuadmit/server/serve.hpp"
-#include "serve_cluster_view.hpp"
+#include "gpuadmit/cli/serve_cluster_view.hpp"
 
 namespace gpuadmit::cli {
 namespace {

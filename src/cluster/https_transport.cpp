@@ -22,6 +22,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "gpuadmit/cluster/transport.hpp"
+#include "gpuadmit/tls/openssl_error.hpp"
 #include "gpuadmit/version.hpp"
 
 namespace gpuadmit::cluster {
@@ -38,16 +39,6 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 constexpr std::size_t kChunkBytes = 64 * 1024;
 constexpr std::size_t kMaxErrorBodyBytes = 1U << 20U;  // a Status object is small; keep a bounded prefix
 constexpr std::size_t kMaxTokenBytes = 1U << 20U;
-
-std::string openssl_errors(std::string what) {
-  while (const unsigned long code = ERR_get_error()) {  // NOLINT(google-runtime-int): OpenSSL's type
-    std::array<char, 256> text{};
-    ERR_error_string_n(code, text.data(), text.size());
-    what += ": ";
-    what += text.data();
-  }
-  return what;
-}
 
 bool is_ip_literal(const std::string& host) {
   error_code ec;
@@ -182,9 +173,9 @@ class HttpsTransport final : public ApiTransport {
       SSL_ctrl(native, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
                const_cast<char*>(verify_name_.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
       if (SSL_set1_host(native, verify_name_.c_str()) != 1)
-        return make_error(openssl_errors("SSL_set1_host"));
+        return make_error(tls::drain_openssl_errors("SSL_set1_host"));
     } else if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(native), verify_name_.c_str()) != 1) {
-      return make_error(openssl_errors("X509_VERIFY_PARAM_set1_ip_asc"));
+      return make_error(tls::drain_openssl_errors("X509_VERIFY_PARAM_set1_ip_asc"));
     }
     beast::get_lowest_layer(c.stream).expires_after(limits_.handshake_timeout);
     ec = c.run([&](auto handler) { c.stream.async_handshake(ssl::stream_base::client, handler); });
@@ -314,24 +305,24 @@ Result<std::shared_ptr<ApiTransport>> make_https_transport(ApiConfig config, Tra
   auto context = std::make_unique<ssl::context>(ssl::context::tls_client);
   SSL_CTX* native = context->native_handle();
   if (SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION) != 1) {
-    return make_error(openssl_errors("cannot set the minimum TLS version"));
+    return make_error(tls::drain_openssl_errors("cannot set the minimum TLS version"));
   }
   SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
   error_code ec;
   context->add_certificate_authority(net::buffer(config.ca_pem), ec);
   if (ec)
-    return make_error(openssl_errors(config.source + ": the CA is not a PEM certificate: " + ec.message()));
+    return make_error(tls::drain_openssl_errors(config.source + ": the CA is not a PEM certificate: " + ec.message()));
   context->set_verify_mode(ssl::verify_peer);
   if (!config.client_certificate_pem.empty()) {
     context->use_certificate_chain(net::buffer(config.client_certificate_pem), ec);
     if (ec)
       return make_error(
-          openssl_errors(config.source + ": cannot use the client certificate: " + ec.message()));
+          tls::drain_openssl_errors(config.source + ": cannot use the client certificate: " + ec.message()));
     context->use_private_key(net::buffer(config.client_key_pem), ssl::context::pem, ec);
-    if (ec) return make_error(openssl_errors(config.source + ": cannot use the client key: " + ec.message()));
+    if (ec) return make_error(tls::drain_openssl_errors(config.source + ": cannot use the client key: " + ec.message()));
     if (SSL_CTX_check_private_key(native) != 1) {
       return make_error(
-          openssl_errors(config.source + ": the client key does not match the client certificate"));
+          tls::drain_openssl_errors(config.source + ": the client key does not match the client certificate"));
     }
   }
   return std::shared_ptr<ApiTransport>(

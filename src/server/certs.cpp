@@ -15,10 +15,19 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 
-#include "openssl_handles.hpp"
+#include "gpuadmit/tls/openssl_error.hpp"
+#include "gpuadmit/tls/openssl_handles.hpp"
 
 namespace gpuadmit::server {
 namespace {
+
+using tls::BignumPtr;
+using tls::BioPtr;
+using tls::EvpPkeyCtxPtr;
+using tls::EvpPkeyPtr;
+using tls::GeneralNamesPtr;
+using tls::serial_hex;
+using tls::X509Ptr;
 
 constexpr int kMaxDays = 36500;
 constexpr long kSecondsPerDay = 86400;  // NOLINT(google-runtime-int): X509_gmtime_adj takes long
@@ -26,14 +35,7 @@ constexpr long kSecondsPerDay = 86400;  // NOLINT(google-runtime-int): X509_gmti
 constexpr long kBackdateSeconds = 300;  // NOLINT(google-runtime-int)
 
 Error openssl_error(std::string_view what) {
-  std::string out(what);
-  while (const unsigned long code = ERR_get_error()) {  // NOLINT(google-runtime-int): OpenSSL's type
-    std::array<char, 256> buffer{};
-    ERR_error_string_n(code, buffer.data(), buffer.size());
-    out += ": ";
-    out += buffer.data();
-  }
-  return make_error(out);
+  return make_error(tls::drain_openssl_errors(what));
 }
 
 Result<EvpPkeyPtr> generate_p256_key() {

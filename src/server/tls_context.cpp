@@ -1,17 +1,19 @@
 #include "gpuadmit/server/tls_context.hpp"
 
-#include <array>
-
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
 #include "file_contents.hpp"
-#include "openssl_handles.hpp"
+#include "gpuadmit/tls/openssl_error.hpp"
+#include "gpuadmit/tls/openssl_handles.hpp"
 
 namespace gpuadmit::server {
 namespace {
+
+using tls::BioPtr;
+using tls::serial_hex;
 
 namespace ssl = boost::asio::ssl;
 
@@ -23,17 +25,6 @@ constexpr const char* kTls12Ciphers =
 constexpr const char* kTls13Suites =
     "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
 constexpr const char* kGroups = "X25519:P-256:P-384";
-
-std::string ssl_error_text(std::string_view what) {
-  std::string out(what);
-  while (const unsigned long code = ERR_get_error()) {  // NOLINT(google-runtime-int): OpenSSL's type
-    std::array<char, 256> buffer{};
-    ERR_error_string_n(code, buffer.data(), buffer.size());
-    out += ": ";
-    out += buffer.data();
-  }
-  return out;
-}
 
 // Both files in one string, so "changed" means either changed.
 std::string seen_key(const std::string& certificate, const std::string& key) {
@@ -48,24 +39,24 @@ Result<std::shared_ptr<ssl::context>> make_server_context(std::string_view certi
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* native = context->native_handle();
   if (SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION) != 1) {
-    return make_error(ssl_error_text("cannot set the minimum TLS version"));
+    return make_error(tls::drain_openssl_errors("cannot set the minimum TLS version"));
   }
   // No compression (CRIME); no renegotiation (a cheap CPU exhaustion lever); our cipher order, not theirs.
   SSL_CTX_set_options(native,
                       SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1 ||
       SSL_CTX_set_ciphersuites(native, kTls13Suites) != 1 || SSL_CTX_set1_groups_list(native, kGroups) != 1) {
-    return make_error(ssl_error_text("cannot configure ciphers"));
+    return make_error(tls::drain_openssl_errors("cannot configure ciphers"));
   }
   boost::system::error_code ec;
   context->use_certificate_chain(
       boost::asio::buffer(certificate_chain_pem.data(), certificate_chain_pem.size()), ec);
-  if (ec) return make_error(ssl_error_text("cannot use the certificate: " + ec.message()));
+  if (ec) return make_error(tls::drain_openssl_errors("cannot use the certificate: " + ec.message()));
   context->use_private_key(boost::asio::buffer(private_key_pem.data(), private_key_pem.size()),
                            ssl::context::pem, ec);
-  if (ec) return make_error(ssl_error_text("cannot use the private key: " + ec.message()));
+  if (ec) return make_error(tls::drain_openssl_errors("cannot use the private key: " + ec.message()));
   if (SSL_CTX_check_private_key(native) != 1) {
-    return make_error(ssl_error_text("the private key does not match the certificate"));
+    return make_error(tls::drain_openssl_errors("the private key does not match the certificate"));
   }
   return context;
 }

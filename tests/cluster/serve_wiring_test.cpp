@@ -12,7 +12,7 @@
 #include "fake_transport.hpp"
 #include "gpuadmit/server/cluster_view.hpp"
 #include "objects.hpp"
-#include "serve_cluster_view.hpp"
+#include "gpuadmit/cli/serve_cluster_view.hpp"
 #include "test_webhook.hpp"
 
 namespace gpuadmit::test {

@@ -11,7 +11,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-namespace gpuadmit::server {
+namespace gpuadmit::tls {
 
 template <auto Free>
 struct OpenSslDeleter {
@@ -43,4 +43,4 @@ inline std::string serial_hex(const X509* certificate) {
   return hex ? std::string(hex.get()) : std::string();
 }
 
-}  // namespace gpuadmit::server
+}  // namespace gpuadmit::tls
