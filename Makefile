@@ -38,7 +38,7 @@ unit: build-asan
 e2e: build
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(RELEASE_BIN); else echo "e2e: suite not present yet"; fi
 	@cmake --build --preset release -j $(JOBS) --target gpuadmit_cluster_e2e_tests
-	@GPUADMIT_BIN=$(RELEASE_BIN) tests/cluster/run-e2e.sh build/release/tests/cluster/gpuadmit_cluster_e2e_tests
+	@GPUADMIT_BIN=$(RELEASE_BIN) tests/e2e/watch/run.sh build/release/tests/gpuadmit_cluster_e2e_tests
 
 # The install artifacts on the release build: Helm chart (lint, schema, dry-run and install into the e2e
 # API server, RBAC, the e2e scenarios through the chart's webhooks), deploy/, Dockerfile.

@@ -19,7 +19,7 @@
 #   cluster.sh failure-policy Fail|Ignore                  switch failurePolicy of both
 #   cluster.sh settle                                      wait until the API server behaves so
 #   cluster.sh restart-apiserver                           stop kube-apiserver and start it again with the
-#                                                          same flags (watch-recovery tests, tests/cluster)
+#                                                          same flags (watch-recovery tests, tests/e2e/watch)
 # Each of these returns once a server-side dry run shows the new behaviour (bounded wait).
 #
 # Everything listens on 127.0.0.1 only, on free ports picked at start. Binaries come from

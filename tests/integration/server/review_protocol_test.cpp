@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base64.hpp"
-#include "test_webhook.hpp"
+#include "support/test_webhook.hpp"
 
 namespace gpuadmit::test {
 namespace {
@@ -66,8 +66,8 @@ TEST_CASE("a validate review of a violation is a 403 Forbidden denial with the m
   CHECK_THAT(response["status"]["message"].get<std::string>(), Catch::Contains("[gpu-whole-units]"));
   CHECK_FALSE(response.contains("patch"));
   CHECK(webhook.metric(R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="denied"})") == 1);
-  CHECK(webhook.metric(R"(gpuadmit_admission_rule_findings_total{rule="gpu-whole-units",action="enforce"})") ==
-        1);
+  CHECK(webhook.metric(
+            R"(gpuadmit_admission_rule_findings_total{rule="gpu-whole-units",action="enforce"})") == 1);
 }
 
 TEST_CASE("warn rules reach the response as warnings") {

@@ -5,7 +5,7 @@
 
 #include "gpuadmit/config/policy_loader.hpp"
 #include "load.hpp"
-#include "test_webhook.hpp"
+#include "support/test_webhook.hpp"
 
 namespace gpuadmit::test {
 namespace {

@@ -11,7 +11,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
-#include "test_webhook.hpp"
+#include "support/test_webhook.hpp"
 
 namespace gpuadmit::test {
 namespace {

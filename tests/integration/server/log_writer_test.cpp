@@ -14,7 +14,7 @@
 
 #include "gpuadmit/server/json_log.hpp"
 #include "gpuadmit/server/log_writer.hpp"
-#include "test_webhook.hpp"
+#include "support/test_webhook.hpp"
 
 namespace gpuadmit::server {
 namespace {

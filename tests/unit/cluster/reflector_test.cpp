@@ -5,17 +5,15 @@
 #include <mutex>
 #include <thread>
 
-#include "fake_transport.hpp"
 #include "gpuadmit/cluster/reflector.hpp"
-#include "objects.hpp"
+#include "support/cluster_objects.hpp"
+#include "support/fake_transport.hpp"
 
 namespace gpuadmit::test {
 namespace {
 
 using cluster::Kind;
 using namespace std::chrono_literals;
-
-constexpr const char* kNodes = "/api/v1/nodes";
 
 cluster::ReflectorOptions fast_options() {
   cluster::ReflectorOptions options;

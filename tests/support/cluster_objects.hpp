@@ -3,7 +3,15 @@
 
 #include <string>
 
+#include "gpuadmit/cluster/kinds.hpp"
+
 namespace gpuadmit::test {
+
+// The collection paths the fake transport is scripted by, as the reflectors ask for them.
+inline const std::string kNodes{cluster::info(cluster::Kind::kNode).path};
+inline const std::string kQuotas{cluster::info(cluster::Kind::kResourceQuota).path};
+inline const std::string kClasses{cluster::info(cluster::Kind::kStorageClass).path};
+inline const std::string kClaims{cluster::info(cluster::Kind::kPersistentVolumeClaim).path};
 
 inline std::string node_json(const std::string& name, const std::string& rv, const std::string& gpus = "4",
                              const std::string& spec = "{}") {

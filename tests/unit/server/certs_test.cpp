@@ -9,7 +9,7 @@
 #include "gpuadmit/server/certs.hpp"
 #include "gpuadmit/server/tls_context.hpp"
 #include "support/fixtures.hpp"
-#include "test_webhook.hpp"
+#include "support/test_webhook.hpp"
 
 namespace gpuadmit::server {
 namespace {

@@ -6,7 +6,7 @@
 #include <future>
 
 #include "load.hpp"
-#include "test_webhook.hpp"
+#include "support/test_webhook.hpp"
 
 namespace gpuadmit::test {
 namespace {

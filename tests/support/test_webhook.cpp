@@ -1,4 +1,4 @@
-#include "test_webhook.hpp"
+#include "support/test_webhook.hpp"
 
 #include <unistd.h>
 
@@ -114,37 +114,8 @@ double TestWebhook::metric(const std::string& series) const {
   return 0;
 }
 
-std::string admission_review(const nlohmann::json& object, const std::string& uid,
-                             const std::string& namespace_) {
-  const std::string kind = object.value("kind", "Pod");
-  nlohmann::json review = {
-      {"apiVersion", "admission.k8s.io/v1"},
-      {"kind", "AdmissionReview"},
-      {"request",
-       {{"uid", uid},
-        {"kind", {{"group", ""}, {"version", "v1"}, {"kind", kind}}},
-        {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
-        {"namespace", namespace_},
-        {"name", object.value(nlohmann::json::json_pointer("/metadata/name"), "")},
-        {"operation", "CREATE"},
-        {"userInfo", {{"username", "alice@example.com"}, {"groups", {"system:authenticated"}}}},
-        {"object", object},
-        {"oldObject", nullptr},
-        {"dryRun", false}}}};
-  return review.dump();
-}
-
 nlohmann::json fixture_pod(const std::string& name) {
   return fixture("pods/" + name + ".yaml");
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds deadline) {
-  const auto until = std::chrono::steady_clock::now() + deadline;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > until) return condition();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
 }
 
 }  // namespace gpuadmit::test

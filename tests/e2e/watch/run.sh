@@ -4,14 +4,14 @@
 # gpuadmit_cluster_e2e_tests, and, with GPUADMIT_BIN set, `gpuadmit cluster dump` against it. Always stops
 # the control plane on exit; on failure the component logs are kept in $GPUADMIT_E2E_STATE-logs.
 #
-#   tests/cluster/run-e2e.sh build/dev/tests/cluster/gpuadmit_cluster_e2e_tests [CATCH2 ARGS...]
+#   tests/e2e/watch/run.sh build/dev/tests/gpuadmit_cluster_e2e_tests [CATCH2 ARGS...]
 #
 # Env: GPUADMIT_E2E_STATE (default /tmp/gpuadmit-cluster-it), GPUADMIT_BIN (optional: the gpuadmit binary).
 # Timing lines ("e2e.cluster timing: ...") go to stdout.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+ROOT=$(cd "$HERE/../../.." && pwd)
 [[ $# -ge 1 && -x $1 ]] || { echo "usage: $0 GPUADMIT_CLUSTER_E2E_TESTS_BINARY [CATCH2 ARGS...]" >&2; exit 2; }
 TESTS=$(readlink -f "$1"); shift
 export GPUADMIT_E2E_STATE=${GPUADMIT_E2E_STATE:-/tmp/gpuadmit-cluster-it}

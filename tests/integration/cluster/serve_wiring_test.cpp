@@ -9,21 +9,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fake_transport.hpp"
-#include "gpuadmit/server/cluster_view.hpp"
-#include "objects.hpp"
 #include "gpuadmit/cli/serve_cluster_view.hpp"
-#include "test_webhook.hpp"
+#include "gpuadmit/server/cluster_view.hpp"
+#include "support/cluster_objects.hpp"
+#include "support/fake_transport.hpp"
+#include "support/test_webhook.hpp"
 
 namespace gpuadmit::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-constexpr const char* kNodes = "/api/v1/nodes";
-constexpr const char* kQuotas = "/api/v1/resourcequotas";
-constexpr const char* kClasses = "/apis/storage.k8s.io/v1/storageclasses";
-constexpr const char* kClaims = "/api/v1/persistentvolumeclaims";
 
 cluster::WatcherOptions fast_options() {
   cluster::WatcherOptions options;
@@ -84,7 +79,7 @@ struct Rig {
 };
 
 void list_the_other_kinds(FakeTransport& transport) {
-  for (const char* path : {kQuotas, kClasses, kClaims}) {
+  for (const std::string& path : {kQuotas, kClasses, kClaims}) {
     transport.push(path, list_response("[]", "10"));
     transport.push(path, watch_stream({}, true));
   }

@@ -41,7 +41,7 @@ const Harness& harness() {
   static const Harness h = [] {
     Harness out;
     if (out.kubeconfig.empty() || out.kubectl.empty() || out.state.empty()) {
-      FAIL("no e2e control plane: run tests/cluster/run-e2e.sh (it exports KUBECONFIG, GPUADMIT_E2E_*)");
+      FAIL("no e2e control plane: run tests/e2e/watch/run.sh (it exports KUBECONFIG, GPUADMIT_E2E_*)");
     }
     return out;
   }();

@@ -6,32 +6,17 @@
 #include <thread>
 #include <vector>
 
-#include "fake_transport.hpp"
 #include "gpuadmit/cluster/cluster_watcher.hpp"
 #include "gpuadmit/cluster/dump.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
-#include "objects.hpp"
+#include "support/cluster_objects.hpp"
+#include "support/eventually.hpp"
+#include "support/fake_transport.hpp"
 
 namespace gpuadmit::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-constexpr const char* kNodes = "/api/v1/nodes";
-constexpr const char* kQuotas = "/api/v1/resourcequotas";
-constexpr const char* kClasses = "/apis/storage.k8s.io/v1/storageclasses";
-constexpr const char* kClaims = "/api/v1/persistentvolumeclaims";
-
-// Bounded polling: the watcher's threads publish on their own schedule.
-template <typename Predicate>
-bool eventually(Predicate&& predicate, std::chrono::milliseconds timeout = 5s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!predicate()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
 
 cluster::WatcherOptions fast_options() {
   cluster::WatcherOptions options;
@@ -50,7 +35,7 @@ TEST_CASE("the watcher syncs all four kinds, then follows watch events into the 
   transport->push(kQuotas, list_response("[" + quota_json("ml", "gpu", "6", "8") + "]", "10"));
   transport->push(kClasses, list_response("[]", "10"));
   transport->push(kClaims, list_response("[]", "10"));
-  for (const char* path : {kQuotas, kClasses, kClaims}) transport->push(path, watch_stream({}, true));
+  for (const std::string& path : {kQuotas, kClasses, kClaims}) transport->push(path, watch_stream({}, true));
 
   cluster::ClusterWatcher watcher(transport, fast_options());
   CHECK_FALSE(watcher.synced());
@@ -102,9 +87,9 @@ TEST_CASE("the watcher logs when the view turns stale and when it is current aga
     return std::count(messages.begin(), messages.end(), msg);
   };
   auto transport = std::make_shared<FakeTransport>();
-  for (const char* path : {kNodes, kQuotas, kClasses, kClaims})
+  for (const std::string& path : {kNodes, kQuotas, kClasses, kClaims})
     transport->push(path, list_response("[]", "10"));
-  for (const char* path : {kQuotas, kClasses, kClaims}) transport->push(path, watch_stream({}, true));
+  for (const std::string& path : {kQuotas, kClasses, kClaims}) transport->push(path, watch_stream({}, true));
   // The node watch fails, and the next one is not answered: no working watch for nodes.
   transport->push(kNodes, failure("connection refused"));
 

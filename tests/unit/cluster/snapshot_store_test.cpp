@@ -4,7 +4,7 @@
 
 #include "fake_clock.hpp"
 #include "gpuadmit/cluster/snapshot_store.hpp"
-#include "objects.hpp"
+#include "support/cluster_objects.hpp"
 
 namespace gpuadmit::test {
 namespace {

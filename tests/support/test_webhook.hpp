@@ -15,7 +15,9 @@
 
 #include "gpuadmit/server/certs.hpp"
 #include "gpuadmit/server/webhook.hpp"
+#include "support/eventually.hpp"
 #include "support/https_client.hpp"
+#include "support/reviews.hpp"
 
 namespace gpuadmit::test {
 
@@ -88,15 +90,7 @@ class TestWebhook {
   std::unique_ptr<server::Webhook> webhook_;
 };
 
-// A CREATE AdmissionReview v1 for `object`, as the apiserver sends it.
-std::string admission_review(const nlohmann::json& object, const std::string& uid,
-                             const std::string& namespace_ = "ml-team");
 // A pod from tests/fixtures/pods.
 nlohmann::json fixture_pod(const std::string& name);
-
-// Polls `condition` until true or the deadline; returns its last value. For waiting on the server's state
-// without sleeping a guessed amount.
-bool eventually(const std::function<bool()>& condition,
-                std::chrono::milliseconds deadline = std::chrono::milliseconds(5'000));
 
 }  // namespace gpuadmit::test
