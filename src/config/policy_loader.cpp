@@ -160,6 +160,35 @@ void read_rule(YamlReader& r, const policy::RuleEntry& rule, const YAML::Node& n
   parameters.check_keys();
 }
 
+void read_gpu_resources(YamlReader& r, const YAML::Node& node, RuleSet& rules) {
+  rules.gpu_resources = r.strings(node, "spec.gpuResources");
+  for (std::size_t i = 0; i < rules.gpu_resources.size(); ++i) {
+    const std::string& name = rules.gpu_resources[i];
+    if (name.empty() || name.find('/') == std::string::npos || name.find('*') < name.size() - 1) {
+      r.error(node[i], "spec.gpuResources[" + std::to_string(i) + "]",
+              "expected an extended resource name such as nvidia.com/gpu, optionally ending in * "
+              "(nvidia.com/mig-*)");
+    }
+  }
+}
+
+void read_rules(YamlReader& r, const YAML::Node& node, RuleSet& rules) {
+  if (!node.IsMap()) {
+    r.error(node, "spec.rules", "expected a mapping of rule id to its settings");
+    return;
+  }
+  for (const auto& entry : node) {
+    const std::string id = entry.first.Scalar();
+    const policy::RuleEntry* rule = policy::find_rule(id);
+    if (rule == nullptr) {
+      r.error(entry.first, "spec.rules",
+              "unknown rule \"" + id + "\" (known rules: " + policy::rule_id_list() + ")");
+      continue;
+    }
+    read_rule(r, *rule, entry.second, rules);
+  }
+}
+
 void read_policy(YamlReader& r, const YAML::Node& root, const nlohmann::json& root_json, RuleSet& rules) {
   if (!r.map(root, "policy", {"apiVersion", "kind", "metadata", "spec"})) return;
   if (!root["apiVersion"] || root["apiVersion"].Scalar() != "gpuadmit.io/v1alpha1") {
@@ -189,36 +218,11 @@ void read_policy(YamlReader& r, const YAML::Node& root, const nlohmann::json& ro
                                                                 {"skip", policy::OnStale::kSkip}}));
     }
   }
-  if (spec["gpuResources"]) {
-    rules.gpu_resources = r.strings(spec["gpuResources"], "spec.gpuResources");
-    for (std::size_t i = 0; i < rules.gpu_resources.size(); ++i) {
-      const std::string& name = rules.gpu_resources[i];
-      if (name.empty() || name.find('/') == std::string::npos || name.find('*') < name.size() - 1) {
-        r.error(spec["gpuResources"][i], "spec.gpuResources[" + std::to_string(i) + "]",
-                "expected an extended resource name such as nvidia.com/gpu, optionally ending in * "
-                "(nvidia.com/mig-*)");
-      }
-    }
-  }
+  if (spec["gpuResources"]) read_gpu_resources(r, spec["gpuResources"], rules);
   if (spec["excludedNamespaces"]) {
     rules.excluded_namespaces = r.strings(spec["excludedNamespaces"], "spec.excludedNamespaces");
   }
-  const YAML::Node rule_nodes = spec["rules"];
-  if (!rule_nodes) return;
-  if (!rule_nodes.IsMap()) {
-    r.error(rule_nodes, "spec.rules", "expected a mapping of rule id to its settings");
-    return;
-  }
-  for (const auto& entry : rule_nodes) {
-    const std::string id = entry.first.Scalar();
-    const policy::RuleEntry* rule = policy::find_rule(id);
-    if (rule == nullptr) {
-      r.error(entry.first, "spec.rules",
-              "unknown rule \"" + id + "\" (known rules: " + policy::rule_id_list() + ")");
-      continue;
-    }
-    read_rule(r, *rule, entry.second, rules);
-  }
+  if (spec["rules"]) read_rules(r, spec["rules"], rules);
 }
 
 }  // namespace
