@@ -26,45 +26,37 @@ Flags:
            36500)
 )";
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "gpuadmit certs: %s\n\n%s", message.c_str(), kCertsUsage.data());
-  return kExitUsage;
-}
+constexpr Command kCerts{"gpuadmit certs", kCertsUsage};
 
 }  // namespace
 
 int certs_command(Args args) {
-  auto flags = parse_flags(args, {{"dns", ""}, {"ip", ""}, {"out", "o"}, {"days", ""}, {"help", "h", false}});
-  if (!flags) return usage_error(flags.error().message);
-  if (flags->has("help")) {
-    std::fputs(kCertsUsage.data(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  const auto flags = command_flags(
+      args, {{"dns", ""}, {"ip", ""}, {"out", "o"}, {"days", ""}, {"help", "h", false}}, kCerts, exit_code);
+  if (!flags) return exit_code;
   if (flags->positional.size() != 1 || flags->positional.front() != "generate") {
-    return usage_error(flags->positional.empty()
-                           ? "missing subcommand (generate)"
-                           : "unknown subcommand \"" + flags->positional.front() + "\"");
+    return usage_error(kCerts, flags->positional.empty()
+                                   ? "missing subcommand (generate)"
+                                   : "unknown subcommand \"" + flags->positional.front() + "\"");
   }
   const auto out = flags->last("out");
-  if (!out || out->empty()) return usage_error("--out DIR is required");
+  if (!out || out->empty()) return usage_error(kCerts, "--out DIR is required");
   server::ServingSpec spec{flags->all("dns"), flags->all("ip"), 365, {}};
   if (spec.dns_names.empty() && spec.ip_addresses.empty())
-    return usage_error("give at least one --dns or --ip");
+    return usage_error(kCerts, "give at least one --dns or --ip");
   if (const auto days = flags->last("days")) {
     const auto [end, ec] = std::from_chars(days->data(), days->data() + days->size(), spec.days);
     if (ec != std::errc{} || end != days->data() + days->size() || spec.days < 1 || spec.days > 36500) {
-      return usage_error("--days must be a whole number from 1 to 36500, not \"" + *days + "\"");
+      return usage_error(kCerts, "--days must be a whole number from 1 to 36500, not \"" + *days + "\"");
     }
   }
   auto ca = server::generate_ca({"gpuadmit-ca", std::min(spec.days * 10, 36500)});
-  if (!ca) return usage_error(ca.error().message);
+  if (!ca) return usage_error(kCerts, ca.error().message);
   auto serving = server::generate_serving_certificate(*ca, spec);
-  if (!serving) return usage_error(serving.error().message);
+  if (!serving) return usage_error(kCerts, serving.error().message);
   auto files = server::write_certificate_files(*out, ca->certificate, *serving);
-  if (!files) {
-    std::fprintf(stderr, "gpuadmit certs: %s\n", files.error().message.c_str());
-    return kExitUsage;
-  }
+  if (!files) return command_error(kCerts, files.error().message);
   std::printf("wrote %s, %s, %s (serial %s, %d days)\ncaBundle: %s\n", files->ca.c_str(),
               files->certificate.c_str(), files->private_key.c_str(),
               server::certificate_serial(serving->certificate).c_str(), spec.days,

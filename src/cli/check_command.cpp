@@ -207,92 +207,93 @@ json to_json(const std::vector<Located>& results) {
   return {{"results", list}};
 }
 
-}  // namespace
+constexpr Command kCheck{"gpuadmit check", kCheckUsage};
 
-int check_command(Args args) {
-  auto flags = parse_flags(args, {{"filename", "f"},
-                                  {"policy", ""},
-                                  {"cluster", ""},
-                                  {"output", "o"},
-                                  {"namespace", "n"},
-                                  {"help", "h", false}});
-  if (!flags) {
-    std::fprintf(stderr, "gpuadmit check: %s\n\n%s", flags.error().message.c_str(),
-                 usage_text(kCheckUsage).c_str());
-    return kExitUsage;
-  }
-  if (flags->has("help")) {
-    std::fputs(usage_text(kCheckUsage).c_str(), stdout);
-    return kExitOk;
-  }
-  const std::vector<std::string> files = flags->all("filename");
-  if (files.empty() || !flags->positional.empty()) {
-    std::fprintf(stderr, "gpuadmit check: %s\n\n%s",
-                 files.empty() ? "give at least one -f FILE|DIR|-" : "unexpected argument (use -f FILE)",
-                 usage_text(kCheckUsage).c_str());
-    return kExitUsage;
-  }
-  const std::string output = flags->last("output").value_or("text");
-  if (output != "text" && output != "json" && output != "yaml") {
-    std::fprintf(stderr, "gpuadmit check: --output must be text, json or yaml, not \"%s\"\n", output.c_str());
-    return kExitUsage;
-  }
-  const std::string default_namespace = flags->last("namespace").value_or("default");
+struct CheckOptions {
+  std::vector<std::string> files;
+  std::string output;
+  std::string default_namespace;
+  std::optional<std::string> policy_path;
+  std::optional<std::string> cluster_path;
+};
 
-  policy::RuleSet rules = config::default_rule_set();
-  if (const auto policy_path = flags->last("policy")) {
-    auto loaded = config::load_policy_file(*policy_path);
-    if (!loaded) {
-      std::fprintf(stderr, "gpuadmit check: invalid policy:\n%s\n", loaded.error().message.c_str());
-      return kExitUsage;
-    }
-    rules = std::move(*loaded);
+std::optional<CheckOptions> check_options(Args args, int& exit_code) {
+  const auto flags = command_flags(args,
+                                   {{"filename", "f"},
+                                    {"policy", ""},
+                                    {"cluster", ""},
+                                    {"output", "o"},
+                                    {"namespace", "n"},
+                                    {"help", "h", false}},
+                                   kCheck, exit_code);
+  if (!flags) return std::nullopt;
+  CheckOptions options{flags->all("filename"), flags->last("output").value_or("text"),
+                       flags->last("namespace").value_or("default"), flags->last("policy"),
+                       flags->last("cluster")};
+  if (options.files.empty() || !flags->positional.empty()) {
+    exit_code = usage_error(kCheck, options.files.empty() ? "give at least one -f FILE|DIR|-"
+                                                          : "unexpected argument (use -f FILE)");
+    return std::nullopt;
   }
+  if (options.output != "text" && options.output != "json" && options.output != "yaml") {
+    exit_code = command_error(kCheck, "--output must be text, json or yaml, not \"" + options.output + "\"");
+    return std::nullopt;
+  }
+  return options;
+}
 
-  policy::ClusterView cluster;
-  if (const auto cluster_path = flags->last("cluster")) {
-    auto loaded = load_cluster(*cluster_path);
-    if (!loaded) {
-      std::fprintf(stderr, "gpuadmit check: %s\n", loaded.error().message.c_str());
-      return kExitUsage;
-    }
-    cluster.snapshot = std::make_shared<const policy::ClusterSnapshot>(std::move(*loaded));
-  }
-  const policy::ClusterView* view = cluster.snapshot ? &cluster : nullptr;
+// --policy's rules, or the embedded policy's without it.
+Result<policy::RuleSet> load_rules(const std::optional<std::string>& policy_path) {
+  if (!policy_path) return config::default_rule_set();
+  auto loaded = config::load_policy_file(*policy_path);
+  if (!loaded) return make_error("invalid policy:\n" + loaded.error().message);
+  return loaded;
+}
 
-  auto sources = read_sources(files);
-  if (!sources) {
-    std::fprintf(stderr, "gpuadmit check: %s\n", sources.error().message.c_str());
-    return kExitUsage;
+// --cluster's snapshot as the policy sees it; without it, a view with no snapshot.
+Result<policy::ClusterView> load_view(const std::optional<std::string>& cluster_path) {
+  policy::ClusterView view;
+  if (!cluster_path) return view;
+  auto loaded = load_cluster(*cluster_path);
+  if (!loaded) return loaded.error();
+  view.snapshot = std::make_shared<const policy::ClusterSnapshot>(std::move(*loaded));
+  return view;
+}
+
+// The objects of a document: a List's items (kubectl accepts a List in one document; so do we), else the
+// document itself.
+std::vector<const json*> objects_of(const json& document) {
+  std::vector<const json*> objects;
+  if (document.is_object() && document.value("kind", std::string()) == "List" && document.contains("items") &&
+      document["items"].is_array()) {
+    for (const json& item : document["items"]) objects.push_back(&item);
+  } else {
+    objects.push_back(&document);
   }
+  return objects;
+}
+
+// Every object of every source, checked in order; the first that cannot be read or checked is the error.
+Result<std::vector<Located>> check_sources(const std::vector<Source>& sources, const policy::RuleSet& rules,
+                                           const std::string& default_namespace,
+                                           const policy::ClusterView* view) {
   std::vector<Located> results;
-  for (const Source& source : *sources) {
+  for (const Source& source : sources) {
     auto documents = config::read_documents(source.text, source.name);
-    if (!documents) {
-      std::fprintf(stderr, "gpuadmit check: %s\n", documents.error().message.c_str());
-      return kExitUsage;
-    }
+    if (!documents) return documents.error();
     for (const config::Document& doc : *documents) {
-      // kubectl accepts a List of objects in one document; so do we.
-      std::vector<const json*> objects;
-      if (doc.object.is_object() && doc.object.value("kind", std::string()) == "List" &&
-          doc.object.contains("items") && doc.object["items"].is_array()) {
-        for (const json& item : doc.object["items"]) objects.push_back(&item);
-      } else {
-        objects.push_back(&doc.object);
-      }
-      for (const json* object : objects) {
+      for (const json* object : objects_of(doc.object)) {
         const std::string where = source.name + ":" + std::to_string(doc.line);
         auto checked = admission::check_object(*object, rules, default_namespace, view);
-        if (!checked) {
-          std::fprintf(stderr, "gpuadmit check: %s: %s\n", where.c_str(), checked.error().message.c_str());
-          return kExitUsage;
-        }
+        if (!checked) return make_error(where + ": " + checked.error().message);
         results.push_back({std::move(*checked), where});
       }
     }
   }
+  return results;
+}
 
+void print_results(const std::vector<Located>& results, std::string_view output) {
   if (output == "json") {
     std::cout << to_json(results).dump(2) << "\n";
   } else if (output == "yaml") {
@@ -302,8 +303,26 @@ int check_command(Args args) {
   } else {
     print_text(results, std::cout);
   }
+}
+
+}  // namespace
+
+int check_command(Args args) {
+  int exit_code = kExitOk;
+  const auto options = check_options(args, exit_code);
+  if (!options) return exit_code;
+  const auto rules = load_rules(options->policy_path);
+  if (!rules) return command_error(kCheck, rules.error().message);
+  const auto cluster = load_view(options->cluster_path);
+  if (!cluster) return command_error(kCheck, cluster.error().message);
+  const policy::ClusterView* view = cluster->snapshot ? &*cluster : nullptr;
+  const auto sources = read_sources(options->files);
+  if (!sources) return command_error(kCheck, sources.error().message);
+  const auto results = check_sources(*sources, *rules, options->default_namespace, view);
+  if (!results) return command_error(kCheck, results.error().message);
+  print_results(*results, options->output);
   const bool any_denied =
-      std::any_of(results.begin(), results.end(), [](const Located& l) { return !l.result.allowed; });
+      std::any_of(results->begin(), results->end(), [](const Located& l) { return !l.result.allowed; });
   return any_denied ? kExitDenied : kExitOk;
 }
 

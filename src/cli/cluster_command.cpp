@@ -48,71 +48,82 @@ Result<bool> write_atomically(const std::filesystem::path& path, const std::stri
   return true;
 }
 
-int dump_command(Args args) {
-  auto flags = parse_flags(
-      args,
-      {{"kubeconfig", ""}, {"context", ""}, {"output", "o"}, {"output-file", ""}, {"help", "h", false}});
-  if (!flags) {
-    std::fprintf(stderr, "gpuadmit cluster dump: %s\n\n%s", flags.error().message.c_str(),
-                 kClusterUsage.data());
-    return kExitUsage;
-  }
-  if (flags->has("help")) {
-    std::fputs(kClusterUsage.data(), stdout);
-    return kExitOk;
-  }
+constexpr Command kDump{"gpuadmit cluster dump", kClusterUsage};
+
+struct DumpOptions {
+  std::optional<std::string> kubeconfig;
+  std::string context;
+  std::string output;
+  std::string destination;  // "" for stdout
+};
+
+std::optional<DumpOptions> dump_options(Args args, int& exit_code) {
+  const auto flags = command_flags(
+      args, {{"kubeconfig", ""}, {"context", ""}, {"output", "o"}, {"output-file", ""}, {"help", "h", false}},
+      kDump, exit_code);
+  if (!flags) return std::nullopt;
   if (!flags->positional.empty()) {
-    std::fprintf(stderr, "gpuadmit cluster dump: unexpected argument \"%s\"\n\n%s",
-                 flags->positional[0].c_str(), kClusterUsage.data());
-    return kExitUsage;
+    exit_code = usage_error(kDump, "unexpected argument \"" + flags->positional[0] + "\"");
+    return std::nullopt;
   }
-  const std::string output = flags->last("output").value_or("json");
-  if (output != "json" && output != "yaml") {
-    std::fprintf(stderr, "gpuadmit cluster dump: --output must be json or yaml, not \"%s\"\n",
-                 output.c_str());
-    return kExitUsage;
+  DumpOptions options{flags->last("kubeconfig"), flags->last("context").value_or(""),
+                      flags->last("output").value_or("json"), flags->last("output-file").value_or("")};
+  if (options.output != "json" && options.output != "yaml") {
+    exit_code = command_error(kDump, "--output must be json or yaml, not \"" + options.output + "\"");
+    return std::nullopt;
   }
+  return options;
+}
 
-  auto config = cluster::resolve_api_config(flags->last("kubeconfig"), flags->last("context").value_or(""));
-  if (!config) {
-    std::fprintf(stderr, "gpuadmit cluster dump: %s\n", config.error().message.c_str());
-    return kExitUsage;
-  }
+struct Listed {
+  cluster::Dump dump;
+  std::string endpoint;  // the API server's, for the summary
+};
+
+Result<Listed> list_cluster(const DumpOptions& options) {
+  auto config = cluster::resolve_api_config(options.kubeconfig, options.context);
+  if (!config) return config.error();
   auto transport = cluster::make_https_transport(std::move(*config));
-  if (!transport) {
-    std::fprintf(stderr, "gpuadmit cluster dump: %s\n", transport.error().message.c_str());
-    return kExitUsage;
-  }
+  if (!transport) return transport.error();
   auto dump = cluster::dump_cluster(**transport);
-  if (!dump) {
-    std::fprintf(stderr, "gpuadmit cluster dump: %s\n", dump.error().message.c_str());
-    return kExitUsage;
-  }
-  // The API server validated every object, so this only fails if our parsers and the API disagree; the
-  // file is still written (it is the cluster's truth), with a warning.
-  if (auto snapshot = policy::snapshot_from_list(dump->list); !snapshot) {
-    std::fprintf(stderr,
-                 "gpuadmit cluster dump: warning: 'gpuadmit check --cluster' will refuse this dump: %s\n",
-                 snapshot.error().message.c_str());
-  }
+  if (!dump) return dump.error();
+  return Listed{std::move(*dump), (*transport)->endpoint()};
+}
 
-  const std::string text = output == "yaml" ? config::to_yaml(dump->list) : dump->list.dump(2) + "\n";
-  const std::string destination = flags->last("output-file").value_or("");
-  if (destination.empty()) {
-    std::cout << text << std::flush;
-  } else if (auto written = write_atomically(destination, text); !written) {
-    std::fprintf(stderr, "gpuadmit cluster dump: %s\n", written.error().message.c_str());
-    return kExitUsage;
-  }
+// "3 nodes, 0 resourcequotas, ...".
+std::string summary_of(const cluster::Dump& dump) {
   std::string summary;
   for (const cluster::Kind kind : cluster::kAllKinds) {
     if (!summary.empty()) summary += ", ";
     summary +=
-        std::to_string(dump->counts[cluster::index(kind)]) + " " + std::string(cluster::info(kind).resource);
+        std::to_string(dump.counts[cluster::index(kind)]) + " " + std::string(cluster::info(kind).resource);
   }
-  std::fprintf(stderr, "gpuadmit cluster dump: %s from %s%s\n", summary.c_str(),
-               (*transport)->endpoint().c_str(),
-               destination.empty() ? "" : (" written to " + destination).c_str());
+  return summary;
+}
+
+int dump_command(Args args) {
+  int exit_code = kExitOk;
+  const auto options = dump_options(args, exit_code);
+  if (!options) return exit_code;
+  const auto listed = list_cluster(*options);
+  if (!listed) return command_error(kDump, listed.error().message);
+  const cluster::Dump& dump = listed->dump;
+  // The API server validated every object, so this only fails if our parsers and the API disagree; the
+  // file is still written (it is the cluster's truth), with a warning.
+  if (auto snapshot = policy::snapshot_from_list(dump.list); !snapshot) {
+    std::fprintf(stderr,
+                 "gpuadmit cluster dump: warning: 'gpuadmit check --cluster' will refuse this dump: %s\n",
+                 snapshot.error().message.c_str());
+  }
+  const std::string text = options->output == "yaml" ? config::to_yaml(dump.list) : dump.list.dump(2) + "\n";
+  const std::string& destination = options->destination;
+  if (destination.empty()) {
+    std::cout << text << std::flush;
+  } else if (auto written = write_atomically(destination, text); !written) {
+    return command_error(kDump, written.error().message);
+  }
+  std::fprintf(stderr, "gpuadmit cluster dump: %s from %s%s\n", summary_of(dump).c_str(),
+               listed->endpoint.c_str(), destination.empty() ? "" : (" written to " + destination).c_str());
   return kExitOk;
 }
 
@@ -124,9 +135,8 @@ int cluster_command(Args args) {
     return args.empty() ? kExitUsage : kExitOk;
   }
   if (args[0] == "dump") return dump_command(args.subspan(1));
-  std::fprintf(stderr, "gpuadmit cluster: unknown subcommand \"%s\"\n\n%s", std::string(args[0]).c_str(),
-               kClusterUsage.data());
-  return kExitUsage;
+  return usage_error({"gpuadmit cluster", kClusterUsage},
+                     "unknown subcommand \"" + std::string(args[0]) + "\"");
 }
 
 }  // namespace gpuadmit::cli

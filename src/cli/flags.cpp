@@ -1,6 +1,7 @@
 #include "flags.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "gpuadmit/policy/catalogue.hpp"
 
@@ -40,6 +41,33 @@ Result<ParsedFlags> parse_flags(Args args, std::initializer_list<FlagSpec> specs
     parsed.values[std::string(spec->name)].push_back(std::move(value));
   }
   return parsed;
+}
+
+int command_error(const Command& command, const std::string& message) {
+  std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(command.name.size()), command.name.data(),
+               message.c_str());
+  return kExitUsage;
+}
+
+int usage_error(const Command& command, const std::string& message) {
+  std::fprintf(stderr, "%.*s: %s\n\n%s", static_cast<int>(command.name.size()), command.name.data(),
+               message.c_str(), usage_text(command.usage).c_str());
+  return kExitUsage;
+}
+
+std::optional<ParsedFlags> command_flags(Args args, std::initializer_list<FlagSpec> specs,
+                                         const Command& command, int& exit_code) {
+  auto flags = parse_flags(args, specs);
+  if (!flags) {
+    exit_code = usage_error(command, flags.error().message);
+    return std::nullopt;
+  }
+  if (flags->has("help")) {
+    std::fputs(usage_text(command.usage).c_str(), stdout);
+    exit_code = kExitOk;
+    return std::nullopt;
+  }
+  return std::move(*flags);
 }
 
 std::string usage_text(std::string_view text) {

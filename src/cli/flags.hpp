@@ -37,6 +37,22 @@ struct ParsedFlags {
 
 Result<ParsedFlags> parse_flags(Args args, std::initializer_list<FlagSpec> specs);
 
+// A subcommand as its messages name it ("gpuadmit check") and its usage text.
+struct Command {
+  std::string_view name;
+  std::string_view usage;
+};
+
+// "<name>: <message>" on stderr; returns kExitUsage.
+int command_error(const Command& command, const std::string& message);
+// The same followed by a blank line and the usage.
+int usage_error(const Command& command, const std::string& message);
+
+// The command's flags. When they do not parse, nothing, and `exit_code` is usage_error's; for --help (a
+// "help" switch among `specs`), nothing, the usage on stdout and kExitOk.
+std::optional<ParsedFlags> command_flags(Args args, std::initializer_list<FlagSpec> specs,
+                                         const Command& command, int& exit_code);
+
 // A command's usage text with "{cluster-aware rules}" replaced by the catalogue's list of them.
 std::string usage_text(std::string_view text);
 

@@ -4,8 +4,8 @@
 
 #include "commands.hpp"
 #include "flags.hpp"
-#include "gpuadmit/server/serve.hpp"
 #include "gpuadmit/cli/serve_cluster_view.hpp"
+#include "gpuadmit/server/serve.hpp"
 
 namespace gpuadmit::cli {
 namespace {
@@ -111,38 +111,31 @@ Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
   return options;
 }
 
+constexpr Command kServe{"gpuadmit serve", kServeUsage};
+
 }  // namespace
 
 int serve_command(Args args) {
-  auto flags = parse_flags(args, {{"listen", ""},
-                                  {"cert-dir", ""},
-                                  {"tls-cert-file", ""},
-                                  {"tls-private-key-file", ""},
-                                  {"dev-self-signed", "", false},
-                                  {"policy", ""},
-                                  {"threads", ""},
-                                  {"drain-seconds", ""},
-                                  {"max-connections", ""},
-                                  {"log-level", ""},
-                                  {"kubeconfig", ""},
-                                  {"context", ""},
-                                  {"cluster-view", ""},
-                                  {"help", "h", false}});
-  if (!flags) {
-    std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", flags.error().message.c_str(),
-                 usage_text(kServeUsage).c_str());
-    return kExitUsage;
-  }
-  if (flags->has("help")) {
-    std::fputs(usage_text(kServeUsage).c_str(), stdout);
-    return kExitOk;
-  }
+  int exit_code = kExitOk;
+  const auto flags = command_flags(args,
+                                   {{"listen", ""},
+                                    {"cert-dir", ""},
+                                    {"tls-cert-file", ""},
+                                    {"tls-private-key-file", ""},
+                                    {"dev-self-signed", "", false},
+                                    {"policy", ""},
+                                    {"threads", ""},
+                                    {"drain-seconds", ""},
+                                    {"max-connections", ""},
+                                    {"log-level", ""},
+                                    {"kubeconfig", ""},
+                                    {"context", ""},
+                                    {"cluster-view", ""},
+                                    {"help", "h", false}},
+                                   kServe, exit_code);
+  if (!flags) return exit_code;
   auto options = serve_options(*flags);
-  if (!options) {
-    std::fprintf(stderr, "gpuadmit serve: %s\n\n%s", options.error().message.c_str(),
-                 usage_text(kServeUsage).c_str());
-    return kExitUsage;
-  }
+  if (!options) return usage_error(kServe, options.error().message);
   return server::run_serve(*options);
 }
 

@@ -139,6 +139,75 @@ bool is_set(const YAML::Node& map, const char* key) {
   return value.size() > 0;
 }
 
+// The context's cluster: the server and how to trust it.
+Result<bool> read_cluster(const YAML::Node& cluster, const fs::path& file, const std::string& where,
+                          ApiConfig& config) {
+  const std::string server = scalar(cluster, "server");
+  if (server.empty()) return make_error(where + ".server: missing");
+  if (auto ok = parse_server_url(server, config); !ok) return make_error(where + "." + ok.error().message);
+  if (is_set(cluster, "insecure-skip-tls-verify")) {
+    return make_error(where +
+                      ".insecure-skip-tls-verify: not supported; give certificate-authority or "
+                      "certificate-authority-data");
+  }
+  if (is_set(cluster, "proxy-url")) return make_error(where + ".proxy-url: proxies are not supported");
+  config.tls_server_name = scalar(cluster, "tls-server-name");
+  auto ca = data_or_file(cluster, "certificate-authority", file, where);
+  if (!ca) return ca.error();
+  if (ca->empty()) {
+    return make_error(where +
+                      ": no certificate-authority or certificate-authority-data (the server's "
+                      "certificate must be verified)");
+  }
+  config.ca_pem = std::move(*ca);
+  return true;
+}
+
+// Refuses the ways of authenticating that are not supported: plugins, basic authentication, impersonation.
+Result<bool> check_user_supported(const YAML::Node& user, const std::string& where) {
+  for (const char* unsupported : {"exec", "auth-provider"}) {
+    if (is_set(user, unsupported)) {
+      return make_error(where + "." + unsupported +
+                        ": credential plugins are not supported; use a client certificate or a token");
+    }
+  }
+  for (const char* unsupported : {"username", "password"}) {
+    if (is_set(user, unsupported)) {
+      return make_error(where + "." + unsupported + ": basic authentication is not supported");
+    }
+  }
+  for (const char* unsupported : {"as", "as-uid", "as-groups", "as-user-extra"}) {
+    if (is_set(user, unsupported)) {
+      return make_error(where + "." + unsupported + ": impersonation is not supported");
+    }
+  }
+  return true;
+}
+
+// The context's user: a client certificate, a token or a token file.
+Result<bool> read_user(const YAML::Node& user, const fs::path& file, const std::string& where,
+                       ApiConfig& config) {
+  if (auto supported = check_user_supported(user, where); !supported) return supported.error();
+  auto certificate = data_or_file(user, "client-certificate", file, where);
+  if (!certificate) return certificate.error();
+  auto key = data_or_file(user, "client-key", file, where);
+  if (!key) return key.error();
+  if (certificate->empty() != key->empty()) {
+    return make_error(where + ": client-certificate and client-key must be given together");
+  }
+  config.client_certificate_pem = std::move(*certificate);
+  config.client_key_pem = std::move(*key);
+  config.token = scalar(user, "token");
+  const std::string token_file = scalar(user, "tokenFile");
+  if (!token_file.empty()) {
+    config.token_file = relative_to(file, token_file);
+    if (auto readable = read_small_file(config.token_file, where + ".tokenFile"); !readable) {
+      return readable.error();
+    }
+  }
+  return true;
+}
+
 Result<ApiConfig> parse_kubeconfig(const YAML::Node& root, const fs::path& file,
                                    const std::string& context_name) {
   if (!root.IsMap()) return make_error("expected a map at the top level");
@@ -155,65 +224,13 @@ Result<ApiConfig> parse_kubeconfig(const YAML::Node& root, const fs::path& file,
 
   ApiConfig config;
   config.source = "kubeconfig " + file.string() + " (context " + context + ")";
-  const std::string where_cluster = "clusters[" + cluster_name + "].cluster";
-  const std::string server = scalar(*cluster, "server");
-  if (server.empty()) return make_error(where_cluster + ".server: missing");
-  if (auto ok = parse_server_url(server, config); !ok)
-    return make_error(where_cluster + "." + ok.error().message);
-  if (is_set(*cluster, "insecure-skip-tls-verify")) {
-    return make_error(where_cluster +
-                      ".insecure-skip-tls-verify: not supported; give certificate-authority or "
-                      "certificate-authority-data");
+  if (auto read = read_cluster(*cluster, file, "clusters[" + cluster_name + "].cluster", config); !read) {
+    return read.error();
   }
-  if (is_set(*cluster, "proxy-url"))
-    return make_error(where_cluster + ".proxy-url: proxies are not supported");
-  config.tls_server_name = scalar(*cluster, "tls-server-name");
-  auto ca = data_or_file(*cluster, "certificate-authority", file, where_cluster);
-  if (!ca) return ca.error();
-  if (ca->empty()) {
-    return make_error(where_cluster +
-                      ": no certificate-authority or certificate-authority-data (the server's "
-                      "certificate must be verified)");
-  }
-  config.ca_pem = std::move(*ca);
-
   if (user_name.empty()) return config;  // anonymous: allowed, the API server decides
   auto user = find_named(root, "users", "user", user_name);
   if (!user) return user.error();
-  const std::string where_user = "users[" + user_name + "].user";
-  for (const char* unsupported : {"exec", "auth-provider"}) {
-    if (is_set(*user, unsupported)) {
-      return make_error(where_user + "." + unsupported +
-                        ": credential plugins are not supported; use a client certificate or a token");
-    }
-  }
-  for (const char* unsupported : {"username", "password"}) {
-    if (is_set(*user, unsupported)) {
-      return make_error(where_user + "." + unsupported + ": basic authentication is not supported");
-    }
-  }
-  for (const char* unsupported : {"as", "as-uid", "as-groups", "as-user-extra"}) {
-    if (is_set(*user, unsupported)) {
-      return make_error(where_user + "." + unsupported + ": impersonation is not supported");
-    }
-  }
-  auto certificate = data_or_file(*user, "client-certificate", file, where_user);
-  if (!certificate) return certificate.error();
-  auto key = data_or_file(*user, "client-key", file, where_user);
-  if (!key) return key.error();
-  if (certificate->empty() != key->empty()) {
-    return make_error(where_user + ": client-certificate and client-key must be given together");
-  }
-  config.client_certificate_pem = std::move(*certificate);
-  config.client_key_pem = std::move(*key);
-  config.token = scalar(*user, "token");
-  const std::string token_file = scalar(*user, "tokenFile");
-  if (!token_file.empty()) {
-    config.token_file = relative_to(file, token_file);
-    if (auto readable = read_small_file(config.token_file, where_user + ".tokenFile"); !readable) {
-      return readable.error();
-    }
-  }
+  if (auto read = read_user(*user, file, "users[" + user_name + "].user", config); !read) return read.error();
   return config;
 }
 

@@ -79,6 +79,71 @@ struct Connection {
   }
 };
 
+// Where a response's body goes: a watch's 200 stream, line by line, to its handler; any other body (a get's,
+// or a watch's error) into the response, bounded.
+class BodySink {
+ public:
+  BodySink(ApiResponse& response, const WatchCallbacks* watch, std::size_t max_body, std::size_t max_line,
+           std::string url)
+      : response_(response),
+        watch_(watch),
+        streaming_(watch != nullptr && response.status == 200),
+        max_body_(max_body),
+        max_line_(max_line),
+        url_(std::move(url)) {}
+
+  [[nodiscard]] bool streaming() const { return streaming_; }
+  // The watch's handler asked to stop reading.
+  [[nodiscard]] bool handler_stopped() const { return handler_stopped_; }
+
+  Result<bool> consume(const char* data, std::size_t size) {
+    return streaming_ ? split_lines(std::string_view(data, size)) : append_body(data, size);
+  }
+
+  // Hands the handler a last line that had no '\n'.
+  void finish() {
+    if (streaming_ && !handler_stopped_ && !line_.empty()) watch_->line(line_);
+  }
+
+ private:
+  Result<bool> append_body(const char* data, std::size_t size) {
+    if (response_.body.size() + size > max_body_) {
+      if (watch_ != nullptr) return true;  // an error body: a bounded prefix is enough to report it
+      return make_error("response body from " + url_ + " is larger than " + std::to_string(max_body_) +
+                        " bytes");
+    }
+    response_.body.append(data, size);
+    return true;
+  }
+
+  Result<bool> split_lines(std::string_view rest) {
+    while (!rest.empty() && !handler_stopped_) {
+      const std::size_t newline = rest.find('\n');
+      const std::string_view piece = rest.substr(0, newline);
+      if (line_.size() + piece.size() > max_line_) {
+        return make_error("watch event from " + url_ + " is larger than " + std::to_string(max_line_) +
+                          " bytes");
+      }
+      line_.append(piece);
+      if (newline == std::string_view::npos) break;
+      rest.remove_prefix(newline + 1);
+      if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+      if (!line_.empty() && !watch_->line(line_)) handler_stopped_ = true;
+      line_.clear();
+    }
+    return true;
+  }
+
+  ApiResponse& response_;
+  const WatchCallbacks* watch_;
+  bool streaming_;
+  std::size_t max_body_;
+  std::size_t max_line_;
+  std::string url_;
+  std::string line_;  // the watch event read so far
+  bool handler_stopped_ = false;
+};
+
 class HttpsTransport final : public ApiTransport {
  public:
   HttpsTransport(ApiConfig config, TransportLimits limits, std::unique_ptr<ssl::context> context)
@@ -201,17 +266,26 @@ class HttpsTransport final : public ApiTransport {
     const std::stop_callback on_stop(stop, [&c] { net::post(c.ioc, [&c] { c.abort(); }); });
     if (stop.stop_requested()) return make_error("stopped");
     if (auto connected = connect(c, stop); !connected) return connected.error();
+    if (auto sent = send_request(c, target, *token, stop); !sent) return sent.error();
+    return read_response(c, watch_callbacks, deadline, stop);
+  }
 
+  Result<bool> send_request(Connection& c, std::string_view target, const std::string& token,
+                            const std::stop_token& stop) const {
     http::request<http::empty_body> request{http::verb::get, config_.path_prefix + std::string(target), 11};
     request.set(http::field::host, host_header_);
     request.set(http::field::user_agent, "gpuadmit/" + std::string(kVersion));
     request.set(http::field::accept, "application/json");
-    if (!token->empty()) request.set(http::field::authorization, "Bearer " + *token);
+    if (!token.empty()) request.set(http::field::authorization, "Bearer " + token);
     beast::get_lowest_layer(c.stream).expires_after(limits_.write_timeout);
-    error_code ec = c.run([&](auto handler) { http::async_write(c.stream, request, handler); });
+    const error_code ec = c.run([&](auto handler) { http::async_write(c.stream, request, handler); });
     if (stop.stop_requested()) return make_error("stopped");
     if (ec) return failure("write to", ec);
+    return true;
+  }
 
+  Result<ApiResponse> read_response(Connection& c, const WatchCallbacks* watch_callbacks, SteadyTime deadline,
+                                    const std::stop_token& stop) const {
     // A get() has one deadline for the whole answer; a watch has its overall deadline and, per read, the
     // idle timeout (a silent stream is a dead peer, not a quiet cluster: the API server sends bookmarks).
     const auto arm = [&] {
@@ -225,47 +299,19 @@ class HttpsTransport final : public ApiTransport {
         static_cast<std::uint32_t>(std::min<std::size_t>(limits_.max_header_bytes, UINT32_MAX)));
     parser.body_limit(boost::none);  // our own limits below: per line for watches, per body otherwise
     arm();
-    ec = c.run([&](auto handler) { http::async_read_header(c.stream, c.buffer, parser, handler); });
+    error_code ec =
+        c.run([&](auto handler) { http::async_read_header(c.stream, c.buffer, parser, handler); });
     if (stop.stop_requested()) return make_error("stopped");
     if (ec) return failure("read response header from", ec);
 
     ApiResponse response;
     response.status = static_cast<int>(parser.get().result_int());
-    const bool streaming = watch_callbacks != nullptr && response.status == 200;
-    if (streaming && watch_callbacks->opened) watch_callbacks->opened();
-    const std::size_t max_body = watch_callbacks != nullptr ? kMaxErrorBodyBytes : limits_.max_body_bytes;
-    std::string line;
-    bool handler_stopped = false;
+    BodySink sink(response, watch_callbacks,
+                  watch_callbacks != nullptr ? kMaxErrorBodyBytes : limits_.max_body_bytes,
+                  limits_.max_line_bytes, config_.url());
+    if (sink.streaming() && watch_callbacks->opened) watch_callbacks->opened();
     std::vector<char> chunk(kChunkBytes);
-    const auto consume = [&](const char* data, std::size_t size) -> Result<bool> {
-      if (!streaming) {
-        if (response.body.size() + size > max_body) {
-          if (watch_callbacks != nullptr)
-            return true;  // an error body: a bounded prefix is enough to report it
-          return make_error("response body from " + config_.url() + " is larger than " +
-                            std::to_string(max_body) + " bytes");
-        }
-        response.body.append(data, size);
-        return true;
-      }
-      std::string_view rest(data, size);
-      while (!rest.empty() && !handler_stopped) {
-        const std::size_t newline = rest.find('\n');
-        const std::string_view piece = rest.substr(0, newline);
-        if (line.size() + piece.size() > limits_.max_line_bytes) {
-          return make_error("watch event from " + config_.url() + " is larger than " +
-                            std::to_string(limits_.max_line_bytes) + " bytes");
-        }
-        line.append(piece);
-        if (newline == std::string_view::npos) break;
-        rest.remove_prefix(newline + 1);
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (!line.empty() && !watch_callbacks->line(line)) handler_stopped = true;
-        line.clear();
-      }
-      return true;
-    };
-    while (!parser.is_done() && !handler_stopped) {
+    while (!parser.is_done() && !sink.handler_stopped()) {
       parser.get().body().data = chunk.data();
       parser.get().body().size = chunk.size();
       arm();
@@ -273,7 +319,7 @@ class HttpsTransport final : public ApiTransport {
       if (ec == http::error::need_buffer) ec = {};
       const std::size_t received = chunk.size() - parser.get().body().size;
       if (received > 0) {
-        if (auto ok = consume(chunk.data(), received); !ok) return ok.error();
+        if (auto ok = sink.consume(chunk.data(), received); !ok) return ok.error();
       }
       if (stop.stop_requested()) return make_error("stopped");
       if (ec == beast::error::timeout && watch_callbacks != nullptr &&
@@ -281,9 +327,9 @@ class HttpsTransport final : public ApiTransport {
         return make_error("watch stream from " + config_.url() + ": no data for " +
                           std::to_string(limits_.watch_idle_timeout.count()) + " ms");
       }
-      if (ec) return failure(streaming ? "watch stream from" : "read response body from", ec);
+      if (ec) return failure(sink.streaming() ? "watch stream from" : "read response body from", ec);
     }
-    if (streaming && !handler_stopped && !line.empty()) watch_callbacks->line(line);
+    sink.finish();
     return response;
   }
 
@@ -311,7 +357,8 @@ Result<std::shared_ptr<ApiTransport>> make_https_transport(ApiConfig config, Tra
   error_code ec;
   context->add_certificate_authority(net::buffer(config.ca_pem), ec);
   if (ec)
-    return make_error(tls::drain_openssl_errors(config.source + ": the CA is not a PEM certificate: " + ec.message()));
+    return make_error(
+        tls::drain_openssl_errors(config.source + ": the CA is not a PEM certificate: " + ec.message()));
   context->set_verify_mode(ssl::verify_peer);
   if (!config.client_certificate_pem.empty()) {
     context->use_certificate_chain(net::buffer(config.client_certificate_pem), ec);
@@ -319,10 +366,12 @@ Result<std::shared_ptr<ApiTransport>> make_https_transport(ApiConfig config, Tra
       return make_error(
           tls::drain_openssl_errors(config.source + ": cannot use the client certificate: " + ec.message()));
     context->use_private_key(net::buffer(config.client_key_pem), ssl::context::pem, ec);
-    if (ec) return make_error(tls::drain_openssl_errors(config.source + ": cannot use the client key: " + ec.message()));
-    if (SSL_CTX_check_private_key(native) != 1) {
+    if (ec)
       return make_error(
-          tls::drain_openssl_errors(config.source + ": the client key does not match the client certificate"));
+          tls::drain_openssl_errors(config.source + ": cannot use the client key: " + ec.message()));
+    if (SSL_CTX_check_private_key(native) != 1) {
+      return make_error(tls::drain_openssl_errors(config.source +
+                                                  ": the client key does not match the client certificate"));
     }
   }
   return std::shared_ptr<ApiTransport>(

@@ -53,6 +53,13 @@ std::string rbac_hint(Kind kind, int status) {
              : "grant get/list/watch on " + std::string(info(kind).resource) + " (see docs/cluster.md)";
 }
 
+// A failed LIST's or watch's log fields, with what to do about a 401 or 403.
+LogFields failure_fields(Kind kind, int status, std::string error) {
+  LogFields fields{{"kind", info(kind).resource}, {"error", std::move(error)}};
+  if (const std::string hint = rbac_hint(kind, status); !hint.empty()) fields["hint"] = hint;
+  return fields;
+}
+
 }  // namespace
 
 Result<std::string> list_pages(ApiTransport& transport, Kind kind, std::size_t page_size,
@@ -148,9 +155,7 @@ bool Reflector::list(std::stop_token stop) {
       list_pages(transport_, kind_, options_.list_page_size, stop, add, &status, options_.max_list_pages);
   if (!listed) {
     if (stop.stop_requested()) return false;
-    LogFields fields{{"kind", resource}, {"error", listed.error().message}};
-    if (const std::string hint = rbac_hint(kind_, status); !hint.empty()) fields["hint"] = hint;
-    fail("cluster LIST failed", std::move(fields));
+    fail("cluster LIST failed", failure_fields(kind_, status, listed.error().message));
     return false;
   }
   const std::size_t count = entries.size();
@@ -225,43 +230,47 @@ bool Reflector::handle_line(std::string_view line, Outcome* outcome, std::string
   return true;
 }
 
-Reflector::Outcome Reflector::watch(std::stop_token stop) {
-  const KindInfo& kind_info = info(kind_);
+Result<ApiResponse> Reflector::open_watch(WatchStream& stream, std::stop_token stop) {
   const std::int64_t min_timeout = std::max<std::int64_t>(1, options_.min_watch_timeout.count());
   const std::int64_t timeout =
       std::uniform_int_distribution<std::int64_t>(min_timeout, 2 * min_timeout - 1)(random_);
   const std::string target =
-      std::string(kind_info.path) +
+      std::string(info(kind_).path) +
       "?watch=1&allowWatchBookmarks=true&resourceVersion=" + percent_encode(resource_version()) +
       "&timeoutSeconds=" + std::to_string(timeout);
-  if (watched_once_) store_.count_watch_restart(kind_);
-  watched_once_ = true;
-
-  Outcome outcome = Outcome::kEnded;
-  std::string detail;
-  bool opened = false;
-  const std::uint64_t events_before = events_since_list_;
   WatchCallbacks callbacks;
   callbacks.opened = [&] {
-    opened = true;
+    stream.opened = true;
     store_.set_watching(kind_, true);
     succeeded();
   };
-  callbacks.line = [&](std::string_view line) { return handle_line(line, &outcome, &detail); };
-  const auto started = std::chrono::steady_clock::now();
+  callbacks.line = [&](std::string_view line) { return handle_line(line, &stream.outcome, &stream.detail); };
   auto result = transport_.watch(target, std::chrono::seconds(timeout) + options_.watch_deadline_grace,
                                  callbacks, stop);
-  if (opened) store_.set_watching(kind_, false);
-  if (stop.stop_requested()) return Outcome::kStopped;
+  if (stream.opened) store_.set_watching(kind_, false);
+  return result;
+}
 
-  const bool delivered = events_since_list_ > events_before;
-  const bool lasted = std::chrono::steady_clock::now() - started >= kMinHealthyWatch;
-  if (opened && (delivered || lasted)) {
+Reflector::Outcome Reflector::watch(std::stop_token stop) {
+  if (watched_once_) store_.count_watch_restart(kind_);
+  watched_once_ = true;
+  WatchStream stream;
+  const std::uint64_t events_before = events_since_list_;
+  const auto started = std::chrono::steady_clock::now();
+  const auto result = open_watch(stream, stop);
+  if (stop.stop_requested()) return Outcome::kStopped;
+  const bool worked =
+      events_since_list_ > events_before || std::chrono::steady_clock::now() - started >= kMinHealthyWatch;
+  if (stream.opened && worked) {
     backoff_.reset();
     healthy_since_list_ = true;
   }
+  return watch_outcome(result, stream, worked);
+}
 
-  const std::string_view resource = kind_info.resource;
+Reflector::Outcome Reflector::watch_outcome(const Result<ApiResponse>& result, const WatchStream& stream,
+                                            bool worked) {
+  const std::string_view resource = info(kind_).resource;
   if (!result) {
     fail("cluster watch failed", {{"kind", resource}, {"error", result.error().message}});
     return Outcome::kFailed;
@@ -271,31 +280,29 @@ Reflector::Outcome Reflector::watch(std::stop_token stop) {
     return Outcome::kGone;
   }
   if (result->status != 200) {
-    LogFields fields{{"kind", resource}, {"error", describe_status(result->status, result->body)}};
-    if (const std::string hint = rbac_hint(kind_, result->status); !hint.empty()) fields["hint"] = hint;
-    fail("cluster watch refused", std::move(fields));
+    fail("cluster watch refused",
+         failure_fields(kind_, result->status, describe_status(result->status, result->body)));
     return Outcome::kFailed;
   }
-  switch (outcome) {
+  switch (stream.outcome) {
     case Outcome::kGone:
       log_(spdlog::level::info, "cluster watch expired (410 Gone); relisting",
-           {{"kind", resource}, {"detail", detail}});
+           {{"kind", resource}, {"detail", stream.detail}});
       break;
     case Outcome::kMalformed:
       log_(spdlog::level::warn, "cluster watch event malformed; relisting",
-           {{"kind", resource}, {"detail", detail}});
+           {{"kind", resource}, {"detail", stream.detail}});
       break;
     case Outcome::kFailed:
-      fail("cluster watch failed", {{"kind", resource}, {"error", detail}});
+      fail("cluster watch failed", {{"kind", resource}, {"error", stream.detail}});
       break;
     case Outcome::kEnded:
-      if (!delivered && !lasted)
-        outcome = Outcome::kFailed;  // see kMinHealthyWatch; not counted as a failure
+      if (!worked) return Outcome::kFailed;  // see kMinHealthyWatch; not counted as a failure
       break;
     case Outcome::kStopped:
       break;
   }
-  return outcome;
+  return stream.outcome;
 }
 
 void Reflector::fail(std::string_view message, LogFields fields) {

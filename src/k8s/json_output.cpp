@@ -19,19 +19,57 @@ void append_integer(std::string& out, Integer value) {
   out.append(digits.data(), result.ptr);
 }
 
+// A string that needs no escape, quoted: one resize and a copy, not three appends. Most strings (keys, names,
+// quantities) are this.
+void append_plain_string(std::string& out, std::string_view text) {
+  const std::size_t at = out.size();
+  out.resize(at + text.size() + 2);
+  char* to = out.data() + at;
+  to[0] = '"';
+  if (!text.empty()) std::memcpy(to + 1, text.data(), text.size());
+  to[text.size() + 1] = '"';
+}
+
+// The escape of an ASCII byte that skip_plain_ascii stops at: a quote, a backslash or a control character.
+void append_escaped(std::string& out, unsigned char c) {
+  switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\b':
+      out += "\\b";
+      break;
+    case '\f':
+      out += "\\f";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default: {  // the other control characters, as nlohmann prints them: \u001f
+      constexpr std::string_view kHex = "0123456789abcdef";
+      out += "\\u00";
+      out.push_back(kHex[c >> 4U]);
+      out.push_back(kHex[c & 0xFU]);
+    }
+  }
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text, InvalidUtf8 invalid) {
   const char* p = text.data();
   const char* const end = p + text.size();
   if (skip_plain_ascii(p, end) == end) {
-    // Most strings (keys, names, quantities) need no escape: one resize and a copy, not three appends.
-    const std::size_t at = out.size();
-    out.resize(at + text.size() + 2);
-    char* to = out.data() + at;
-    to[0] = '"';
-    if (!text.empty()) std::memcpy(to + 1, text.data(), text.size());
-    to[text.size() + 1] = '"';
+    append_plain_string(out, text);
     return;
   }
   out.push_back('"');
@@ -43,51 +81,23 @@ void append_json_string(std::string& out, std::string_view text, InvalidUtf8 inv
       break;
     }
     const auto c = static_cast<unsigned char>(*p);
-    if (c >= 0x80) {
-      const std::ptrdiff_t length = utf8_sequence_length(p, end);
-      if (length > 0) {
-        out.append(p, static_cast<std::size_t>(length));
-        p += length;
-        continue;
-      }
-      if (invalid == InvalidUtf8::kThrow) {
-        (void)json(std::string(text)).dump();  // throws type_error 316 with nlohmann's own message
-        return;                                // not reached: dump() throws on invalid UTF-8
-      }
-      out += "\\ufffd";
+    if (c < 0x80) {
+      append_escaped(out, c);
       ++p;
       continue;
     }
-    ++p;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default: {  // the other control characters, as nlohmann prints them: \u001f
-        constexpr std::string_view kHex = "0123456789abcdef";
-        out += "\\u00";
-        out.push_back(kHex[c >> 4U]);
-        out.push_back(kHex[c & 0xFU]);
-      }
+    const std::ptrdiff_t length = utf8_sequence_length(p, end);
+    if (length > 0) {
+      out.append(p, static_cast<std::size_t>(length));
+      p += length;
+      continue;
     }
+    if (invalid == InvalidUtf8::kThrow) {
+      (void)json(std::string(text)).dump();  // throws type_error 316 with nlohmann's own message
+      return;                                // not reached: dump() throws on invalid UTF-8
+    }
+    out += "\\ufffd";
+    ++p;
   }
   out.push_back('"');
 }

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <string>
+#include <string_view>
 
 namespace gpuadmit::k8s {
 namespace {
@@ -75,6 +77,85 @@ Int divide_pow10_away(Int value, int k, bool sticky) {
   return quotient;
 }
 
+std::string_view trim_space(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) text.remove_suffix(1);
+  return text;
+}
+
+// A quantity's number: its sign, its digits without leading zeros, how many of them follow the point, and
+// where the suffix begins.
+struct Mantissa {
+  bool negative = false;
+  std::string digits;
+  int fraction_digits = 0;
+  bool seen_digit = false;
+  std::size_t end = 0;
+};
+
+// An optional sign, then digits with at most one '.'; seen_digit is false when there was no digit.
+Mantissa read_mantissa(std::string_view text) {
+  Mantissa out;
+  std::size_t pos = 0;
+  if (text[pos] == '+' || text[pos] == '-') {
+    out.negative = text[pos] == '-';
+    ++pos;
+  }
+  bool seen_dot = false;
+  for (; pos < text.size(); ++pos) {
+    const char c = text[pos];
+    if (c >= '0' && c <= '9') {
+      out.seen_digit = true;
+      if (!out.digits.empty() || c != '0') out.digits += c;
+      if (seen_dot) ++out.fraction_digits;
+    } else if (c == '.' && !seen_dot) {
+      seen_dot = true;
+    } else {
+      break;
+    }
+  }
+  out.end = pos;
+  return out;
+}
+
+Error too_large(std::string_view text) {
+  return make_error("invalid quantity \"" + std::string(text) + "\": larger than the supported 10^21");
+}
+
+// digits * 10^scale * 2^base2 in nanos, rounded away from zero; an error naming `text` past 10^21 units.
+Result<Int> nanos_of(std::string digits, int scale, int base2, std::string_view text) {
+  // Trailing zeros only move the decimal point; dropping them keeps more room for exact arithmetic.
+  while (!digits.empty() && digits.back() == '0') {
+    digits.pop_back();
+    ++scale;
+  }
+  if (digits.empty()) return Int{0};
+  // Magnitude guard before any arithmetic: number of integer digits of the result in units.
+  const double magnitude = static_cast<double>(digits.size()) + scale - 9 + base2 * 0.30103;
+  if (magnitude > 22.0) return too_large(text);
+  bool sticky = false;  // a non-zero digit was dropped: the true value is slightly larger in magnitude.
+  const int exact_digits = base2 > 0 ? 18 : kMaxExactDigits;
+  if (static_cast<int>(digits.size()) > exact_digits) {
+    const auto dropped = digits.size() - static_cast<std::size_t>(exact_digits);
+    sticky = digits.find_first_not_of('0', static_cast<std::size_t>(exact_digits)) != std::string::npos;
+    digits.resize(static_cast<std::size_t>(exact_digits));
+    scale += static_cast<int>(dropped);
+  }
+  Int value = 0;
+  for (char c : digits) value = value * 10 + (c - '0');
+  value <<= base2;  // at most 18 digits (< 2^60) times 2^60: fits.
+  if (scale >= 0) {
+    for (int i = 0; i < scale; ++i) {
+      if (value > kMaxNanos) break;
+      value *= 10;
+    }
+  } else {
+    value = divide_pow10_away(value, -scale, sticky);
+  }
+  if (value > kMaxNanos) return too_large(text);
+  return value;
+}
+
 void append_int(std::string& out, Int value) {
   if (value == 0) {
     out += '0';
@@ -140,82 +221,26 @@ std::optional<Quantity> Quantity::parse_plain(std::string_view text) noexcept {
 Result<Quantity> Quantity::parse(std::string_view text) {
   if (auto plain = parse_plain(text)) return *plain;
   const std::string_view original = text;
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) text.remove_suffix(1);
+  text = trim_space(text);
   if (text.empty()) return make_error("invalid quantity \"" + std::string(original) + "\": empty");
   if (text.size() > kMaxLength) {
     return make_error("invalid quantity \"" + std::string(text.substr(0, 24)) + "…\": longer than " +
                       std::to_string(kMaxLength) + " characters");
   }
-
-  std::size_t pos = 0;
-  bool negative = false;
-  if (text[pos] == '+' || text[pos] == '-') {
-    negative = text[pos] == '-';
-    ++pos;
-  }
-  // Mantissa: digits with at most one '.', at least one digit.
-  std::string digits;
-  int fraction_digits = 0;
-  bool seen_dot = false;
-  bool seen_digit = false;
-  for (; pos < text.size(); ++pos) {
-    const char c = text[pos];
-    if (c >= '0' && c <= '9') {
-      seen_digit = true;
-      if (!digits.empty() || c != '0') digits += c;
-      if (seen_dot) ++fraction_digits;
-    } else if (c == '.' && !seen_dot) {
-      seen_dot = true;
-    } else {
-      break;
-    }
-  }
-  if (!seen_digit) {
+  Mantissa mantissa = read_mantissa(text);
+  if (!mantissa.seen_digit) {
     return make_error("invalid quantity \"" + std::string(text) +
                       "\": expected a number such as 500m, 2 or 16Gi");
   }
-  auto suffix = parse_suffix(text.substr(pos), text);
+  auto suffix = parse_suffix(text.substr(mantissa.end), text);
   if (!suffix) return suffix.error();
-
   // value = digits * 10^(base10 - fraction_digits) * 2^base2 units; in nanos, shift the power of ten by 9.
-  int scale = suffix->base10 - fraction_digits + 9;
-  // Trailing zeros only move the decimal point; dropping them keeps more room for exact arithmetic.
-  while (!digits.empty() && digits.back() == '0') {
-    digits.pop_back();
-    ++scale;
-  }
-  if (digits.empty()) return Quantity(0, suffix->format);
-
-  // Magnitude guard before any arithmetic: number of integer digits of the result in units.
-  const double magnitude = static_cast<double>(digits.size()) + scale - 9 + suffix->base2 * 0.30103;
-  if (magnitude > 22.0) {
-    return make_error("invalid quantity \"" + std::string(text) + "\": larger than the supported 10^21");
-  }
-  bool sticky = false;  // a non-zero digit was dropped: the true value is slightly larger in magnitude.
-  const int exact_digits = suffix->base2 > 0 ? 18 : kMaxExactDigits;
-  if (static_cast<int>(digits.size()) > exact_digits) {
-    const auto dropped = digits.size() - static_cast<std::size_t>(exact_digits);
-    sticky = digits.find_first_not_of('0', static_cast<std::size_t>(exact_digits)) != std::string::npos;
-    digits.resize(static_cast<std::size_t>(exact_digits));
-    scale += static_cast<int>(dropped);
-  }
-  Int value = 0;
-  for (char c : digits) value = value * 10 + (c - '0');
-  value <<= suffix->base2;  // at most 18 digits (< 2^60) times 2^60: fits.
-  if (scale >= 0) {
-    for (int i = 0; i < scale; ++i) {
-      if (value > kMaxNanos) break;
-      value *= 10;
-    }
-  } else {
-    value = divide_pow10_away(value, -scale, sticky);
-  }
-  if (value > kMaxNanos) {
-    return make_error("invalid quantity \"" + std::string(text) + "\": larger than the supported 10^21");
-  }
+  auto nanos = nanos_of(std::move(mantissa.digits), suffix->base10 - mantissa.fraction_digits + 9,
+                        suffix->base2, text);
+  if (!nanos) return nanos.error();
+  Int value = *nanos;
   if (suffix->format == Format::kBinarySI) value = std::min(value, kBinaryCapNanos);
-  return Quantity(negative ? -value : value, suffix->format);
+  return Quantity(mantissa.negative ? -value : value, suffix->format);
 }
 
 Quantity Quantity::from_units(std::int64_t units, Format format) {

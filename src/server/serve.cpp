@@ -137,6 +137,99 @@ LogFields startup_line(const ServeOptions& options, const WebhookConfig& config,
           {"certificate", describe_certificate(*webhook.tls().current())}};
 }
 
+// The serving certificate's files: the ones given, or in dev mode ones generated into a directory that is
+// removed when this is.
+struct ServingTls {
+  std::optional<TemporaryDirectory> dev_directory;
+  std::optional<DevCertificates> dev;
+  TlsFiles files;
+};
+
+Result<ServingTls> serving_tls(const ServeOptions& options, const ListenAddress& listen, const JsonLog& log) {
+  ServingTls out;
+  if (!options.dev_self_signed) {
+    auto files = tls_files(options);
+    if (!files) return files.error();
+    out.files = std::move(*files);
+    return out;
+  }
+  auto directory = TemporaryDirectory::create();
+  if (!directory) return directory.error();
+  out.dev_directory.emplace(std::move(*directory));
+  auto generated = generate_dev_certificates(*out.dev_directory, listen, log);
+  if (!generated) return generated.error();
+  out.dev = std::move(*generated);
+  out.files = out.dev->files;
+  return out;
+}
+
+WebhookConfig webhook_config(const ServeOptions& options, const ListenAddress& listen,
+                             const TlsFiles& files) {
+  WebhookConfig config;
+  config.server.host = listen.host;
+  config.server.port = listen.port;
+  config.server.threads = options.threads;
+  config.server.drain_period = options.drain;
+  config.server.limits.max_connections = options.max_connections;
+  config.tls = files;
+  if (!options.policy_file.empty()) config.policy_file = options.policy_file;
+  return config;
+}
+
+// The cluster view, attached to `config` for the webhook's handlers to read; null (and logged) when it is
+// off.
+Result<std::unique_ptr<ClusterViewProvider>> cluster_view(const ServeOptions& options, const JsonLog& log,
+                                                          WebhookConfig& config) {
+  if (!options.cluster_view.make) {
+    log.info(
+        "cluster view off: the cluster-aware rules (" + policy::cluster_aware_rule_list() + ") are skipped",
+        {{"reason", options.cluster_view.off_reason}});
+    return std::unique_ptr<ClusterViewProvider>();
+  }
+  auto made = options.cluster_view.make(log);
+  if (!made) return made.error();
+  attach_cluster_view(config, **made);
+  return std::move(*made);
+}
+
+// Runs the webhook (and the cluster view's watch, when there is one) until it stops: SIGHUP checks the
+// files again, SIGTERM or SIGINT drains, a second SIGINT stops at once. Signals are handled on this thread's
+// own io_context; the server's threads never see them.
+void serve_until_stopped(Webhook& webhook, ClusterViewProvider* cluster, const JsonLog& log) {
+  net::io_context signals_context;
+  net::signal_set signals(signals_context, SIGTERM, SIGINT, SIGHUP);
+  bool shutting_down = false;
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [&](const boost::system::error_code& ec, int number) {
+        if (ec) return;
+        if (number == SIGHUP) {
+          log.info("SIGHUP: checking the certificate and policy files");
+          webhook.check_files_now();
+        } else if (!shutting_down) {
+          shutting_down = true;
+          log.info("termination signal: draining", {{"signal", number == SIGTERM ? "SIGTERM" : "SIGINT"}});
+          webhook.begin_shutdown();
+        } else if (number == SIGINT) {
+          log.warn("second SIGINT: stopping now");
+          webhook.stop_now();
+        }
+        signals.async_wait(on_signal);
+      };
+  signals.async_wait(on_signal);
+
+  // The watch starts before the listener: /readyz answers "cluster view synced: not yet" until it is.
+  if (cluster != nullptr) cluster->start();
+  webhook.start();
+  std::thread waiter([&] {
+    const bool clean = webhook.wait();
+    log.info("stopped", {{"clean", clean}});
+    net::post(signals_context, [&] { signals_context.stop(); });
+  });
+  signals_context.run();
+  waiter.join();
+  if (cluster != nullptr) cluster->stop();
+}
+
 }  // namespace
 
 Result<ListenAddress> parse_listen_address(std::string_view text) {
@@ -167,85 +260,20 @@ int run_serve(const ServeOptions& options) {
   };
   auto listen = parse_listen_address(options.listen);
   if (!listen) return fail(listen.error().message);
-
-  std::optional<TemporaryDirectory> dev_directory;
-  std::optional<DevCertificates> dev;
-  Result<TlsFiles> files = make_error("");
-  if (options.dev_self_signed) {
-    auto directory = TemporaryDirectory::create();
-    if (!directory) return fail(directory.error().message);
-    dev_directory.emplace(std::move(*directory));
-    auto generated = generate_dev_certificates(*dev_directory, *listen, log);
-    if (!generated) return fail(generated.error().message);
-    dev = std::move(*generated);
-    files = dev->files;
-  } else {
-    files = tls_files(options);
-  }
-  if (!files) return fail(files.error().message);
-
-  WebhookConfig config;
-  config.server.host = listen->host;
-  config.server.port = listen->port;
-  config.server.threads = options.threads;
-  config.server.drain_period = options.drain;
-  config.server.limits.max_connections = options.max_connections;
-  config.tls = *files;
-  if (!options.policy_file.empty()) config.policy_file = options.policy_file;
-
+  auto tls = serving_tls(options, *listen, log);
+  if (!tls) return fail(tls.error().message);
+  WebhookConfig config = webhook_config(options, *listen, tls->files);
   // Declared before the webhook, so it is destroyed after it: the webhook's handlers read it.
-  std::unique_ptr<ClusterViewProvider> cluster;
-  if (options.cluster_view.make) {
-    auto made = options.cluster_view.make(log);
-    if (!made) return fail(made.error().message);
-    cluster = std::move(*made);
-    attach_cluster_view(config, *cluster);
-  } else {
-    log.info(
-        "cluster view off: the cluster-aware rules (" + policy::cluster_aware_rule_list() + ") are skipped",
-        {{"reason", options.cluster_view.off_reason}});
-  }
+  auto cluster = cluster_view(options, log, config);
+  if (!cluster) return fail(cluster.error().message);
 
   auto webhook = Webhook::create(config, log);
   if (!webhook) return fail(webhook.error().message);
   const unsigned threads =
       options.threads > 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
   log.info("serving", startup_line(options, config, **webhook, threads));
-  if (dev) print_dev_banner(*dev, dev_directory->path(), *listen, (*webhook)->port());
-
-  // Signals are handled on this thread's own io_context; the server's threads never see them.
-  net::io_context signals_context;
-  net::signal_set signals(signals_context, SIGTERM, SIGINT, SIGHUP);
-  bool shutting_down = false;
-  std::function<void(const boost::system::error_code&, int)> on_signal =
-      [&](const boost::system::error_code& ec, int number) {
-        if (ec) return;
-        if (number == SIGHUP) {
-          log.info("SIGHUP: checking the certificate and policy files");
-          (*webhook)->check_files_now();
-        } else if (!shutting_down) {
-          shutting_down = true;
-          log.info("termination signal: draining", {{"signal", number == SIGTERM ? "SIGTERM" : "SIGINT"}});
-          (*webhook)->begin_shutdown();
-        } else if (number == SIGINT) {
-          log.warn("second SIGINT: stopping now");
-          (*webhook)->stop_now();
-        }
-        signals.async_wait(on_signal);
-      };
-  signals.async_wait(on_signal);
-
-  // The watch starts before the listener: /readyz answers "cluster view synced: not yet" until it is.
-  if (cluster) cluster->start();
-  (*webhook)->start();
-  std::thread waiter([&] {
-    const bool clean = (*webhook)->wait();
-    log.info("stopped", {{"clean", clean}});
-    net::post(signals_context, [&] { signals_context.stop(); });
-  });
-  signals_context.run();
-  waiter.join();
-  if (cluster) cluster->stop();
+  if (tls->dev) print_dev_banner(*tls->dev, tls->dev_directory->path(), *listen, (*webhook)->port());
+  serve_until_stopped(**webhook, cluster->get(), log);
   return 0;
 }
 

@@ -70,8 +70,20 @@ class Reflector {
  private:
   enum class Outcome : std::uint8_t { kEnded, kGone, kMalformed, kFailed, kStopped };
 
+  // What a watch's stream said, through its callbacks.
+  struct WatchStream {
+    Outcome outcome = Outcome::kEnded;
+    std::string detail;
+    bool opened = false;  // the API server answered 200
+  };
+
   bool list(std::stop_token stop);
   Outcome watch(std::stop_token stop);
+  // One watch request from the last resourceVersion, its stream handled line by line into `stream`.
+  Result<ApiResponse> open_watch(WatchStream& stream, std::stop_token stop);
+  // A watch's outcome from its response and its stream, logged. `worked`: it delivered events or lasted
+  // (see kMinHealthyWatch).
+  Outcome watch_outcome(const Result<ApiResponse>& result, const WatchStream& stream, bool worked);
   // One line of the stream; sets *outcome and returns false to end the stream.
   bool handle_line(std::string_view line, Outcome* outcome, std::string* detail);
   void wait(std::chrono::milliseconds delay, std::stop_token stop) const;

@@ -55,6 +55,7 @@ class JsonValue {
 
  private:
   friend class JsonBuilder;
+  friend class JsonScanner;
   JsonType type_ = JsonType::kNull;
   std::uint32_t size_ = 0;  // characters, items or members
   union {
@@ -82,7 +83,8 @@ class JsonDocument {
  public:
   // Parses `text`, which must outlive the document: strings without escapes are views into it. Fails past
   // `max_depth` nested containers; members at the `drop` paths are checked for syntax and left out. The
-  // accepted syntax and the values are those of nlohmann::json::parse (see json_reader.cpp).
+  // accepted syntax and the values are those of nlohmann::json::parse (see json_reader.cpp and
+  // json_scanner.cpp).
   static Result<JsonDocument> parse(std::string_view text, std::size_t max_depth,
                                     std::span<const JsonPath> drop = {});
 
