@@ -11,12 +11,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kCudaDriver = "cuda-driver";
-
-}  // namespace
-
-namespace {
-
 struct CudaVersion {
   int major = 0;
   int minor = 0;
@@ -123,15 +117,14 @@ void rule_cuda_driver(RuleContext& ctx) {
                                                  {"operator", "Gt"},
                                                  {"values", {std::to_string(floor->driver_minor - 1)}}}})};
     if (require_node_affinity(ctx.edit(spec_part("affinity")), alternatives)) {
-      ctx.fixed(kCudaDriver, "spec.affinity.nodeAffinity",
-                "required node affinity on " + cfg.major_label + " for a driver ≥ " + driver + " (CUDA " +
-                    cuda + ")");
+      ctx.fixed("spec.affinity.nodeAffinity", "required node affinity on " + cfg.major_label +
+                                                  " for a driver ≥ " + driver + " (CUDA " + cuda + ")");
     }
     return;
   }
   const std::string what = qualifying == 0 ? "no GPU node has it" : "some GPU nodes do not";
   ctx.report(
-      kCudaDriver, cfg.action, "spec.containers",
+      cfg.action, "spec.containers",
       "image " + image + " is built for CUDA " + cuda + ", which needs an NVIDIA driver ≥ " + driver + "; " +
           what + " (drivers here: " + present +
           "). On an older driver CUDA fails at start with \"the provided PTX was "

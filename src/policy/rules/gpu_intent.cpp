@@ -7,8 +7,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kGpuIntent = "gpu-intent";
-
 const std::string* matching_pattern(const GpuIntent& cfg, std::string_view image) {
   const auto it = std::find_if(cfg.image_patterns.begin(), cfg.image_patterns.end(),
                                [&](const std::string& p) { return glob_match(p, image); });
@@ -56,7 +54,7 @@ void rule_gpu_intent(RuleContext& ctx) {
       const std::int64_t gpus = ctx.gpu_units(c);
       if (!procs || gpus <= 0 || *procs <= gpus) continue;
       const std::string n = std::to_string(*procs);
-      ctx.report(kGpuIntent, cfg.action, field_of(c, ".resources.limits"),
+      ctx.report(cfg.action, field_of(c, ".resources.limits"),
                  describe(c) + " starts " + n + " processes per node (--nproc_per_node=" + n +
                      ") but holds " + std::to_string(gpus) + " GPU" + (gpus > 1 ? "s" : "") +
                      ": the extra ranks fail with "
@@ -103,14 +101,14 @@ void rule_gpu_intent(RuleContext& ctx) {
 
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
     ctx.edit(container_part(*target, "resources"))["limits"][cfg.resource] = "1";
-    ctx.fixed(kGpuIntent, field_of(*target, ".resources.limits"),
+    ctx.fixed(field_of(*target, ".resources.limits"),
               "added " + cfg.resource + ": 1 to " + describe(*target) + ", which " + reason);
     ctx.notice("gpu-intent: " + describe(*target) + " " + reason + " but asked for no GPU; gpuadmit added " +
                cfg.resource + ": 1");
     return;
   }
   ctx.report(
-      kGpuIntent, cfg.action, field_of(*target, ".resources.limits"),
+      cfg.action, field_of(*target, ".resources.limits"),
       describe(*target) + " " + reason +
           " but requests no GPU: it will run on CPU, silently and many times slower, "
           "or crash when it calls CUDA.\nFix: ask for the GPUs it needs:\n    resources:\n      limits:\n"

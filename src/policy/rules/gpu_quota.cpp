@@ -11,8 +11,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kGpuQuota = "gpu-quota";
-
 // Whether one scope holds for the pod (ResourceQuota's podMatchesScopeFunc); nullopt when gpuadmit does not
 // read what it depends on (CrossNamespacePodAffinity: pod affinity terms), or the scope is not about pods.
 std::optional<bool> scope_holds(const k8s::ScopeRequirement& r, const k8s::Pod& pod) {
@@ -83,7 +81,7 @@ void report_must_specify(RuleContext& ctx, const k8s::ResourceQuota& quota) {
     const std::string names = missing_in(pod, limit, resource);
     if (names.empty()) continue;
     const std::string where = limit ? "limits" : "requests";
-    ctx.report(kGpuQuota, ctx.rules().gpu_quota.action, "spec.containers",
+    ctx.report(ctx.rules().gpu_quota.action, "spec.containers",
                "ResourceQuota " + quota.name + " in namespace " + quota.namespace_ + " constrains " + k +
                    ", so the API server refuses every pod it counts whose containers do not all set it "
                    "(\"failed quota: " +
@@ -154,7 +152,7 @@ void rule_gpu_quota(RuleContext& ctx) {
           left_text + " (ResourceQuota " + quota.name + "); " + ask +
           (pods == 1 ? "" : " (" + std::to_string(pods) + " x " + human(per_pod) + ")");
       ctx.report(
-          kGpuQuota, ctx.rules().gpu_quota.action, "spec.containers",
+          ctx.rules().gpu_quota.action, "spec.containers",
           figures +
               ". The API server will refuse it with \"exceeded quota\"; a controller's pods are refused "
               "silently, as events on the ReplicaSet or Job.\nFix: free capacity in the namespace, ask "

@@ -12,8 +12,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kGpuType = "gpu-type";
-
 std::string join(const std::set<std::string>& values) {
   std::string out;
   for (const auto& v : values) out += (out.empty() ? "" : ", ") + v;
@@ -34,7 +32,7 @@ void rule_gpu_type(RuleContext& ctx) {
     auto q = k8s::Quantity::parse(*memory_text);
     if (!q) {
       ctx.report(
-          kGpuType, cfg.action, "metadata.annotations",
+          cfg.action, "metadata.annotations",
           "gpuadmit.io/gpu-memory-min: " + q.error().message + ".\nFix: write a quantity such as 40Gi.",
           "gpuadmit.io/gpu-memory-min is not a quantity: " + *memory_text);
       return;
@@ -89,7 +87,7 @@ void rule_gpu_type(RuleContext& ctx) {
                 ", " + std::to_string(info.first) + (info.first == 1 ? " node)" : " nodes)");
     }
     if (models.empty()) models = "none labelled " + cfg.product_label;
-    ctx.report(kGpuType, cfg.action, "metadata.annotations",
+    ctx.report(cfg.action, "metadata.annotations",
                "the pod asks for a GPU " + wanted_text +
                    ", and no GPU node in this cluster has one. The GPUs here: " + models +
                    ".\nFix: change gpuadmit.io/gpu-type or gpuadmit.io/gpu-memory-min to a GPU the cluster "
@@ -103,9 +101,8 @@ void rule_gpu_type(RuleContext& ctx) {
                                      {"values", std::vector<std::string>(allowed.begin(), allowed.end())}};
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
     if (require_node_affinity(ctx.edit(spec_part("affinity")), {nlohmann::json::array({expression})})) {
-      ctx.fixed(kGpuType, "spec.affinity.nodeAffinity",
-                "required node affinity " + cfg.product_label + " In [" + join(allowed) + "] for a GPU " +
-                    wanted_text);
+      ctx.fixed("spec.affinity.nodeAffinity", "required node affinity " + cfg.product_label + " In [" +
+                                                  join(allowed) + "] for a GPU " + wanted_text);
     }
     return;
   }
@@ -115,7 +112,7 @@ void rule_gpu_type(RuleContext& ctx) {
     const bool ok = product != node->labels.end() && allowed.contains(product->second);
     if (ok || !k8s::node_selector_matches(pod, *node)) continue;
     ctx.report(
-        kGpuType, cfg.action, "spec.affinity.nodeAffinity",
+        cfg.action, "spec.affinity.nodeAffinity",
         "the pod asks for a GPU " + wanted_text + " but could be scheduled on node " + node->name + " (" +
             (product == node->labels.end() ? std::string("no product label") : product->second) +
             ").\nFix: add required node affinity:\n    " + cfg.product_label + " In [" + join(allowed) + "]",

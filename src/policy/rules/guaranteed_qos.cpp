@@ -10,7 +10,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kGuaranteedQos = "guaranteed-qos";
 constexpr std::array<const char*, 2> kQosResources{"cpu", "memory"};
 
 // The node groups the pod could use (eligible_gpu_groups), for bounding what a fix writes. No cluster: no
@@ -109,7 +108,7 @@ Shortfall make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, 
         continue;
       }
       target()["limits"][res] = request_text;
-      ctx.fixed(kGuaranteedQos, field() + ".resources.limits." + res,
+      ctx.fixed(field() + ".resources.limits." + res,
                 "set " + who() + " " + res + " limit to its request " + request_text);
       continue;
     }
@@ -164,14 +163,14 @@ Shortfall make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, 
       }
       if (cfg.strategy == QosStrategy::kRaiseRequests) {
         target()["requests"][res] = limit->to_string();
-        ctx.fixed(kGuaranteedQos, field() + ".resources.requests." + res,
-                  "raised " + who() + " " + res + " request from " + request->to_string() + " to its limit " +
-                      limit->to_string());
+        ctx.fixed(field() + ".resources.requests." + res, "raised " + who() + " " + res + " request from " +
+                                                              request->to_string() + " to its limit " +
+                                                              limit->to_string());
       } else {
         target()["limits"][res] = request->to_string();
-        ctx.fixed(kGuaranteedQos, field() + ".resources.limits." + res,
-                  "lowered " + who() + " " + res + " limit from " + limit->to_string() + " to its request " +
-                      request->to_string());
+        ctx.fixed(field() + ".resources.limits." + res, "lowered " + who() + " " + res + " limit from " +
+                                                            limit->to_string() + " to its request " +
+                                                            request->to_string());
       }
       continue;
     }
@@ -215,8 +214,7 @@ Shortfall make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, 
     nlohmann::json& resources = target();
     resources["requests"][res] = value_text;
     resources["limits"][res] = value_text;
-    ctx.fixed(kGuaranteedQos, field() + ".resources",
-              "set " + who() + " " + res + " request and limit to " + value_text);
+    ctx.fixed(field() + ".resources", "set " + who() + " " + res + " request and limit to " + value_text);
     defaulted += (defaulted.empty() ? "" : ", ") + res + " " + value_text;
   }
   if (!defaulted.empty()) {
@@ -245,7 +243,7 @@ void report_shortfall(RuleContext& ctx, Action action, const std::vector<std::st
       "Fix: give every container (init containers and sidecars too) cpu and memory requests equal to "
       "its limits, for example:\n    resources:\n      requests: {cpu: \"8\", memory: 32Gi}\n"
       "      limits:   {cpu: \"8\", memory: 32Gi}";
-  ctx.report(kGuaranteedQos, action, first_field, std::move(message), std::move(summary));
+  ctx.report(action, first_field, std::move(message), std::move(summary));
 }
 
 // One line per stanza: `who: problem; problem`, and the first stanza's field.

@@ -9,12 +9,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kMemoryFloor = "memory-floor";
-
-}  // namespace
-
-namespace {
-
 std::optional<double> bytes_per_parameter(std::string_view precision) {
   if (precision == "fp32" || precision == "float32" || precision == "tf32") return 4.0;
   if (precision == "fp16" || precision == "bf16" || precision == "float16" || precision == "bfloat16")
@@ -56,7 +50,7 @@ void rule_memory_floor(RuleContext& ctx) {
     }
     if (!params || !bytes || !batch) {
       ctx.report(
-          kMemoryFloor, cfg.action, "metadata.annotations",
+          cfg.action, "metadata.annotations",
           "the model annotations cannot be read: gpuadmit.io/model-parameters takes a count such as 7B "
           "or 7e9, gpuadmit.io/model-precision one of fp32, tf32, bf16, fp16, fp8, int8, int4, and "
           "gpuadmit.io/batch-memory a quantity such as 2Gi.\nFix: correct the annotations or remove them.",
@@ -92,7 +86,7 @@ void rule_memory_floor(RuleContext& ctx) {
     }
     const std::string have = limit != nullptr ? "a memory limit of " + human(*limit) : "no memory limit";
     ctx.report(
-        kMemoryFloor, cfg.action, field_of(c, ".resources.limits.memory"),
+        cfg.action, field_of(c, ".resources.limits.memory"),
         describe(c) + " has " + have + ", below the " + human(floor) + " it needs: " + floor_how +
             ". A GPU job that runs out of host memory is OOMKilled (exit code 137), usually in its "
             "DataLoader workers, long after it started.\nFix:\n    resources:\n      requests: {memory: " +

@@ -11,8 +11,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kNodeFit = "node-fit";
-
 // Why one node cannot run the pod, as a key that groups nodes with the same reason. `present` caches, per
 // label key, the values the cluster has: computing them scans every node, so once per key, not per node
 // (a selector nobody matches would otherwise cost nodes² label lookups).
@@ -68,7 +66,7 @@ void rule_node_fit(RuleContext& ctx) {
   if (gpu != wanted.end() && candidates.empty()) {
     const Action action = std::min(ctx.rules().node_fit.action, ctx.rules().node_fit.no_node_offers);
     ctx.report(
-        kNodeFit, action, "spec",
+        action, "spec",
         "no node offers " + gpu->first + " right now (" + plural(cluster->nodes.size(), "node", "nodes") +
             " in the cluster). If a node pool scales up from zero (cluster-autoscaler, Karpenter), the pod "
             "waits Pending until a node arrives; otherwise it waits forever.\nFix: check that the GPU node "
@@ -155,7 +153,7 @@ void rule_node_fit(RuleContext& ctx) {
     if (name != "pods") asks += (asks.empty() ? "" : ", ") + name + " " + amount.to_string();
   }
   ctx.report(
-      kNodeFit, ctx.rules().node_fit.action, "spec",
+      ctx.rules().node_fit.action, "spec",
       "no node can run this pod: " + breakdown + ".\nThe pod asks for " + asks +
           " (allocatable capacity counts, not current use: no node could run it even when empty), so the "
           "scheduler would leave it Pending.\nFix: ask for what one node has, relax the node selector or "

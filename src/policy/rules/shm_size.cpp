@@ -9,7 +9,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kShmSize = "shm-size";
 constexpr std::string_view kShmPath = "/dev/shm";
 
 bool is_shm_path(std::string_view path) {
@@ -93,7 +92,7 @@ void rule_shm_size(RuleContext& ctx) {
     if (volume == nullptr) continue;  // the API server rejects a mount of an undeclared volume itself
     if (!memory_backed(*volume)) {
       ctx.report(
-          kShmSize, std::min(cfg.action, Action::kWarn), field_of(*c, ".volumeMounts"),
+          std::min(cfg.action, Action::kWarn), field_of(*c, ".volumeMounts"),
           describe(*c) + " mounts volume \"" + volume->name +
               "\" at /dev/shm, which is not memory-backed: shared memory on disk makes DataLoader workers "
               "slow.\nFix: back it with\n    emptyDir:\n      medium: Memory\n      sizeLimit: " +
@@ -104,7 +103,7 @@ void rule_shm_size(RuleContext& ctx) {
     if (shared == nullptr) shared = volume;
     if (volume->size_limit && *volume->size_limit < cfg.minimum) {
       ctx.report(
-          kShmSize, std::min(cfg.action, Action::kWarn), "spec.volumes",
+          std::min(cfg.action, Action::kWarn), "spec.volumes",
           "the /dev/shm volume \"" + volume->name + "\" of " + describe(*c) + " is limited to " +
               human(*volume->size_limit) + ", below the policy's minimum of " + human(cfg.minimum) +
               ". DataLoader workers that outgrow it fail with \"bus error\".\nFix: raise its sizeLimit to " +
@@ -127,22 +126,21 @@ void rule_shm_size(RuleContext& ctx) {
       nlohmann::json& empty_dir = volume["emptyDir"] = nlohmann::json::object();
       empty_dir["medium"] = "Memory";
       empty_dir["sizeLimit"] = size.to_string();
-      ctx.fixed(kShmSize, "spec.volumes",
+      ctx.fixed("spec.volumes",
                 "added a memory-backed volume \"" + name + "\" of " + size.to_string() + " for /dev/shm");
     }
     for (const k8s::Container* c : missing) {
       nlohmann::json& mount = ctx.append(container_part(*c, "volumeMounts"));
       mount["mountPath"] = kShmPath;
       mount["name"] = name;
-      ctx.fixed(kShmSize, field_of(*c, ".volumeMounts"),
-                "mounted \"" + name + "\" at /dev/shm in " + describe(*c));
+      ctx.fixed(field_of(*c, ".volumeMounts"), "mounted \"" + name + "\" at /dev/shm in " + describe(*c));
     }
     return;
   }
   std::string who;
   for (const k8s::Container* c : missing) who += (who.empty() ? "" : ", ") + describe(*c);
   ctx.report(
-      kShmSize, cfg.action, field_of(*missing.front(), ".volumeMounts"),
+      cfg.action, field_of(*missing.front(), ".volumeMounts"),
       who +
           " would run with the container runtime's 64 MiB /dev/shm. PyTorch DataLoader workers pass "
           "batches through shared memory and crash with \"bus error\" when it fills.\nFix:\n    volumes:\n"
