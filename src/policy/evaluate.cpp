@@ -152,7 +152,7 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
       }
 #endif
     }
-    rule.run(ctx);
+    ctx.run(rule);
     if (ctx.dirty()) last_writer = rule.id;
   }
   if (request.mode == Mode::kMutate && decision.changed() && !edits.empty()) {

@@ -50,22 +50,13 @@ bool equal(const k8s::JsonValue& source, const json& target) {
   return k8s::to_json(source) == target;
 }
 
-// Operations go into a JSON array.
-struct JsonSink {
-  json& patch;
-  void add(const char* name, const std::string& path) { patch.push_back(patch_op(name, path)); }
-  void add(const char* name, const std::string& path, const json& value) {
-    patch.push_back(patch_op(name, path, value));
-  }
-};
-
 template <class J>
-void diff(const J& source, const json& target, std::string& path, JsonSink& patch);
+void diff(const J& source, const json& target, std::string& path, json& patch);
 
 // Both members are sorted maps: one merge walk pairs the keys (no lookups, and not nlohmann's items(),
 // which copies two strings per step). Additions go last, as nlohmann orders them.
 template <class J>
-void diff_object(const J& source, const json& target, std::string& path, JsonSink& patch) {
+void diff_object(const J& source, const json& target, std::string& path, json& patch) {
   const auto& to = target.get_ref<const json::object_t&>();
   const std::size_t base = path.size();
   std::vector<const json::object_t::value_type*> added;
@@ -77,20 +68,20 @@ void diff_object(const J& source, const json& target, std::string& path, JsonSin
       diff(value, t->second, path, patch);
       ++t;
     } else {
-      patch.add("remove", path);
+      patch.push_back(patch_op("remove", path));
     }
     path.resize(base);
   }
   for (; t != to.end(); ++t) added.push_back(&*t);
   for (const auto* member : added) {
     append_pointer_token(path, member->first);
-    patch.add("add", path, member->second);
+    patch.push_back(patch_op("add", path, member->second));
     path.resize(base);
   }
 }
 
 template <class J>
-void diff_array(const J& source, const json& target, std::string& path, JsonSink& patch) {
+void diff_array(const J& source, const json& target, std::string& path, json& patch) {
   const std::size_t base = path.size();
   const std::size_t common = std::min(source.size(), target.size());
   for (std::size_t i = 0; i < common; ++i) {
@@ -102,21 +93,21 @@ void diff_array(const J& source, const json& target, std::string& path, JsonSink
   // Remove from the end so earlier indices stay valid while the patch applies.
   for (std::size_t i = source.size(); i > common; --i) {
     path += '/' + std::to_string(i - 1);
-    patch.add("remove", path);
+    patch.push_back(patch_op("remove", path));
     path.resize(base);
   }
   for (std::size_t i = common; i < target.size(); ++i) {
     path += "/-";
-    patch.add("add", path, target[i]);
+    patch.push_back(patch_op("add", path, target[i]));
     path.resize(base);
   }
 }
 
 template <class J>
-void diff(const J& source, const json& target, std::string& path, JsonSink& patch) {
+void diff(const J& source, const json& target, std::string& path, json& patch) {
   if (!same_type(source, target)) {
     // 1 and 1.0 are different types but equal values: nothing to patch.
-    if (!equal(source, target)) patch.add("replace", path, target);
+    if (!equal(source, target)) patch.push_back(patch_op("replace", path, target));
     return;
   }
   if (source.is_object()) {
@@ -124,7 +115,7 @@ void diff(const J& source, const json& target, std::string& path, JsonSink& patc
   } else if (source.is_array()) {
     diff_array(source, target, path, patch);
   } else if (!equal(source, target)) {
-    patch.add("replace", path, target);
+    patch.push_back(patch_op("replace", path, target));
   }
 }
 
@@ -164,13 +155,11 @@ void append_pointer_token(std::string& path, std::string_view token) {
 }
 
 void append_diff(const json& source, const json& target, std::string& path, json& patch) {
-  JsonSink sink{patch};
-  diff(source, target, path, sink);
+  diff(source, target, path, patch);
 }
 
 void append_diff(const k8s::JsonValue& source, const json& target, std::string& path, json& patch) {
-  JsonSink sink{patch};
-  diff(source, target, path, sink);
+  diff(source, target, path, patch);
 }
 
 json json_diff(const json& source, const json& target, std::string path) {

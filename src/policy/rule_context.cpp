@@ -1,7 +1,6 @@
 #include "rule_context.hpp"
 
 #include "gpuadmit/k8s/json_access.hpp"
-#include "gpuadmit/policy/catalogue.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -13,12 +12,10 @@
 
 namespace gpuadmit::policy {
 
-void RuleContext::report(std::string_view rule, Action action, std::string field, std::string message,
-                         std::string summary) {
+void RuleContext::report(Action action, std::string field, std::string message, std::string summary) {
   // A stale cluster view (API server unreachable) must not turn a healthy pod away on old facts: by default
   // cluster-aware verdicts become warnings that say how old the view is.
-  const RuleEntry* entry = find_rule(rule);
-  if (entry != nullptr && entry->cluster_aware && cluster_ != nullptr && cluster_->stale &&
+  if (rule_->cluster_aware && cluster_ != nullptr && cluster_->stale &&
       rules_.on_stale_cluster != OnStale::kEnforce) {
     if (rules_.on_stale_cluster == OnStale::kSkip) return;
     const std::string age = "(cluster view " + std::to_string(cluster_->age_seconds) + "s old) ";
@@ -26,8 +23,8 @@ void RuleContext::report(std::string_view rule, Action action, std::string field
     summary = age + summary;
     message = age + message;
   }
-  std::string line = one_line(std::string(rule) + ": " + summary);
-  Finding finding{std::string(rule), action, std::move(field), std::move(message), std::move(line)};
+  std::string line = one_line(std::string(rule_->id) + ": " + summary);
+  Finding finding{std::string(rule_->id), action, std::move(field), std::move(message), std::move(line)};
   switch (action) {
     case Action::kEnforce:
       decision_.violations.push_back(std::move(finding));
@@ -43,14 +40,14 @@ void RuleContext::report(std::string_view rule, Action action, std::string field
   }
 }
 
-void RuleContext::fixed(std::string_view rule, std::string field, std::string description) {
+void RuleContext::fixed(std::string field, std::string description) {
   // A pod that needs one fix usually needs several (Guaranteed QoS alone sets up to four values): room
   // for them at the first, rather than growing the vector one doubling at a time.
   constexpr std::size_t kFixesReserve = 8;
   if (decision_.fixes.empty()) {
     decision_.fixes.reserve(kFixesReserve);
   }
-  decision_.fixes.push_back({std::string(rule), std::move(field), std::move(description)});
+  decision_.fixes.push_back({std::string(rule_->id), std::move(field), std::move(description)});
 }
 
 void RuleContext::notice(std::string text) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuadmit/k8s/objects.hpp"
+#include "gpuadmit/policy/catalogue.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/decision.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
@@ -43,11 +44,16 @@ class RuleContext {
   }
   [[nodiscard]] const ClusterView* cluster_view() const noexcept { return cluster_; }
 
-  // Records a finding under the rule's configured action (enforce → violation, warn → warning, audit).
-  void report(std::string_view rule, Action action, std::string field, std::string message,
-              std::string summary);
-  // Records an applied fix; call after editing a part.
-  void fixed(std::string_view rule, std::string field, std::string description);
+  // Runs `rule` on the pod: what it reports and fixes is recorded under its id.
+  void run(const RuleEntry& rule) {
+    rule_ = &rule;
+    rule.run(*this);
+  }
+
+  // Records a finding of the running rule under `action` (enforce → violation, warn → warning, audit).
+  void report(Action action, std::string field, std::string message, std::string summary);
+  // Records an applied fix of the running rule; call after editing a part.
+  void fixed(std::string field, std::string description);
 
   void notice(std::string text);
 
@@ -86,6 +92,7 @@ class RuleContext {
   Mode mode_;
   Decision& decision_;
   const ClusterView* cluster_;
+  const RuleEntry* rule_ = nullptr;  // the one running
   std::int64_t replicas_ = 1;
   mutable std::optional<bool> gpu_pod_;
   mutable std::vector<std::int64_t> container_gpus_;  // by position in pod_.containers; empty: not counted

@@ -91,6 +91,13 @@ inline nlohmann::json gpu_pod(const std::string& gpus) {
   return yaml(gpu_pod_yaml(gpus));
 }
 
+// gpu_pod(gpus) with `member` of its container (image, resources) set to `value`.
+inline nlohmann::json gpu_pod_with(const std::string& gpus, const std::string& member, nlohmann::json value) {
+  nlohmann::json object = gpu_pod(gpus);
+  object["spec"]["containers"][0][member] = std::move(value);
+  return object;
+}
+
 inline admission::CheckResult check(const nlohmann::json& object, const policy::RuleSet& rules,
                                     const policy::ClusterView* view) {
   auto r = admission::check_object(object, rules, "ml-team", view);
@@ -117,6 +124,15 @@ inline policy::Decision run(const nlohmann::json& object, policy::Mode mode,
   auto decision = evaluate(object, "ml-team", mode, rules, cluster);
   if (!decision) throw std::runtime_error(decision.error().message);
   return std::move(*decision);
+}
+
+// The terms of the required node affinity in what `check` fixed, which gpu-type and cuda-driver AND into.
+inline const nlohmann::json& required_node_terms(const admission::CheckResult& r) {
+  return r.fixed.at("spec")
+      .at("affinity")
+      .at("nodeAffinity")
+      .at("requiredDuringSchedulingIgnoredDuringExecution")
+      .at("nodeSelectorTerms");
 }
 
 // The rule ids of `findings`, in their order.

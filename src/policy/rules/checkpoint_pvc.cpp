@@ -165,7 +165,7 @@ void rule_checkpoint_pvc(RuleContext& ctx) {
       // every pod Pending ("waiting for ephemeral volume controller", then "unbound PersistentVolumeClaims").
       if (const std::string problem = class_problem(*cluster, v.ephemeral_storage_class); !problem.empty()) {
         ctx.report(
-            kCheckpointPvc, Action::kWarn, field + ".ephemeral.volumeClaimTemplate.spec.storageClassName",
+            Action::kWarn, field + ".ephemeral.volumeClaimTemplate.spec.storageClassName",
             "ephemeral volume \"" + v.name + "\": " + problem +
                 "; its claim would stay Pending, and so would the pod.\nFix: set "
                 "ephemeral.volumeClaimTemplate.spec.storageClassName to a storage class of this cluster.",
@@ -177,7 +177,7 @@ void rule_checkpoint_pvc(RuleContext& ctx) {
     const k8s::PersistentVolumeClaim* claim = cluster->claim(pod.meta.namespace_, v.claim_name);
     // On pods these are warnings: the claim may be created right after the pod (kubectl apply -f dir/).
     if (claim == nullptr) {
-      ctx.report(kCheckpointPvc, Action::kWarn, field,
+      ctx.report(Action::kWarn, field,
                  "volume \"" + v.name + "\" uses claim \"" + v.claim_name +
                      "\", which does not exist in namespace " + pod.meta.namespace_ +
                      " (yet): the pod stays Pending until it does.",
@@ -186,7 +186,7 @@ void rule_checkpoint_pvc(RuleContext& ctx) {
     }
     if (claim->phase != "Bound") {
       if (const std::string problem = class_problem(*cluster, claim->storage_class); !problem.empty()) {
-        ctx.report(kCheckpointPvc, Action::kWarn, field,
+        ctx.report(Action::kWarn, field,
                    "volume \"" + v.name + "\" uses claim \"" + v.claim_name +
                        "\", which cannot bind: " + problem +
                        ". The claim stays Pending, and so does the pod (\"unbound immediate "
@@ -201,7 +201,7 @@ void rule_checkpoint_pvc(RuleContext& ctx) {
     }
     const Need need = checkpoint_need(pod.meta.annotations, cfg);
     if (claim->request && *claim->request >= need.size) continue;
-    ctx.report(kCheckpointPvc, Action::kWarn, field,
+    ctx.report(Action::kWarn, field,
                "checkpoint claim \"" + v.claim_name + "\" holds " +
                    (claim->request ? human(*claim->request) : "?") + ", less than the " + human(need.size) +
                    " this pod's model needs (" + need.how + ").",

@@ -2,6 +2,7 @@
 // ("CUDA driver version is insufficient for CUDA runtime version").
 #include <array>
 #include <charconv>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -11,16 +12,14 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kCudaDriver = "cuda-driver";
-
-}  // namespace
-
-namespace {
-
 struct CudaVersion {
   int major = 0;
   int minor = 0;
 };
+
+bool newer(CudaVersion a, CudaVersion b) {
+  return a.major > b.major || (a.major == b.major && a.minor > b.minor);
+}
 
 // "…-cuda12.1-…", "…cuda11.7…", and nvidia/cuda:12.1.0-runtime-ubuntu22.04 style tags.
 std::optional<CudaVersion> cuda_of_image(std::string_view image) {
@@ -68,76 +67,113 @@ std::optional<DriverFloor> floor_for(CudaVersion v) {
   return best;
 }
 
-}  // namespace
+// The newest CUDA a GPU container's image is built for, and the driver it needs.
+struct Need {
+  CudaVersion cuda;
+  std::string image;
+  DriverFloor floor;
+};
 
-void rule_cuda_driver(RuleContext& ctx) {
-  if (!ctx.is_gpu_pod()) return;
-  const CudaDriver& cfg = ctx.rules().cuda_driver;
-  std::optional<CudaVersion> needed;
+std::optional<Need> need_of(const RuleContext& ctx) {
+  std::optional<CudaVersion> newest;
   std::string image;
   for (const k8s::Container& c : ctx.pod().containers) {
     if (ctx.gpu_units(c) <= 0) continue;
-    if (auto v = cuda_of_image(c.image); v && (!needed || v->major > needed->major ||
-                                               (v->major == needed->major && v->minor > needed->minor))) {
-      needed = v;
+    if (auto v = cuda_of_image(c.image); v && (!newest || newer(*v, *newest))) {
+      newest = v;
       image = c.image;
     }
   }
-  if (!needed) return;
-  const auto floor = floor_for(*needed);
-  if (!floor) return;
-  const std::string cuda = std::to_string(needed->major) + "." + std::to_string(needed->minor);
-  const std::string driver = std::to_string(floor->driver_major) + "." + std::to_string(floor->driver_minor);
+  if (!newest) return std::nullopt;
+  const auto floor = floor_for(*newest);
+  if (!floor) return std::nullopt;
+  return Need{*newest, std::move(image), *floor};
+}
 
-  std::map<std::string, std::size_t> drivers;  // "535.104" → nodes
-  std::size_t qualifying = 0;
+// The drivers of the GPU nodes the pod's resources point at, as their labels say.
+struct Drivers {
+  std::map<std::string, std::size_t> versions;  // "535.104" → nodes
   std::size_t labelled = 0;
+  std::size_t qualifying = 0;  // new enough for the image
+};
+
+Drivers drivers_for(const RuleContext& ctx, const DriverFloor& floor) {
+  const CudaDriver& cfg = ctx.rules().cuda_driver;
+  Drivers out;
   for (const k8s::Node* node : gpu_nodes_for(ctx)) {
     const auto major = int_label(*node, cfg.major_label);
     const auto minor = int_label(*node, cfg.minor_label);
     if (!major) continue;
-    ++labelled;
-    ++drivers[std::to_string(*major) + "." + (minor ? std::to_string(*minor) : std::string("?"))];
-    if (*major > floor->driver_major ||
-        (*major == floor->driver_major && minor && *minor >= floor->driver_minor)) {
-      ++qualifying;
+    ++out.labelled;
+    ++out.versions[std::to_string(*major) + "." + (minor ? std::to_string(*minor) : std::string("?"))];
+    if (*major > floor.driver_major ||
+        (*major == floor.driver_major && minor && *minor >= floor.driver_minor)) {
+      ++out.qualifying;
     }
   }
-  if (labelled == 0 || qualifying == labelled) return;  // unknown drivers, or every GPU node is new enough
+  return out;
+}
 
+std::string cuda_text(const Need& need) {
+  return std::to_string(need.cuda.major) + "." + std::to_string(need.cuda.minor);
+}
+
+std::string driver_text(const Need& need) {
+  return std::to_string(need.floor.driver_major) + "." + std::to_string(need.floor.driver_minor);
+}
+
+// Keeps the pod on nodes whose driver is new enough: a major above the floor's, or the floor's major and a
+// minor at least its minor.
+void require_driver(RuleContext& ctx, const Need& need) {
+  using nlohmann::json;
+  const CudaDriver& cfg = ctx.rules().cuda_driver;
+  const std::string major = std::to_string(need.floor.driver_major);
+  const std::vector<json> alternatives{
+      json::array({{{"key", cfg.major_label}, {"operator", "Gt"}, {"values", {major}}}}),
+      json::array({{{"key", cfg.major_label}, {"operator", "In"}, {"values", {major}}},
+                   {{"key", cfg.minor_label},
+                    {"operator", "Gt"},
+                    {"values", {std::to_string(need.floor.driver_minor - 1)}}}})};
+  if (require_node_affinity(ctx.edit(spec_part("affinity")), alternatives)) {
+    ctx.fixed("spec.affinity.nodeAffinity", "required node affinity on " + cfg.major_label +
+                                                " for a driver ≥ " + driver_text(need) + " (CUDA " +
+                                                cuda_text(need) + ")");
+  }
+}
+
+void report_old_drivers(RuleContext& ctx, const Need& need, const Drivers& drivers) {
   std::string present;
-  for (const auto& [version, count] : drivers) {
+  for (const auto& [version, count] : drivers.versions) {
     present += (present.empty() ? "" : ", ") + version + " (" + std::to_string(count) +
                (count == 1 ? " node)" : " nodes)");
   }
-  if (qualifying > 0 && cfg.action == Action::kEnforce) {
-    if (!ctx.can_fix()) return;  // validate: the affinity added by mutate keeps the pod on qualifying nodes
-    using nlohmann::json;
-    std::vector<json> alternatives{json::array({{{"key", cfg.major_label},
-                                                 {"operator", "Gt"},
-                                                 {"values", {std::to_string(floor->driver_major)}}}}),
-                                   json::array({{{"key", cfg.major_label},
-                                                 {"operator", "In"},
-                                                 {"values", {std::to_string(floor->driver_major)}}},
-                                                {{"key", cfg.minor_label},
-                                                 {"operator", "Gt"},
-                                                 {"values", {std::to_string(floor->driver_minor - 1)}}}})};
-    if (require_node_affinity(ctx.edit(spec_part("affinity")), alternatives)) {
-      ctx.fixed(kCudaDriver, "spec.affinity.nodeAffinity",
-                "required node affinity on " + cfg.major_label + " for a driver ≥ " + driver + " (CUDA " +
-                    cuda + ")");
-    }
-    return;
-  }
-  const std::string what = qualifying == 0 ? "no GPU node has it" : "some GPU nodes do not";
+  const std::string cuda = cuda_text(need);
+  const std::string driver = driver_text(need);
+  const std::string what = drivers.qualifying == 0 ? "no GPU node has it" : "some GPU nodes do not";
   ctx.report(
-      kCudaDriver, cfg.action, "spec.containers",
-      "image " + image + " is built for CUDA " + cuda + ", which needs an NVIDIA driver ≥ " + driver + "; " +
-          what + " (drivers here: " + present +
+      ctx.rules().cuda_driver.action, "spec.containers",
+      "image " + need.image + " is built for CUDA " + cuda + ", which needs an NVIDIA driver ≥ " + driver +
+          "; " + what + " (drivers here: " + present +
           "). On an older driver CUDA fails at start with \"the provided PTX was "
           "compiled with an unsupported toolchain\" or \"CUDA driver version is insufficient\".\nFix: use an "
           "image built for the CUDA the drivers support, or ask for nodes with a newer driver.",
       "image built for CUDA " + cuda + " needs driver ≥ " + driver + "; " + what + " (" + present + ")");
+}
+
+}  // namespace
+
+void rule_cuda_driver(RuleContext& ctx) {
+  if (!ctx.is_gpu_pod()) return;
+  const std::optional<Need> need = need_of(ctx);
+  if (!need) return;
+  const Drivers drivers = drivers_for(ctx, need->floor);
+  if (drivers.labelled == 0 || drivers.qualifying == drivers.labelled) return;  // unknown, or all new enough
+  if (drivers.qualifying > 0 && ctx.rules().cuda_driver.action == Action::kEnforce) {
+    // Validate allows: the affinity mutate added keeps the pod on the qualifying nodes.
+    if (ctx.can_fix()) require_driver(ctx, *need);
+    return;
+  }
+  report_old_drivers(ctx, *need, drivers);
 }
 
 void read_cuda_driver(ParameterReader& r, RuleSet& rules) {

@@ -3,12 +3,6 @@
 #include "../rule_context.hpp"
 
 namespace gpuadmit::policy {
-namespace {
-
-constexpr std::string_view kLimitEqualsRequest = "gpu-limit-equals-request";
-
-}  // namespace
-
 void rule_gpu_limit_equals_request(RuleContext& ctx) {
   const Action action = ctx.rules().gpu_limit_equals_request.action;
   const bool fix = action == Action::kEnforce && ctx.can_fix();
@@ -19,13 +13,12 @@ void rule_gpu_limit_equals_request(RuleContext& ctx) {
       if (limit == c.resources.limits.end()) {
         if (fix) {
           ctx.edit(container_part(c, "resources"))["limits"][name] = request.to_string();
-          ctx.fixed(kLimitEqualsRequest, field_of(c, ".resources.limits"),
-                    "set " + describe(c) + " limit " + name + ": " + request.to_string() +
-                        " (equal to its request)");
+          ctx.fixed(field_of(c, ".resources.limits"), "set " + describe(c) + " limit " + name + ": " +
+                                                          request.to_string() + " (equal to its request)");
           continue;
         }
         ctx.report(
-            kLimitEqualsRequest, action, field_of(c, ".resources.limits"),
+            action, field_of(c, ".resources.limits"),
             describe(c) + " requests " + name + ": " + request.to_string() +
                 " without a limit. GPUs cannot be overcommitted, so Kubernetes requires the limit and "
                 "rejects the pod with \"Limit must be set for non overcommitable resources\".\nFix: set the "
@@ -37,7 +30,7 @@ void rule_gpu_limit_equals_request(RuleContext& ctx) {
       }
       if (limit->second.is_whole() && limit->second != request) {
         ctx.report(
-            kLimitEqualsRequest, action, field_of(c, ".resources"),
+            action, field_of(c, ".resources"),
             describe(c) + " requests " + request.to_string() + " " + name + " but limits it to " +
                 limit->second.to_string() +
                 ". GPUs cannot be overcommitted: request and limit must be "

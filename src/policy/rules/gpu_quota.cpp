@@ -11,8 +11,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kGpuQuota = "gpu-quota";
-
 // Whether one scope holds for the pod (ResourceQuota's podMatchesScopeFunc); nullopt when gpuadmit does not
 // read what it depends on (CrossNamespacePodAffinity: pod affinity terms), or the scope is not about pods.
 std::optional<bool> scope_holds(const k8s::ScopeRequirement& r, const k8s::Pod& pod) {
@@ -56,13 +54,22 @@ bool quota_counts(const k8s::ResourceQuota& quota, const k8s::Pod& pod) {
 }
 
 // The quota keys that make the API server demand an explicit value in every container ("must specify"):
-// pods.go's validationSet, kept for backward compatibility by quota admission.
-constexpr std::array<std::string_view, 6> kMustSpecify = {
-    "cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"};
+// pods.go's validationSet, kept for backward compatibility by quota admission. A bare name is the request.
+struct MustSpecify {
+  const char* key;
+  bool limit;
+  const char* resource;
+};
+constexpr std::array<MustSpecify, 6> kMustSpecify{{{"cpu", false, "cpu"},
+                                                   {"memory", false, "memory"},
+                                                   {"requests.cpu", false, "cpu"},
+                                                   {"requests.memory", false, "memory"},
+                                                   {"limits.cpu", true, "cpu"},
+                                                   {"limits.memory", true, "memory"}}};
 
 // Containers (init and sidecars too) that set no value for a must-specify key. Requests count when set
 // or defaulted from the limit, as the API server defaults them before admission.
-std::string missing_in(const k8s::Pod& pod, bool limit, const std::string& resource) {
+std::string missing_in(const k8s::Pod& pod, bool limit, std::string_view resource) {
   std::string names;
   for (const k8s::Container& c : pod.containers) {
     const bool set =
@@ -75,15 +82,13 @@ std::string missing_in(const k8s::Pod& pod, bool limit, const std::string& resou
 void report_must_specify(RuleContext& ctx, const k8s::ResourceQuota& quota) {
   const k8s::Pod& pod = ctx.pod();
   if (pod.pod_resources) return;  // pod-level resources: how quota reads them is not modelled here
-  for (const std::string_view key : kMustSpecify) {
+  for (const auto& [key, limit, resource] : kMustSpecify) {
     if (!quota.hard.contains(key)) continue;
-    const std::string k(key);
-    const bool limit = k.starts_with("limits.");
-    const std::string resource = k.substr(k.find('.') == std::string::npos ? 0 : k.find('.') + 1);
     const std::string names = missing_in(pod, limit, resource);
     if (names.empty()) continue;
+    const std::string k(key);
     const std::string where = limit ? "limits" : "requests";
-    ctx.report(kGpuQuota, ctx.rules().gpu_quota.action, "spec.containers",
+    ctx.report(ctx.rules().gpu_quota.action, "spec.containers",
                "ResourceQuota " + quota.name + " in namespace " + quota.namespace_ + " constrains " + k +
                    ", so the API server refuses every pod it counts whose containers do not all set it "
                    "(\"failed quota: " +
@@ -154,7 +159,7 @@ void rule_gpu_quota(RuleContext& ctx) {
           left_text + " (ResourceQuota " + quota.name + "); " + ask +
           (pods == 1 ? "" : " (" + std::to_string(pods) + " x " + human(per_pod) + ")");
       ctx.report(
-          kGpuQuota, ctx.rules().gpu_quota.action, "spec.containers",
+          ctx.rules().gpu_quota.action, "spec.containers",
           figures +
               ". The API server will refuse it with \"exceeded quota\"; a controller's pods are refused "
               "silently, as events on the ReplicaSet or Job.\nFix: free capacity in the namespace, ask "

@@ -10,8 +10,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kGpuTolerations = "gpu-tolerations";
-
 // True when `existing` tolerates every taint that `wanted` tolerates.
 bool covers(const k8s::Toleration& existing, const k8s::Toleration& wanted) {
   if (!existing.effect.empty() && existing.effect != wanted.effect) return false;
@@ -109,7 +107,7 @@ void rule_gpu_tolerations(RuleContext& ctx) {
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
     for (const k8s::Toleration* t : missing) {
       ctx.append(spec_part("tolerations")) = to_json(*t);
-      ctx.fixed(kGpuTolerations, "spec.tolerations", "added a toleration for the GPU taint " + describe(*t));
+      ctx.fixed("spec.tolerations", "added a toleration for the GPU taint " + describe(*t));
     }
     return;
   }
@@ -122,7 +120,7 @@ void rule_gpu_tolerations(RuleContext& ctx) {
             (t->effect.empty() ? "" : "\n      effect: " + t->effect);
   }
   ctx.report(
-      kGpuTolerations, cfg.action, "spec.tolerations",
+      cfg.action, "spec.tolerations",
       "this GPU pod does not tolerate the GPU node taint " + list +
           ". GPU nodes carry it to keep other work off them, so the pod stays Pending with \"untolerated "
           "taint\".\nFix:\n    tolerations:" +

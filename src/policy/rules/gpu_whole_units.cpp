@@ -4,8 +4,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kWholeUnits = "gpu-whole-units";
-
 // "nvidia.com/mig-1g.10gb" → "10gb": MIG profile names carry their memory.
 std::string mig_memory(std::string_view resource) {
   const auto dot = resource.rfind('.');
@@ -46,7 +44,7 @@ void rule_gpu_whole_units(RuleContext& ctx) {
             cluster->nodes_by_resource.contains(name)) {
           continue;
         }
-        ctx.report(kWholeUnits, action, field_of(c, ".resources.limits"),
+        ctx.report(action, field_of(c, ".resources.limits"),
                    describe(c) + " asks for " + name +
                        ", a MIG slice no node in this cluster offers, so it can never "
                        "be scheduled.\n" +
@@ -62,7 +60,7 @@ void rule_gpu_whole_units(RuleContext& ctx) {
         if (!is_limit && c.resources.limits.contains(name) && !c.resources.limits.at(name).is_whole())
           continue;
         const std::string field = field_of(c, is_limit ? ".resources.limits" : ".resources.requests");
-        ctx.report(kWholeUnits, action, field,
+        ctx.report(action, field,
                    describe(c) + " asks for " + name + ": " + q.to_string() + " (" + human(q) +
                        " of a GPU). GPUs are allocated whole: the API server rejects a fractional GPU and no "
                        "node can ever grant one.\nFix: ask for a whole number of GPUs:\n    resources:\n"

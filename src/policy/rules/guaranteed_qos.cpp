@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <variant>
 
 #include "../rule_context.hpp"
 #include "gpuadmit/k8s/qos.hpp"
@@ -10,7 +11,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kGuaranteedQos = "guaranteed-qos";
 constexpr std::array<const char*, 2> kQosResources{"cpu", "memory"};
 
 // The node groups the pod could use (eligible_gpu_groups), for bounding what a fix writes. No cluster: no
@@ -64,170 +64,257 @@ std::optional<k8s::Quantity> sized_default(const Nodes& nodes, std::string_view 
                                                                          : k8s::Quantity::Format::kBinarySI);
 }
 
-// What one stanza still lacks: `unfixed` under the rule's action; `held_back`, fixes gpuadmit chose not to
-// make because they could leave the pod fitting no node (the pod as written still schedules), as warnings.
+// A stanza to make Guaranteed: a container's resources, or the pod-level ones (`container` null). Its name
+// and fields are written only when a fix or a finding needs them, and its part is copied for editing only
+// when there is something to fix, so a pod already Guaranteed costs neither.
+struct Stanza {
+  const k8s::ResourceRequirements& resources;
+  const k8s::Container* container;
+  std::int64_t gpus;
+
+  [[nodiscard]] std::string who() const {
+    return container != nullptr ? describe(*container) : "the pod-level resources";
+  }
+  // What findings name.
+  [[nodiscard]] std::string field() const {
+    return container != nullptr ? field_of(*container) : "spec.resources";
+  }
+  // What fixes name, with ".limits.cpu" and the like after it.
+  [[nodiscard]] std::string resources_field() const {
+    return container != nullptr ? field_of(*container, ".resources") : "spec.resources";
+  }
+  [[nodiscard]] nlohmann::json& edit(RuleContext& ctx) const {
+    return ctx.edit(container != nullptr ? container_part(*container, "resources") : spec_part("resources"));
+  }
+};
+
+// One resource of a stanza as written.
+struct Resource {
+  std::string name;  // cpu or memory
+  const k8s::Quantity* request;
+  const k8s::Quantity* limit;
+};
+
+// What gpuadmit does about one resource, decided before anything is written or said.
+struct Fine {};   // Guaranteed as it is, or once the API server defaults the request to the limit
+struct Unfixed {  // reported under the rule's action
+  enum class Why { kNoLimit, kRequestAboveLimit, kRequestBelowLimit, kUnset };
+  Why why;
+};
+// A fix gpuadmit chose not to make because it could leave the pod fitting no node (the pod as written
+// still schedules): reported as a warning.
+struct HeldBack {
+  enum class Why { kNoViewToRaise, kNoNodeToRaise, kLimitFitsNoNode, kNoViewToSize, kNoNodeToSize };
+  Why why;
+  k8s::Quantity figure;  // the largest node's amount (kLimitFitsNoNode), or the policy's suggestion (…ToSize)
+};
+struct Fix {
+  enum class Edit { kSetLimit, kRaiseRequest, kLowerLimit, kSetBoth };
+  Edit edit;
+  k8s::Quantity value;   // kSetBoth: the request and limit
+  bool bounded = false;  // kSetBoth: the policy's default lowered to what the nodes hold
+};
+using Step = std::variant<Fine, Unfixed, HeldBack, Fix>;
+
+// What every decision for one pod reads.
+struct Judge {
+  const GuaranteedQos& cfg;
+  bool fix;  // the action is enforce and the webhook mutates
+  const Nodes& nodes;
+  const std::string& gpu_resource;
+};
+
+// A request below its limit.
+Step decide_below(const Judge& j, const Resource& r) {
+  const bool raise = j.cfg.strategy == QosStrategy::kRaiseRequests;
+  if (raise) {
+    // The scheduler places by requests: a raised one must still fit a node the pod could use. Both
+    // webhooks hold back alike, so /validate does not deny what /mutate chose to leave. With no view, or
+    // no node in it that can run the pod, a request raised to the limit might fit no node (a limit may
+    // exceed every node's allocatable; the request is what must fit).
+    const auto largest = j.nodes.cluster != nullptr ? j.nodes.largest(r.name) : std::nullopt;
+    if (!largest) {
+      return HeldBack{
+          j.nodes.cluster == nullptr ? HeldBack::Why::kNoViewToRaise : HeldBack::Why::kNoNodeToRaise, {}};
+    }
+    if (*r.limit > *largest) return HeldBack{HeldBack::Why::kLimitFitsNoNode, *largest};
+  }
+  if (!j.fix || j.cfg.strategy == QosStrategy::kDeny) return Unfixed{Unfixed::Why::kRequestBelowLimit};
+  return Fix{raise ? Fix::Edit::kRaiseRequest : Fix::Edit::kLowerLimit, {}};
+}
+
+// Neither request nor limit: per-GPU defaults for GPU stanzas, bounded by the nodes the pod could use; the
+// "other" defaults for the rest. Without a view gpuadmit cannot know what fits, and chooses no size.
+Step decide_unset(const Judge& j, const Resource& r, std::int64_t gpus) {
+  const bool is_cpu = r.name == "cpu";
+  const k8s::Quantity& per_gpu = is_cpu ? j.cfg.cpu_per_gpu : j.cfg.memory_per_gpu;
+  const k8s::Quantity& other = is_cpu ? j.cfg.cpu_other : j.cfg.memory_other;
+  const k8s::Quantity suggestion = gpus > 0 ? per_gpu.times(gpus) : other;
+  if (j.nodes.cluster == nullptr) return HeldBack{HeldBack::Why::kNoViewToSize, suggestion};
+  const std::optional<k8s::Quantity> value =
+      gpus > 0 ? sized_default(j.nodes, r.name, per_gpu, j.gpu_resource, gpus) : std::optional(other);
+  if (!value) return HeldBack{HeldBack::Why::kNoNodeToSize, suggestion};
+  if (!j.fix) return Unfixed{Unfixed::Why::kUnset};
+  return Fix{Fix::Edit::kSetBoth, *value, gpus > 0 && *value < suggestion};
+}
+
+Step decide(const Judge& j, const Resource& r, std::int64_t gpus) {
+  if (r.request != nullptr && r.limit != nullptr) {
+    if (*r.request == *r.limit) return Fine{};
+    if (*r.request > *r.limit) return Unfixed{Unfixed::Why::kRequestAboveLimit};
+    return decide_below(j, r);
+  }
+  if (r.limit != nullptr) return Fine{};  // the API server defaults the request to the limit
+  if (r.request != nullptr) {
+    return j.fix ? Step{Fix{Fix::Edit::kSetLimit, {}}} : Step{Unfixed{Unfixed::Why::kNoLimit}};
+  }
+  return decide_unset(j, r, gpus);
+}
+
+std::string below_text(const Resource& r) {
+  return r.name + " request " + r.request->to_string() + " is below its limit " + r.limit->to_string();
+}
+
+std::string unfixed_text(const Resource& r, Unfixed::Why why) {
+  switch (why) {
+    case Unfixed::Why::kNoLimit:
+      return r.name + " has a request (" + r.request->to_string() + ") but no limit";
+    case Unfixed::Why::kRequestAboveLimit:
+      return r.name + " request " + r.request->to_string() + " exceeds its limit " + r.limit->to_string();
+    case Unfixed::Why::kRequestBelowLimit:
+      return below_text(r);
+    case Unfixed::Why::kUnset:
+      break;
+  }
+  return r.name + " has neither request nor limit";
+}
+
+std::string held_back_text(const Resource& r, const HeldBack& h) {
+  const std::string figure = h.figure.to_string();
+  switch (h.why) {
+    case HeldBack::Why::kNoViewToRaise:
+    case HeldBack::Why::kNoNodeToRaise:
+      return below_text(r) + "; " +
+             (h.why == HeldBack::Why::kNoViewToRaise ? "with no cluster view"
+                                                     : "with no node that can run it in view") +
+             " gpuadmit cannot tell whether a node holds the limit, so it left it: raise the request to " +
+             r.limit->to_string() + " if a node has that much " + r.name;
+    case HeldBack::Why::kLimitFitsNoNode:
+      return below_text(r) +
+             "; raised to the limit it would fit no node that can run this pod (the largest has " + figure +
+             " " + r.name + "), so gpuadmit left it: lower the limit to at most " + figure;
+    case HeldBack::Why::kNoViewToSize:
+      return r.name +
+             " has neither request nor limit; with no cluster view gpuadmit cannot tell what a node holds "
+             "and "
+             "sets no size (the policy suggests " +
+             figure + ")";
+    case HeldBack::Why::kNoNodeToSize:
+      break;
+  }
+  return r.name +
+         " has neither request nor limit; no node that can run this pod is in view (a GPU pool at zero "
+         "nodes?), so gpuadmit sets no size (the policy suggests " +
+         figure + ")";
+}
+
+// Short enough for a kubectl Warning.
+std::string summary_of(const Resource& r, const HeldBack& h) {
+  switch (h.why) {
+    case HeldBack::Why::kNoViewToRaise:
+      return r.name + " request < limit; no cluster view to check a node holds the limit";
+    case HeldBack::Why::kNoNodeToRaise:
+      return r.name + " request < limit; no node that can run it in view to check a node holds the limit";
+    case HeldBack::Why::kLimitFitsNoNode:
+      return r.name + " limit " + r.limit->to_string() + " is more than any node that can run it has (" +
+             h.figure.to_string() + ")";
+    case HeldBack::Why::kNoViewToSize:
+      return r.name + " unset and no cluster view to size it from; policy suggests " + h.figure.to_string();
+    case HeldBack::Why::kNoNodeToSize:
+      break;
+  }
+  return r.name + " unset and no node in view to size it from; policy suggests " + h.figure.to_string();
+}
+
+void apply(RuleContext& ctx, const Stanza& s, const Resource& r, const Fix& fix) {
+  const std::string& res = r.name;
+  switch (fix.edit) {
+    case Fix::Edit::kSetLimit: {
+      const std::string request = r.request->to_string();
+      s.edit(ctx)["limits"][res] = request;
+      ctx.fixed(s.resources_field() + ".limits." + res,
+                "set " + s.who() + " " + res + " limit to its request " + request);
+      return;
+    }
+    case Fix::Edit::kRaiseRequest:
+      s.edit(ctx)["requests"][res] = r.limit->to_string();
+      ctx.fixed(s.resources_field() + ".requests." + res, "raised " + s.who() + " " + res + " request from " +
+                                                              r.request->to_string() + " to its limit " +
+                                                              r.limit->to_string());
+      return;
+    case Fix::Edit::kLowerLimit:
+      s.edit(ctx)["limits"][res] = r.request->to_string();
+      ctx.fixed(s.resources_field() + ".limits." + res, "lowered " + s.who() + " " + res + " limit from " +
+                                                            r.limit->to_string() + " to its request " +
+                                                            r.request->to_string());
+      return;
+    case Fix::Edit::kSetBoth: {
+      const std::string value = fix.value.to_string();
+      nlohmann::json& resources = s.edit(ctx);
+      resources["requests"][res] = value;
+      resources["limits"][res] = value;
+      ctx.fixed(s.resources_field(), "set " + s.who() + " " + res + " request and limit to " + value);
+      return;
+    }
+  }
+}
+
+// What a stanza was given from the policy's defaults, said once: "had no cpu/memory; gpuadmit set cpu 8,
+// memory 32Gi (policy default per GPU)".
+struct Defaulted {
+  std::vector<std::pair<std::string, std::string>> values;  // resource, value
+  bool bounded = false;                                     // one was lowered to what the nodes hold
+};
+
+void notice_defaults(RuleContext& ctx, const Stanza& s, const Defaulted& defaulted) {
+  std::string set;
+  for (const auto& [resource, value] : defaulted.values)
+    set += (set.empty() ? "" : ", ") + resource + " " + value;
+  ctx.notice("guaranteed-qos: " + s.who() + " had no " +
+             (defaulted.values.size() > 1 ? "cpu/memory" : defaulted.values.front().first) +
+             "; gpuadmit set " + set +
+             (s.gpus == 0         ? " (policy default)"
+              : defaulted.bounded ? " (sized to fit the nodes)"
+                                  : " (policy default per GPU)"));
+}
+
+// What one stanza still lacks: `unfixed` under the rule's action; `held_back`, as warnings.
 struct Shortfall {
   std::vector<std::string> unfixed;
   std::vector<std::string> held_back;
   std::string held_back_summary;  // the first held-back fix, short enough for a kubectl Warning
 };
 
-// One container (or the pod-level stanza): fixes what the strategy allows and what cannot strand the pod.
-// `target` yields the resources stanza to edit; it is called only when there is something to fix, so a pod
-// already Guaranteed is never copied.
-// `c` is the container, or nullptr for the pod-level stanza; its name and field are written only when a fix
-// or a finding needs them.
-template <class Target>
-Shortfall make_guaranteed(RuleContext& ctx, const k8s::ResourceRequirements& r, const Target& target,
-                          const k8s::Container* c, std::int64_t gpus, const Nodes& nodes,
-                          const std::string& gpu_resource) {
-  const GuaranteedQos& cfg = ctx.rules().guaranteed_qos;
-  const bool fix = cfg.action == Action::kEnforce && ctx.can_fix();
+// Fixes what the strategy allows and what cannot strand the pod, and says what is left.
+Shortfall settle(RuleContext& ctx, const Judge& j, const Stanza& s) {
   Shortfall out;
-  std::string who_text;
-  std::string field_text;
-  const auto who = [&]() -> const std::string& {
-    if (who_text.empty()) who_text = c != nullptr ? describe(*c) : "the pod-level resources";
-    return who_text;
-  };
-  const auto field = [&]() -> const std::string& {
-    if (field_text.empty()) field_text = c != nullptr ? field_of(*c) : "spec";
-    return field_text;
-  };
-  std::string defaulted;  // "cpu 8, memory 32Gi": what the policy defaults filled in, for one notice
-  bool bounded = false;   // a default was lowered to what the nodes hold
-  for (const char* resource : kQosResources) {
-    const k8s::Quantity* request = quantity_of(r.requests, resource);
-    const k8s::Quantity* limit = quantity_of(r.limits, resource);
-    const std::string res(resource);
-    if (request != nullptr && limit != nullptr && *request == *limit) continue;
-    if (request == nullptr && limit != nullptr) continue;  // the API server defaults the request to the limit
-    if (request != nullptr && limit == nullptr) {
-      const std::string request_text = request->to_string();
-      if (!fix) {
-        out.unfixed.push_back(res + " has a request (" + request_text + ") but no limit");
-        continue;
-      }
-      target()["limits"][res] = request_text;
-      ctx.fixed(kGuaranteedQos, field() + ".resources.limits." + res,
-                "set " + who() + " " + res + " limit to its request " + request_text);
-      continue;
+  Defaulted defaulted;
+  for (const char* name : kQosResources) {
+    const Resource r{name, quantity_of(s.resources.requests, name), quantity_of(s.resources.limits, name)};
+    const Step step = decide(j, r, s.gpus);
+    if (const auto* unfixed = std::get_if<Unfixed>(&step)) {
+      out.unfixed.push_back(unfixed_text(r, unfixed->why));
+    } else if (const auto* held_back = std::get_if<HeldBack>(&step)) {
+      out.held_back.push_back(held_back_text(r, *held_back));
+      if (out.held_back_summary.empty()) out.held_back_summary = summary_of(r, *held_back);
+    } else if (const auto* fix = std::get_if<Fix>(&step)) {
+      apply(ctx, s, r, *fix);
+      if (fix->edit != Fix::Edit::kSetBoth) continue;
+      defaulted.values.emplace_back(r.name, fix->value.to_string());
+      defaulted.bounded = defaulted.bounded || fix->bounded;
     }
-    if (request != nullptr && limit != nullptr) {
-      if (*request > *limit) {
-        out.unfixed.push_back(res + " request " + request->to_string() + " exceeds its limit " +
-                              limit->to_string());
-        continue;
-      }
-      std::string below =
-          res + " request " + request->to_string() + " is below its limit " + limit->to_string();
-      if (cfg.strategy == QosStrategy::kRaiseRequests) {
-        // The scheduler places by requests: a raised one must still fit a node the pod could use. Both
-        // webhooks hold back alike, so /validate does not deny what /mutate chose to leave.
-        const auto largest = nodes.cluster != nullptr ? nodes.largest(res) : std::nullopt;
-        if (!largest) {
-          // No view, or no node that can run the pod in it: a request raised to the limit might fit no node
-          // (a limit may exceed every node's allocatable; the request is what must fit), so gpuadmit leaves
-          // it.
-          const std::string why =
-              nodes.cluster == nullptr ? "with no cluster view" : "with no node that can run it in view";
-          out.held_back.push_back(
-              below + "; " + why +
-              " gpuadmit cannot tell whether a node holds the limit, so it left it: raise the "
-              "request to " +
-              limit->to_string() + " if a node has that much " + res);
-          if (out.held_back_summary.empty()) {
-            out.held_back_summary =
-                res + " request < limit; " + why.substr(5) + " to check a node holds the limit";
-          }
-          continue;
-        }
-        if (*limit > *largest) {
-          out.held_back.push_back(below +
-                                  "; raised to the limit it would fit no node that can run this pod "
-                                  "(the largest has " +
-                                  largest->to_string() + " " + res +
-                                  "), so gpuadmit left it: lower the limit to at most " +
-                                  largest->to_string());
-          if (out.held_back_summary.empty()) {
-            out.held_back_summary = res + " limit " + limit->to_string() +
-                                    " is more than any node that can run "
-                                    "it has (" +
-                                    largest->to_string() + ")";
-          }
-          continue;
-        }
-      }
-      if (!fix || cfg.strategy == QosStrategy::kDeny) {
-        out.unfixed.push_back(std::move(below));
-        continue;
-      }
-      if (cfg.strategy == QosStrategy::kRaiseRequests) {
-        target()["requests"][res] = limit->to_string();
-        ctx.fixed(kGuaranteedQos, field() + ".resources.requests." + res,
-                  "raised " + who() + " " + res + " request from " + request->to_string() + " to its limit " +
-                      limit->to_string());
-      } else {
-        target()["limits"][res] = request->to_string();
-        ctx.fixed(kGuaranteedQos, field() + ".resources.limits." + res,
-                  "lowered " + who() + " " + res + " limit from " + limit->to_string() + " to its request " +
-                      request->to_string());
-      }
-      continue;
-    }
-    // Neither set: per-GPU defaults for GPU stanzas, bounded by the nodes the pod could use; the "other"
-    // defaults for the rest. Without a view gpuadmit cannot know what fits, and chooses no size.
-    const bool is_cpu = res == "cpu";
-    const k8s::Quantity& per_gpu = is_cpu ? cfg.cpu_per_gpu : cfg.memory_per_gpu;
-    const k8s::Quantity& other = is_cpu ? cfg.cpu_other : cfg.memory_other;
-    if (nodes.cluster == nullptr) {
-      const std::string suggestion = (gpus > 0 ? per_gpu.times(gpus) : other).to_string();
-      out.held_back.push_back(res +
-                              " has neither request nor limit; with no cluster view gpuadmit cannot "
-                              "tell what a node holds and sets no size (the policy suggests " +
-                              suggestion + ")");
-      if (out.held_back_summary.empty()) {
-        out.held_back_summary =
-            res + " unset and no cluster view to size it from; policy suggests " + suggestion;
-      }
-      continue;
-    }
-    const std::optional<k8s::Quantity> value =
-        gpus > 0 ? sized_default(nodes, res, per_gpu, gpu_resource, gpus) : std::optional(other);
-    if (gpus > 0 && value && *value < per_gpu.times(gpus)) bounded = true;
-    if (!value) {
-      out.held_back.push_back(res +
-                              " has neither request nor limit; no node that can run this pod is in "
-                              "view (a GPU pool at zero nodes?), so gpuadmit sets no size (the policy "
-                              "suggests " +
-                              per_gpu.times(gpus).to_string() + ")");
-      if (out.held_back_summary.empty()) {
-        out.held_back_summary = res + " unset and no node in view to size it from; policy suggests " +
-                                per_gpu.times(gpus).to_string();
-      }
-      continue;
-    }
-    if (!fix) {
-      out.unfixed.push_back(res + " has neither request nor limit");
-      continue;
-    }
-    const std::string value_text = value->to_string();
-    nlohmann::json& resources = target();
-    resources["requests"][res] = value_text;
-    resources["limits"][res] = value_text;
-    ctx.fixed(kGuaranteedQos, field() + ".resources",
-              "set " + who() + " " + res + " request and limit to " + value_text);
-    defaulted += (defaulted.empty() ? "" : ", ") + res + " " + value_text;
   }
-  if (!defaulted.empty()) {
-    ctx.notice(
-        "guaranteed-qos: " + who() + " had no " +
-        (defaulted.find(',') != std::string::npos ? "cpu/memory" : defaulted.substr(0, defaulted.find(' '))) +
-        "; gpuadmit set " + defaulted +
-        (gpus == 0 ? " (policy default)"
-         : bounded ? " (sized to fit the nodes)"
-                   : " (policy default per GPU)"));
-  }
+  if (!defaulted.values.empty()) notice_defaults(ctx, s, defaulted);
   return out;
 }
 
@@ -245,7 +332,7 @@ void report_shortfall(RuleContext& ctx, Action action, const std::vector<std::st
       "Fix: give every container (init containers and sidecars too) cpu and memory requests equal to "
       "its limits, for example:\n    resources:\n      requests: {cpu: \"8\", memory: 32Gi}\n"
       "      limits:   {cpu: \"8\", memory: 32Gi}";
-  ctx.report(kGuaranteedQos, action, first_field, std::move(message), std::move(summary));
+  ctx.report(action, first_field, std::move(message), std::move(summary));
 }
 
 // One line per stanza: `who: problem; problem`, and the first stanza's field.
@@ -253,10 +340,10 @@ struct Problems {
   std::vector<std::string> lines;
   std::string first_field;
 
-  void add(const std::string& who, const std::string& field, const std::vector<std::string>& issues) {
+  void add(const Stanza& stanza, const std::vector<std::string>& issues) {
     if (issues.empty()) return;
-    if (first_field.empty()) first_field = field;
-    std::string line = who + ": ";
+    if (first_field.empty()) first_field = stanza.field();
+    std::string line = stanza.who() + ": ";
     for (std::size_t i = 0; i < issues.size(); ++i) line += (i > 0 ? "; " : "") + issues[i];
     lines.push_back(std::move(line));
   }
@@ -266,38 +353,32 @@ struct Problems {
 
 void rule_guaranteed_qos(RuleContext& ctx) {
   if (!ctx.is_gpu_pod()) return;
-  const Action action = ctx.rules().guaranteed_qos.action;
+  const GuaranteedQos& cfg = ctx.rules().guaranteed_qos;
   const k8s::Pod& pod = ctx.pod();
   const Nodes nodes{eligible_gpu_groups(ctx), ctx.cluster()};
   const k8s::ResourceList gpus = gpu_requests(ctx);
   const std::string gpu_resource = gpus.empty() ? std::string() : gpus.begin()->first;
+  const Judge judge{cfg, cfg.action == Action::kEnforce && ctx.can_fix(), nodes, gpu_resource};
   Problems unfixed;
   Problems held_back;
   std::string held_back_summary;
-  const auto collect = [&](const std::string& who, const std::string& field, const Shortfall& s) {
-    unfixed.add(who, field, s.unfixed);
-    held_back.add(who, field, s.held_back);
+  const auto settle_stanza = [&](const Stanza& stanza) {
+    const Shortfall s = settle(ctx, judge, stanza);
+    unfixed.add(stanza, s.unfixed);
+    held_back.add(stanza, s.held_back);
     if (held_back_summary.empty()) held_back_summary = s.held_back_summary;
   };
   if (pod.pod_resources) {
-    const auto target = [&ctx]() -> nlohmann::json& { return ctx.edit(spec_part("resources")); };
-    collect("the pod-level resources", "spec.resources",
-            make_guaranteed(ctx, *pod.pod_resources, target, nullptr, ctx.gpu_units(), nodes, gpu_resource));
+    settle_stanza({*pod.pod_resources, nullptr, ctx.gpu_units()});
   } else {
-    for (const k8s::Container& c : pod.containers) {
-      const auto target = [&ctx, &c]() -> nlohmann::json& {
-        return ctx.edit(container_part(c, "resources"));
-      };
-      collect(describe(c), field_of(c),
-              make_guaranteed(ctx, c.resources, target, &c, ctx.gpu_units(c), nodes, gpu_resource));
-    }
+    for (const k8s::Container& c : pod.containers) settle_stanza({c.resources, &c, ctx.gpu_units(c)});
   }
   if (!unfixed.lines.empty()) {
-    report_shortfall(ctx, action, unfixed.lines, unfixed.first_field,
+    report_shortfall(ctx, cfg.action, unfixed.lines, unfixed.first_field,
                      "GPU pod is not Guaranteed QoS (" + unfixed.lines.front() + ")");
   }
   if (!held_back.lines.empty()) {
-    report_shortfall(ctx, std::min(action, Action::kWarn), held_back.lines, held_back.first_field,
+    report_shortfall(ctx, std::min(cfg.action, Action::kWarn), held_back.lines, held_back.first_field,
                      "GPU pod left Burstable: " + held_back_summary);
   }
 }

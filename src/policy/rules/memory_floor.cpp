@@ -9,12 +9,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kMemoryFloor = "memory-floor";
-
-}  // namespace
-
-namespace {
-
 std::optional<double> bytes_per_parameter(std::string_view precision) {
   if (precision == "fp32" || precision == "float32" || precision == "tf32") return 4.0;
   if (precision == "fp16" || precision == "bf16" || precision == "float16" || precision == "bfloat16")
@@ -33,72 +27,109 @@ k8s::Quantity gib_ceil(double bytes) {
   return k8s::Quantity::from_units(gib, k8s::Quantity::Format::kBinarySI).times(std::int64_t{1} << 30);
 }
 
+// The model the annotations describe (gpuadmit.io/model-parameters, -precision, batch-memory).
+struct Model {
+  std::string parameters_text;  // as annotated: "7B"
+  std::string precision;        // fp32 when not annotated
+  double parameters = 0;
+  double bytes_per_parameter = 0;
+  k8s::Quantity batch;
+
+  [[nodiscard]] double bytes() const { return parameters * bytes_per_parameter; }
+};
+
+// Nothing when an annotation cannot be read.
+std::optional<Model> model_of(const k8s::Pod& pod, const std::string& parameters_text) {
+  const std::string* precision = annotation(pod, "gpuadmit.io/model-precision");
+  const std::string* batch_text = annotation(pod, "gpuadmit.io/batch-memory");
+  Model model{parameters_text, precision != nullptr ? *precision : "fp32", 0, 0, {}};
+  const auto parameters = parse_parameter_count(parameters_text);
+  const auto bytes = bytes_per_parameter(model.precision);
+  if (!parameters || !bytes) return std::nullopt;
+  if (batch_text != nullptr) {
+    auto batch = k8s::Quantity::parse(*batch_text);
+    if (!batch) return std::nullopt;
+    model.batch = *batch;
+  }
+  model.parameters = *parameters;
+  model.bytes_per_parameter = *bytes;
+  return model;
+}
+
+// What a container must hold, and how that was worked out (in full, and short enough for a warning).
+struct Floor {
+  k8s::Quantity amount;
+  std::string how;
+  std::string short_how;
+};
+
+// Training holds the weights, their gradients and a batch, over the fixed overhead, with a safety margin.
+Floor model_floor(const Model& model, const MemoryFloor& cfg) {
+  const double total = (2 * model.bytes() + model.batch.approx() + cfg.overhead.approx()) *
+                       static_cast<double>(cfg.safety_percent) / 100.0;
+  const std::string safety = std::to_string(cfg.safety_percent) + "%";
+  const std::string weights = human(gib_ceil(model.bytes()));
+  return {gib_ceil(total),
+          "model " + weights + " (" + model.parameters_text + " parameters × " +
+              std::to_string(static_cast<int>(model.bytes_per_parameter * 8)) + " bits) + gradients " +
+              weights + " + batch " + human(model.batch) + " + overhead " + human(cfg.overhead) + ", × " +
+              safety,
+          model.parameters_text + " params " + model.precision + " + batch + overhead, ×" + safety};
+}
+
+// Without model annotations: the overhead and so much per GPU.
+k8s::Quantity fixed_floor(const MemoryFloor& cfg, std::int64_t gpus) {
+  return cfg.overhead + cfg.per_gpu.times(gpus);
+}
+
+Floor explained_fixed_floor(const MemoryFloor& cfg, std::int64_t gpus) {
+  std::string how = human(cfg.overhead) + " overhead + " + std::to_string(gpus) + " GPU" +
+                    (gpus > 1 ? "s" : "") + " × " + human(cfg.per_gpu);
+  return {fixed_floor(cfg, gpus), how, how};
+}
+
+void report_unreadable(RuleContext& ctx) {
+  ctx.report(ctx.rules().memory_floor.action, "metadata.annotations",
+             "the model annotations cannot be read: gpuadmit.io/model-parameters takes a count such as 7B "
+             "or 7e9, gpuadmit.io/model-precision one of fp32, tf32, bf16, fp16, fp8, int8, int4, and "
+             "gpuadmit.io/batch-memory a quantity such as 2Gi.\nFix: correct the annotations or remove them.",
+             "unreadable model annotations (gpuadmit.io/model-parameters, -precision, batch-memory)");
+}
+
+void report_short(RuleContext& ctx, const k8s::Container& c, const k8s::Quantity* limit, const Floor& floor) {
+  const std::string have = limit != nullptr ? "a memory limit of " + human(*limit) : "no memory limit";
+  const std::string need = human(floor.amount);
+  ctx.report(
+      ctx.rules().memory_floor.action, field_of(c, ".resources.limits.memory"),
+      describe(c) + " has " + have + ", below the " + need + " it needs: " + floor.how +
+          ". A GPU job that runs out of host memory is OOMKilled (exit code 137), usually in its "
+          "DataLoader workers, long after it started.\nFix:\n    resources:\n      requests: {memory: " +
+          need + "}\n      limits:   {memory: " + need + "}",
+      describe(c) + " memory limit " + (limit != nullptr ? human(*limit) : std::string("unset")) + " < " +
+          need + " needed (" + floor.short_how + ")");
+}
+
 }  // namespace
 
 void rule_memory_floor(RuleContext& ctx) {
   const MemoryFloor& cfg = ctx.rules().memory_floor;
-  const k8s::Pod& pod = ctx.pod();
-
   // Model annotations switch the floor from the fixed per-GPU figure to an estimate of what training holds.
-  std::optional<k8s::Quantity> estimate;
-  std::string how;
-  std::string short_how;
-  const std::string* params_text = annotation(pod, "gpuadmit.io/model-parameters");
-  if (params_text != nullptr) {
-    const std::string* precision_text = annotation(pod, "gpuadmit.io/model-precision");
-    const std::string* batch_text = annotation(pod, "gpuadmit.io/batch-memory");
-    const auto params = parse_parameter_count(*params_text);
-    const auto bytes = bytes_per_parameter(precision_text != nullptr ? *precision_text : "fp32");
-    std::optional<k8s::Quantity> batch = k8s::Quantity{};
-    if (batch_text != nullptr) {
-      auto parsed = k8s::Quantity::parse(*batch_text);
-      batch = parsed ? std::optional(*parsed) : std::nullopt;
-    }
-    if (!params || !bytes || !batch) {
-      ctx.report(
-          kMemoryFloor, cfg.action, "metadata.annotations",
-          "the model annotations cannot be read: gpuadmit.io/model-parameters takes a count such as 7B "
-          "or 7e9, gpuadmit.io/model-precision one of fp32, tf32, bf16, fp16, fp8, int8, int4, and "
-          "gpuadmit.io/batch-memory a quantity such as 2Gi.\nFix: correct the annotations or remove them.",
-          "unreadable model annotations (gpuadmit.io/model-parameters, -precision, batch-memory)");
+  std::optional<Floor> estimate;
+  if (const std::string* parameters = annotation(ctx.pod(), "gpuadmit.io/model-parameters")) {
+    const std::optional<Model> model = model_of(ctx.pod(), *parameters);
+    if (!model) {
+      report_unreadable(ctx);
       return;
     }
-    const double model = *params * *bytes;
-    const double total = (2 * model + batch->approx() + cfg.overhead.approx()) *
-                         static_cast<double>(cfg.safety_percent) / 100.0;
-    estimate = gib_ceil(total);
-    short_how = *params_text + " params " +
-                (precision_text != nullptr ? *precision_text : std::string("fp32")) +
-                " + batch + overhead, ×" + std::to_string(cfg.safety_percent) + "%";
-    how = "model " + human(gib_ceil(model)) + " (" + *params_text + " parameters × " +
-          std::to_string(static_cast<int>(*bytes * 8)) + " bits) + gradients " + human(gib_ceil(model)) +
-          " + batch " + human(*batch) + " + overhead " + human(cfg.overhead) + ", × " +
-          std::to_string(cfg.safety_percent) + "%";
+    estimate = model_floor(*model, cfg);
   }
-
-  for (const k8s::Container& c : pod.containers) {
+  for (const k8s::Container& c : ctx.pod().containers) {
     const std::int64_t gpus = ctx.gpu_units(c);
     if (gpus <= 0) continue;
-    const k8s::Quantity floor = estimate ? *estimate : cfg.overhead + cfg.per_gpu.times(gpus);
     const k8s::Quantity* limit = quantity_of(c.resources.limits, "memory");
     if (limit == nullptr) limit = quantity_of(c.resources.requests, "memory");
-    if (limit != nullptr && *limit >= floor) continue;
-    std::string floor_how = how;
-    std::string floor_short = short_how;
-    if (!estimate) {
-      floor_how = human(cfg.overhead) + " overhead + " + std::to_string(gpus) + " GPU" +
-                  (gpus > 1 ? "s" : "") + " × " + human(cfg.per_gpu);
-      floor_short = floor_how;
-    }
-    const std::string have = limit != nullptr ? "a memory limit of " + human(*limit) : "no memory limit";
-    ctx.report(
-        kMemoryFloor, cfg.action, field_of(c, ".resources.limits.memory"),
-        describe(c) + " has " + have + ", below the " + human(floor) + " it needs: " + floor_how +
-            ". A GPU job that runs out of host memory is OOMKilled (exit code 137), usually in its "
-            "DataLoader workers, long after it started.\nFix:\n    resources:\n      requests: {memory: " +
-            human(floor) + "}\n      limits:   {memory: " + human(floor) + "}",
-        describe(c) + " memory limit " + (limit != nullptr ? human(*limit) : std::string("unset")) + " < " +
-            human(floor) + " needed (" + floor_short + ")");
+    if (limit != nullptr && *limit >= (estimate ? estimate->amount : fixed_floor(cfg, gpus))) continue;
+    report_short(ctx, c, limit, estimate ? *estimate : explained_fixed_floor(cfg, gpus));
   }
 }
 

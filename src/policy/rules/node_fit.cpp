@@ -1,8 +1,11 @@
 // node-fit: a pod no node can ever run is denied at admission with a scheduler-like breakdown, instead of
 // sitting Pending with "0/N nodes are available".
 #include <algorithm>
+#include <compare>
 #include <map>
+#include <optional>
 #include <set>
+#include <variant>
 #include <vector>
 
 #include "../rule_context.hpp"
@@ -11,39 +14,209 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kNodeFit = "node-fit";
+// What the pod asks of the node it runs on: its effective requests and a pod slot. Candidates come from the
+// index of its first GPU resource; the other nodes lack it outright.
+struct Demand {
+  k8s::ResourceList wanted;
+  std::optional<std::string> gpu;
+};
 
-// Why one node cannot run the pod, as a key that groups nodes with the same reason. `present` caches, per
-// label key, the values the cluster has: computing them scans every node, so once per key, not per node
-// (a selector nobody matches would otherwise cost nodes² label lookups).
-std::string selector_reason(const k8s::Pod& pod, const k8s::Node& node, const ClusterSnapshot& cluster,
-                            std::map<std::string, std::string, std::less<>>& present) {
+Demand demand_of(const RuleContext& ctx) {
+  Demand demand{effective_requests(ctx.pod()), std::nullopt};
+  erase_if(demand.wanted, [](const auto& e) { return !(e.second > k8s::Quantity{}); });
+  demand.wanted["pods"] = k8s::Quantity::from_units(1);
+  const auto gpu = std::find_if(demand.wanted.begin(), demand.wanted.end(),
+                                [&](const auto& e) { return ctx.rules().is_gpu_resource(e.first); });
+  if (gpu != demand.wanted.end()) demand.gpu = gpu->first;
+  return demand;
+}
+
+// How many nodes offer the pod's GPU resource.
+std::size_t offering(const ClusterSnapshot& cluster, const Demand& demand) {
+  if (!demand.gpu) return 0;
+  const auto it = cluster.nodes_by_resource.find(*demand.gpu);
+  return it != cluster.nodes_by_resource.end() ? it->second.size() : 0;
+}
+
+// A string that begins a longer one sorts after it ("48" before "4"), as if each ended in a character above
+// those of resource names and quantities: the order in which ties in the breakdown have always listed.
+std::weak_ordering longer_first(std::string_view a, std::string_view b) {
+  const std::size_t common = std::min(a.size(), b.size());
+  if (const int c = a.substr(0, common).compare(b.substr(0, common)); c != 0) return c <=> 0;
+  return b.size() <=> a.size();
+}
+
+// Why one node cannot run the pod. Nodes with equal reasons are counted together; groups of the same size
+// list in the order of these alternatives, then of their fields.
+struct Cordoned {
+  auto operator<=>(const Cordoned&) const = default;
+};
+struct Unmatched {   // the pod's node selector or required node affinity
+  std::string term;  // what the node does not match: "nodeSelector pool=a (present: b, c)"
+  auto operator<=>(const Unmatched&) const = default;
+};
+struct NotReady {
+  auto operator<=>(const NotReady&) const = default;
+};
+struct Short {  // allocatable capacity, not current use: the node could not run the pod even when empty
+  std::string resource;
+  std::string available;
+  std::string asked;
+  friend std::weak_ordering operator<=>(const Short& a, const Short& b) {
+    if (const auto c = longer_first(a.resource, b.resource); c != 0) return c;
+    if (const auto c = longer_first(a.available, b.available); c != 0) return c;
+    return a.asked <=> b.asked;
+  }
+  friend bool operator==(const Short&, const Short&) = default;
+};
+struct Untolerated {
+  std::string taint;  // key[=value]:effect
+  auto operator<=>(const Untolerated&) const = default;
+};
+using Miss = std::variant<Cordoned, Unmatched, NotReady, Short, Untolerated>;
+
+// Per label key, the values the cluster has ("a100, t4", or "none"): computing them scans every node, so
+// once per key, not per node (a selector nobody matches would otherwise cost nodes² label lookups).
+using PresentValues = std::map<std::string, std::string, std::less<>>;
+
+const std::string& present_values(const ClusterSnapshot& cluster, const std::string& key,
+                                  PresentValues& cache) {
+  if (const auto cached = cache.find(key); cached != cache.end()) return cached->second;
+  // Nodes of a group share every label but the hostname: one node per group tells the other values.
+  std::set<std::string> values;
+  const auto add = [&](const k8s::Node& n) {
+    if (const auto label = n.labels.find(key); label != n.labels.end()) values.insert(label->second);
+  };
+  if (key == "kubernetes.io/hostname") {
+    for (const k8s::Node& n : cluster.nodes) add(n);
+  } else {
+    for (const ClusterSnapshot::NodeGroup& g : cluster.node_groups) add(cluster.nodes[g.first]);
+  }
+  std::string list;
+  for (const auto& v : values) list += (list.empty() ? "" : ", ") + v;
+  return cache.emplace(key, list.empty() ? "none" : list).first->second;
+}
+
+Unmatched unmatched(const k8s::Pod& pod, const k8s::Node& node, const ClusterSnapshot& cluster,
+                    PresentValues& present) {
   for (const auto& [key, value] : pod.node_selector) {
     const auto it = node.labels.find(key);
     if (it != node.labels.end() && it->second == value) continue;
-    auto cached = present.find(key);
-    if (cached == present.end()) {
-      // Nodes of a group share every label but the hostname: one node per group tells the other values.
-      std::set<std::string> values;
-      const auto add = [&](const k8s::Node& n) {
-        if (const auto label = n.labels.find(key); label != n.labels.end()) values.insert(label->second);
-      };
-      if (key == "kubernetes.io/hostname") {
-        for (const k8s::Node& n : cluster.nodes) add(n);
-      } else {
-        for (const ClusterSnapshot::NodeGroup& g : cluster.node_groups) add(cluster.nodes[g.first]);
-      }
-      std::string list;
-      for (const auto& v : values) list += (list.empty() ? "" : ", ") + v;
-      cached = present.emplace(key, list.empty() ? "none" : list).first;
-    }
-    return "not match nodeSelector " + key + "=" + value + " (present: " + cached->second + ")";
+    return {"nodeSelector " + key + "=" + value + " (present: " + present_values(cluster, key, present) +
+            ")"};
   }
-  return "not match the pod's required node affinity";
+  return {"the pod's required node affinity"};
+}
+
+std::optional<Short> short_of(const k8s::Node& node, const Demand& demand) {
+  for (const auto& [name, amount] : demand.wanted) {
+    const auto have = node.allocatable.find(name);
+    const k8s::Quantity available = have == node.allocatable.end() ? k8s::Quantity{} : have->second;
+    if (available < amount) return Short{name, available.to_string(), amount.to_string()};
+  }
+  return std::nullopt;
+}
+
+// Why `node` cannot run the pod, in the scheduler's filter order (TaintToleration, NodeAffinity,
+// NodeResourcesFit); nothing when it can.
+std::optional<Miss> miss_of(const k8s::Node& node, const k8s::Pod& pod, const Demand& demand,
+                            const ClusterSnapshot& cluster, PresentValues& present) {
+  if (node.unschedulable) return Cordoned{};
+  if (!node.ready) return NotReady{};
+  const auto taint = std::find_if(node.taints.begin(), node.taints.end(), [&](const k8s::Taint& t) {
+    return k8s::blocks_scheduling(t) && !k8s::tolerated_by_any(pod.tolerations, t);
+  });
+  if (taint != node.taints.end()) {
+    return Untolerated{taint->key + (taint->value.empty() ? "" : "=" + taint->value) + ":" + taint->effect};
+  }
+  if (!k8s::node_selector_matches(pod, node)) return unmatched(pod, node, cluster, present);
+  return short_of(node, demand);
+}
+
+// How many nodes miss for each reason, or nothing when a node can run the pod. One check per group of
+// indistinguishable nodes (ClusterSnapshot::NodeGroup), weighted by its size; node by node only when the
+// pod singles nodes out by name, which groups do not keep apart.
+std::optional<std::map<Miss, std::size_t>> misses_of(const ClusterSnapshot& cluster, const k8s::Pod& pod,
+                                                     const Demand& demand) {
+  std::map<Miss, std::size_t> out;
+  if (!demand.gpu) return out;
+  PresentValues present;
+  for (const auto& [i, weight] : candidate_units(cluster, *demand.gpu, pod)) {
+    std::optional<Miss> miss = miss_of(cluster.nodes[i], pod, demand, cluster, present);
+    if (!miss) return std::nullopt;
+    out[std::move(*miss)] += weight;
+  }
+  return out;
 }
 
 std::string plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// One entry of the breakdown: "2 nodes are cordoned".
+struct Phrase {
+  std::size_t count;
+
+  [[nodiscard]] std::string nodes() const { return plural(count, "node", "nodes"); }
+  std::string operator()(const Cordoned&) const {
+    return nodes() + (count == 1 ? " is" : " are") + " cordoned";
+  }
+  std::string operator()(const NotReady&) const {
+    return nodes() + (count == 1 ? " is" : " are") + " not Ready";
+  }
+  std::string operator()(const Unmatched& m) const {
+    return nodes() + (count == 1 ? " does " : " do ") + "not match " + m.term;
+  }
+  std::string operator()(const Untolerated& m) const {
+    return nodes() + (count == 1 ? " has" : " have") + " the taint " + m.taint +
+           ", which the pod does not tolerate";
+  }
+  std::string operator()(const Short& m) const {
+    return nodes() + (count == 1 ? " has " : " have ") + m.available + " " + m.resource +
+           ", the pod asks for " + m.asked;
+  }
+};
+
+// Why no node fits, largest groups first.
+std::string breakdown(const ClusterSnapshot& cluster, const Demand& demand, std::size_t offered,
+                      const std::map<Miss, std::size_t>& misses) {
+  if (cluster.nodes.empty()) return "the cluster has no nodes";
+  std::vector<std::pair<std::size_t, std::string>> groups;
+  if (demand.gpu && cluster.nodes.size() > offered) {
+    const std::size_t lacking = cluster.nodes.size() - offered;
+    groups.emplace_back(lacking, plural(lacking, "node lacks ", "nodes lack ") + *demand.gpu);
+  }
+  for (const auto& [miss, count] : misses) groups.emplace_back(count, std::visit(Phrase{count}, miss));
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::string out;
+  for (const auto& [count, text] : groups) out += (out.empty() ? "" : "; ") + text;
+  return out;
+}
+
+void report_no_node_offers(RuleContext& ctx, const ClusterSnapshot& cluster, const std::string& gpu) {
+  const Action action = std::min(ctx.rules().node_fit.action, ctx.rules().node_fit.no_node_offers);
+  ctx.report(
+      action, "spec",
+      "no node offers " + gpu + " right now (" + plural(cluster.nodes.size(), "node", "nodes") +
+          " in the cluster). If a node pool scales up from zero (cluster-autoscaler, Karpenter), the pod "
+          "waits Pending until a node arrives; otherwise it waits forever.\nFix: check that the GPU node "
+          "pool exists and can scale, or that the resource name is right.",
+      "no node offers " + gpu + " now; the pod stays Pending until a GPU node pool scales up");
+}
+
+void report_no_node_fits(RuleContext& ctx, const Demand& demand, const std::string& breakdown) {
+  std::string asks;
+  for (const auto& [name, amount] : demand.wanted) {
+    if (name != "pods") asks += (asks.empty() ? "" : ", ") + name + " " + amount.to_string();
+  }
+  ctx.report(
+      ctx.rules().node_fit.action, "spec",
+      "no node can run this pod: " + breakdown + ".\nThe pod asks for " + asks +
+          " (allocatable capacity counts, not current use: no node could run it even when empty), so the "
+          "scheduler would leave it Pending.\nFix: ask for what one node has, relax the node selector or "
+          "affinity, or add the toleration the GPU nodes need.",
+      "no node can run this pod: " + breakdown);
 }
 
 }  // namespace
@@ -51,116 +224,15 @@ std::string plural(std::size_t n, const char* one, const char* many) {
 void rule_node_fit(RuleContext& ctx) {
   const ClusterSnapshot* cluster = ctx.cluster();
   if (cluster == nullptr || !ctx.is_gpu_pod()) return;
-  const k8s::Pod& pod = ctx.pod();
-  k8s::ResourceList wanted = effective_requests(pod);
-  erase_if(wanted, [](const auto& e) { return !(e.second > k8s::Quantity{}); });
-  wanted["pods"] = k8s::Quantity::from_units(1);
-
-  // Candidates come from the index of the pod's first GPU resource; the other nodes lack it outright.
-  const auto gpu = std::find_if(wanted.begin(), wanted.end(),
-                                [&](const auto& e) { return ctx.rules().is_gpu_resource(e.first); });
-  static const std::vector<std::size_t> kNone;
-  const auto indexed =
-      gpu != wanted.end() ? cluster->nodes_by_resource.find(gpu->first) : cluster->nodes_by_resource.end();
-  const std::vector<std::size_t>& candidates =
-      indexed != cluster->nodes_by_resource.end() ? indexed->second : kNone;
-
-  if (gpu != wanted.end() && candidates.empty()) {
-    const Action action = std::min(ctx.rules().node_fit.action, ctx.rules().node_fit.no_node_offers);
-    ctx.report(
-        kNodeFit, action, "spec",
-        "no node offers " + gpu->first + " right now (" + plural(cluster->nodes.size(), "node", "nodes") +
-            " in the cluster). If a node pool scales up from zero (cluster-autoscaler, Karpenter), the pod "
-            "waits Pending until a node arrives; otherwise it waits forever.\nFix: check that the GPU node "
-            "pool exists and can scale, or that the resource name is right.",
-        "no node offers " + gpu->first + " now; the pod stays Pending until a GPU node pool scales up");
+  const Demand demand = demand_of(ctx);
+  const std::size_t offered = offering(*cluster, demand);
+  if (demand.gpu && offered == 0) {
+    report_no_node_offers(ctx, *cluster, *demand.gpu);
     return;
   }
-
-  // One check per group of indistinguishable nodes (ClusterSnapshot::NodeGroup), weighted by its size; node
-  // by node only when the pod singles nodes out by name, which groups do not keep apart.
-  const std::vector<ClusterSnapshot::NodeGroup> units = gpu != wanted.end()
-                                                            ? candidate_units(*cluster, gpu->first, pod)
-                                                            : std::vector<ClusterSnapshot::NodeGroup>{};
-
-  std::map<std::string, std::size_t> reasons;
-  std::map<std::string, std::string, std::less<>> present_values;  // selector_reason's cache
-  for (const auto& [i, weight] : units) {
-    const k8s::Node& node = cluster->nodes[i];
-    std::string reason;
-    if (node.unschedulable) {
-      reason = "cordoned";
-    } else if (!node.ready) {
-      reason = "not Ready";
-    } else {
-      // The scheduler's filter order: taints (TaintToleration) before NodeAffinity before NodeResourcesFit.
-      const auto taint = std::find_if(node.taints.begin(), node.taints.end(), [&](const k8s::Taint& t) {
-        return k8s::blocks_scheduling(t) && !k8s::tolerated_by_any(pod.tolerations, t);
-      });
-      if (taint != node.taints.end()) {
-        reason =
-            "taint|" + taint->key + (taint->value.empty() ? "" : "=" + taint->value) + ":" + taint->effect;
-      } else if (!k8s::node_selector_matches(pod, node)) {
-        reason = "do not match|" + selector_reason(pod, node, *cluster, present_values);
-      } else {
-        for (const auto& [name, amount] : wanted) {
-          const auto have = node.allocatable.find(name);
-          const k8s::Quantity available = have == node.allocatable.end() ? k8s::Quantity{} : have->second;
-          if (available < amount) {
-            reason = "short|" + name + "|" + available.to_string() + "|" + amount.to_string();
-            break;
-          }
-        }
-      }
-    }
-    if (reason.empty()) return;  // this node can run the pod
-    reasons[reason] += weight;
-  }
-
-  // No node fits: the breakdown, largest groups first.
-  std::vector<std::pair<std::size_t, std::string>> groups;
-  if (gpu != wanted.end() && cluster->nodes.size() > candidates.size()) {
-    const std::size_t lacking = cluster->nodes.size() - candidates.size();
-    groups.emplace_back(lacking, plural(lacking, "node lacks ", "nodes lack ") + gpu->first);
-  }
-  for (const auto& [key, count] : reasons) {
-    const std::string nodes = plural(count, "node", "nodes");
-    std::string text;
-    if (key == "cordoned") {
-      text = nodes + (count == 1 ? " is" : " are") + " cordoned";
-    } else if (key == "not Ready") {
-      text = nodes + (count == 1 ? " is" : " are") + " not Ready";
-    } else if (key.starts_with("do not match|")) {
-      text = nodes + (count == 1 ? " does " : " do ") + key.substr(13);
-    } else if (key.starts_with("taint|")) {
-      text = nodes + (count == 1 ? " has" : " have") + " the taint " + key.substr(6) +
-             ", which the pod does not tolerate";
-    } else if (key.starts_with("short|")) {
-      const auto a = key.find('|', 6);
-      const auto b = key.find('|', a + 1);
-      const std::string name = key.substr(6, a - 6);
-      text = nodes + (count == 1 ? " has " : " have ") + key.substr(a + 1, b - a - 1) + " " + name +
-             ", the pod asks for " + key.substr(b + 1);
-    }
-    groups.emplace_back(count, std::move(text));
-  }
-  std::stable_sort(groups.begin(), groups.end(),
-                   [](const auto& x, const auto& y) { return x.first > y.first; });
-  std::string breakdown;
-  for (const auto& [count, text] : groups) breakdown += (breakdown.empty() ? "" : "; ") + text;
-  if (cluster->nodes.empty()) breakdown = "the cluster has no nodes";
-
-  std::string asks;
-  for (const auto& [name, amount] : wanted) {
-    if (name != "pods") asks += (asks.empty() ? "" : ", ") + name + " " + amount.to_string();
-  }
-  ctx.report(
-      kNodeFit, ctx.rules().node_fit.action, "spec",
-      "no node can run this pod: " + breakdown + ".\nThe pod asks for " + asks +
-          " (allocatable capacity counts, not current use: no node could run it even when empty), so the "
-          "scheduler would leave it Pending.\nFix: ask for what one node has, relax the node selector or "
-          "affinity, or add the toleration the GPU nodes need.",
-      "no node can run this pod: " + breakdown);
+  const auto found = misses_of(*cluster, ctx.pod(), demand);
+  if (!found) return;  // a node can run the pod
+  report_no_node_fits(ctx, demand, breakdown(*cluster, demand, offered, *found));
 }
 
 void read_node_fit(ParameterReader& r, RuleSet& rules) {

@@ -9,7 +9,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kPresets = "presets";
 constexpr std::string_view kAppliedAnnotation = "gpuadmit.io/applied";
 
 struct Change {
@@ -181,7 +180,7 @@ void rule_presets(RuleContext& ctx) {
     Plan plan = plan_preset(preset, ctx);
     for (const auto& [field, what] : plan.conflicts) {
       ctx.report(
-          kPresets, std::min(cfg.action, Action::kWarn), field,
+          std::min(cfg.action, Action::kWarn), field,
           "preset " + preset.name + " sets " + what +
               " differently; the value in the object is kept (presets never overwrite what was set).\n"
               "Fix: nothing if the object's value is intended; otherwise remove it to take the preset's.",
@@ -191,7 +190,7 @@ void rule_presets(RuleContext& ctx) {
     if (!apply) {
       std::string missing;
       for (const Change& c : plan.changes) missing += (missing.empty() ? "" : "; ") + c.description;
-      ctx.report(kPresets, cfg.action, plan.changes.front().field,
+      ctx.report(cfg.action, plan.changes.front().field,
                  "preset " + preset.name + " selects this pod but is not applied: " + missing +
                      ".\nFix: add them, or let gpuadmit's mutating webhook apply the preset.",
                  "preset " + preset.name + " not applied: " + missing);
@@ -199,7 +198,7 @@ void rule_presets(RuleContext& ctx) {
     }
     for (const Change& change : plan.changes) {
       change.apply(ctx);
-      ctx.fixed(kPresets, change.field, "preset " + preset.name + " added " + change.description);
+      ctx.fixed(change.field, "preset " + preset.name + " added " + change.description);
       change_list += (change_list.empty() ? "" : "; ") + change.description;
     }
     applied.push_back(preset.name);

@@ -9,7 +9,6 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::string_view kShmSize = "shm-size";
 constexpr std::string_view kShmPath = "/dev/shm";
 
 bool is_shm_path(std::string_view path) {
@@ -31,6 +30,15 @@ const k8s::Volume* volume_named(const k8s::Pod& pod, std::string_view name) {
 
 bool memory_backed(const k8s::Volume& v) {
   return v.empty_dir && v.medium == "Memory";
+}
+
+// App containers and sidecars that hold a GPU.
+std::vector<const k8s::Container*> gpu_containers(const RuleContext& ctx) {
+  std::vector<const k8s::Container*> out;
+  for (const k8s::Container& c : ctx.pod().containers) {
+    if (c.kind != k8s::ContainerKind::kInit && ctx.gpu_units(c) > 0) out.push_back(&c);
+  }
+  return out;
 }
 
 // The policy's share of the GPU containers' memory limits, rounded up to whole MiB (GiB from 1 GiB),
@@ -56,6 +64,45 @@ k8s::Quantity wanted_size(const RuleContext& ctx, const std::vector<const k8s::C
   return size;
 }
 
+// A /dev/shm a GPU container mounts that does not serve it well.
+struct BadMount {
+  enum class Why { kOnDisk, kBelowMinimum };
+  Why why;
+  const k8s::Container* container;
+  const k8s::Volume* volume;
+};
+
+// How the GPU containers stand: those without a /dev/shm mount, what is wrong with the mounts there are,
+// and the memory-backed volume one of them mounts at /dev/shm, which the others can share.
+struct Mounts {
+  std::vector<const k8s::Container*> missing;
+  std::vector<BadMount> bad;
+  const k8s::Volume* shared = nullptr;
+};
+
+Mounts mounts_of(const k8s::Pod& pod, const std::vector<const k8s::Container*>& gpu_containers,
+                 const ShmSize& cfg) {
+  Mounts out;
+  for (const k8s::Container* c : gpu_containers) {
+    const k8s::VolumeMount* mount = shm_mount(*c);
+    if (mount == nullptr) {
+      out.missing.push_back(c);
+      continue;
+    }
+    const k8s::Volume* volume = volume_named(pod, mount->name);
+    if (volume == nullptr) continue;  // the API server rejects a mount of an undeclared volume itself
+    if (!memory_backed(*volume)) {
+      out.bad.push_back({BadMount::Why::kOnDisk, c, volume});
+      continue;
+    }
+    if (out.shared == nullptr) out.shared = volume;
+    if (volume->size_limit && *volume->size_limit < cfg.minimum) {
+      out.bad.push_back({BadMount::Why::kBelowMinimum, c, volume});
+    }
+  }
+  return out;
+}
+
 // A volume name the pod does not use yet.
 std::string free_volume_name(const k8s::Pod& pod) {
   for (std::string name : {"dshm", "gpuadmit-dshm"}) {
@@ -67,82 +114,67 @@ std::string free_volume_name(const k8s::Pod& pod) {
   }
 }
 
-}  // namespace
-
-void rule_shm_size(RuleContext& ctx) {
-  if (!ctx.is_gpu_pod()) return;
+// Bad mounts are at most warnings: the container has a /dev/shm, only not a good one.
+void report_bad(RuleContext& ctx, const BadMount& bad, const k8s::Quantity& size) {
   const ShmSize& cfg = ctx.rules().shm_size;
-  const k8s::Pod& pod = ctx.pod();
-  std::vector<const k8s::Container*> gpu_containers;
-  for (const k8s::Container& c : pod.containers) {
-    if (c.kind != k8s::ContainerKind::kInit && ctx.gpu_units(c) > 0) gpu_containers.push_back(&c);
-  }
-  if (gpu_containers.empty()) return;
-  const k8s::Quantity size = wanted_size(ctx, gpu_containers);
-
-  // A memory-backed volume some GPU container already mounts at /dev/shm is reused for the others.
-  const k8s::Volume* shared = nullptr;
-  std::vector<const k8s::Container*> missing;
-  for (const k8s::Container* c : gpu_containers) {
-    const k8s::VolumeMount* mount = shm_mount(*c);
-    if (mount == nullptr) {
-      missing.push_back(c);
-      continue;
-    }
-    const k8s::Volume* volume = volume_named(pod, mount->name);
-    if (volume == nullptr) continue;  // the API server rejects a mount of an undeclared volume itself
-    if (!memory_backed(*volume)) {
+  const k8s::Container& c = *bad.container;
+  const std::string& name = bad.volume->name;
+  const Action action = std::min(cfg.action, Action::kWarn);
+  switch (bad.why) {
+    case BadMount::Why::kOnDisk:
       ctx.report(
-          kShmSize, std::min(cfg.action, Action::kWarn), field_of(*c, ".volumeMounts"),
-          describe(*c) + " mounts volume \"" + volume->name +
+          action, field_of(c, ".volumeMounts"),
+          describe(c) + " mounts volume \"" + name +
               "\" at /dev/shm, which is not memory-backed: shared memory on disk makes DataLoader workers "
               "slow.\nFix: back it with\n    emptyDir:\n      medium: Memory\n      sizeLimit: " +
               size.to_string(),
-          describe(*c) + ": /dev/shm volume \"" + volume->name + "\" is not memory-backed");
-      continue;
-    }
-    if (shared == nullptr) shared = volume;
-    if (volume->size_limit && *volume->size_limit < cfg.minimum) {
+          describe(c) + ": /dev/shm volume \"" + name + "\" is not memory-backed");
+      break;
+    case BadMount::Why::kBelowMinimum: {
+      const std::string limit = human(*bad.volume->size_limit);
       ctx.report(
-          kShmSize, std::min(cfg.action, Action::kWarn), "spec.volumes",
-          "the /dev/shm volume \"" + volume->name + "\" of " + describe(*c) + " is limited to " +
-              human(*volume->size_limit) + ", below the policy's minimum of " + human(cfg.minimum) +
+          action, "spec.volumes",
+          "the /dev/shm volume \"" + name + "\" of " + describe(c) + " is limited to " + limit +
+              ", below the policy's minimum of " + human(cfg.minimum) +
               ". DataLoader workers that outgrow it fail with \"bus error\".\nFix: raise its sizeLimit to " +
               size.to_string() + " or more.",
-          describe(*c) + ": /dev/shm volume \"" + volume->name + "\" is only " + human(*volume->size_limit) +
-              " (policy minimum " + human(cfg.minimum) + ")");
+          describe(c) + ": /dev/shm volume \"" + name + "\" is only " + limit + " (policy minimum " +
+              human(cfg.minimum) + ")");
+      break;
     }
   }
-  if (missing.empty()) return;
+}
 
-  if (cfg.action == Action::kEnforce && ctx.can_fix()) {
-    std::string name;
-    if (shared != nullptr) {
-      name = shared->name;
-    } else {
-      name = free_volume_name(pod);
-      // Built member by member: nlohmann's nested initializer lists build each pair as an array first.
-      nlohmann::json& volume = ctx.append(spec_part("volumes"));
-      volume["name"] = name;
-      nlohmann::json& empty_dir = volume["emptyDir"] = nlohmann::json::object();
-      empty_dir["medium"] = "Memory";
-      empty_dir["sizeLimit"] = size.to_string();
-      ctx.fixed(kShmSize, "spec.volumes",
-                "added a memory-backed volume \"" + name + "\" of " + size.to_string() + " for /dev/shm");
-    }
-    for (const k8s::Container* c : missing) {
-      nlohmann::json& mount = ctx.append(container_part(*c, "volumeMounts"));
-      mount["mountPath"] = kShmPath;
-      mount["name"] = name;
-      ctx.fixed(kShmSize, field_of(*c, ".volumeMounts"),
-                "mounted \"" + name + "\" at /dev/shm in " + describe(*c));
-    }
-    return;
+// Mounts a memory-backed /dev/shm in each container that lacks one: the shared volume, or a new one.
+void mount_shm(RuleContext& ctx, const Mounts& mounts, const k8s::Quantity& size) {
+  std::string name;
+  if (mounts.shared != nullptr) {
+    name = mounts.shared->name;
+  } else {
+    name = free_volume_name(ctx.pod());
+    // Built member by member: nlohmann's nested initializer lists build each pair as an array first.
+    nlohmann::json& volume = ctx.append(spec_part("volumes"));
+    volume["name"] = name;
+    nlohmann::json& empty_dir = volume["emptyDir"] = nlohmann::json::object();
+    empty_dir["medium"] = "Memory";
+    empty_dir["sizeLimit"] = size.to_string();
+    ctx.fixed("spec.volumes",
+              "added a memory-backed volume \"" + name + "\" of " + size.to_string() + " for /dev/shm");
   }
+  for (const k8s::Container* c : mounts.missing) {
+    nlohmann::json& mount = ctx.append(container_part(*c, "volumeMounts"));
+    mount["mountPath"] = kShmPath;
+    mount["name"] = name;
+    ctx.fixed(field_of(*c, ".volumeMounts"), "mounted \"" + name + "\" at /dev/shm in " + describe(*c));
+  }
+}
+
+void report_missing(RuleContext& ctx, const std::vector<const k8s::Container*>& missing,
+                    const k8s::Quantity& size) {
   std::string who;
   for (const k8s::Container* c : missing) who += (who.empty() ? "" : ", ") + describe(*c);
   ctx.report(
-      kShmSize, cfg.action, field_of(*missing.front(), ".volumeMounts"),
+      ctx.rules().shm_size.action, field_of(*missing.front(), ".volumeMounts"),
       who +
           " would run with the container runtime's 64 MiB /dev/shm. PyTorch DataLoader workers pass "
           "batches through shared memory and crash with \"bus error\" when it fills.\nFix:\n    volumes:\n"
@@ -150,6 +182,24 @@ void rule_shm_size(RuleContext& ctx) {
           size.to_string() +
           "}\n  and in each GPU container:\n    volumeMounts:\n    - {name: dshm, mountPath: /dev/shm}",
       who + ": /dev/shm is the 64 MiB default; DataLoader workers will crash");
+}
+
+}  // namespace
+
+void rule_shm_size(RuleContext& ctx) {
+  if (!ctx.is_gpu_pod()) return;
+  const ShmSize& cfg = ctx.rules().shm_size;
+  const std::vector<const k8s::Container*> gpus = gpu_containers(ctx);
+  if (gpus.empty()) return;
+  const k8s::Quantity size = wanted_size(ctx, gpus);
+  const Mounts mounts = mounts_of(ctx.pod(), gpus, cfg);
+  for (const BadMount& bad : mounts.bad) report_bad(ctx, bad, size);
+  if (mounts.missing.empty()) return;
+  if (cfg.action == Action::kEnforce && ctx.can_fix()) {
+    mount_shm(ctx, mounts, size);
+  } else {
+    report_missing(ctx, mounts.missing, size);
+  }
 }
 
 void read_shm_size(ParameterReader& r, RuleSet& rules) {

@@ -6,12 +6,6 @@
 #include "../rule_context.hpp"
 
 namespace gpuadmit::policy {
-namespace {
-
-constexpr std::string_view kStray = "stray-gpu-toleration";
-
-}  // namespace
-
 void rule_stray_gpu_toleration(RuleContext& ctx) {
   // A DaemonSet's pods must run on every node, GPU nodes too: the GPU stack (device plugin, feature
   // discovery, DCGM exporter) tolerates the GPU taint and holds no GPU by design.
@@ -26,7 +20,7 @@ void rule_stray_gpu_toleration(RuleContext& ctx) {
       continue;
     }
     ctx.report(
-        kStray, cfg.action, "spec.tolerations[" + std::to_string(i) + "]",
+        cfg.action, "spec.tolerations[" + std::to_string(i) + "]",
         "this pod requests no GPU but tolerates the GPU taint " + t.key +
             ", so it can land on a GPU node and take the cpu and memory that GPU jobs need there.\nFix: "
             "remove the toleration, or request the GPU this pod needs.",

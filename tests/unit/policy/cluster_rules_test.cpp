@@ -46,9 +46,8 @@ TEST_CASE("without a cluster view the cluster-aware rules are skipped and listed
 }
 
 TEST_CASE("cluster-aware mutation is idempotent", "[cluster][idempotence]") {
-  json object = gpu_pod("1");
+  json object = gpuadmit::test::gpu_pod_with("1", "image", "nvidia/cuda:12.2.0-runtime-ubuntu22.04");
   object["metadata"]["annotations"] = {{"gpuadmit.io/gpu-type", "a100,h100"}};
-  object["spec"]["containers"][0]["image"] = "nvidia/cuda:12.2.0-runtime-ubuntu22.04";
   RuleSet rules;
   rules.cuda_driver.action = gpuadmit::policy::Action::kEnforce;
   const ClusterView view = gpu_cluster_view();

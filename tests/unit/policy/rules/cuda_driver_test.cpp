@@ -8,19 +8,19 @@ using gpuadmit::policy::RuleSet;
 using gpuadmit::test::all_text;
 using gpuadmit::test::check;
 using gpuadmit::test::gpu_cluster_view;
-using gpuadmit::test::gpu_pod;
+using gpuadmit::test::gpu_pod_with;
+using gpuadmit::test::required_node_terms;
 using nlohmann::json;
 
 TEST_CASE("cuda-driver warns when no GPU node has a driver new enough for the image",
           "[cluster][cuda][cuda-driver]") {
-  json object = gpu_pod("1");
-  object["spec"]["containers"][0]["image"] = "pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime";
-  const auto r = check(object, gpu_cluster_view());
+  const auto r =
+      check(gpu_pod_with("1", "image", "pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime"), gpu_cluster_view());
   CHECK_THAT(
       all_text(r),
       Catch::Contains("needs driver ≥ 550.54; no GPU node has it (525.60 (1 node), 535.104 (2 nodes))"));
-  object["spec"]["containers"][0]["image"] = "nvidia/cuda:12.2.0-runtime-ubuntu22.04";
-  CHECK_THAT(all_text(check(object, gpu_cluster_view())),
+  CHECK_THAT(all_text(check(gpu_pod_with("1", "image", "nvidia/cuda:12.2.0-runtime-ubuntu22.04"),
+                            gpu_cluster_view())),
              Catch::Contains("CUDA 12.2 needs driver ≥ 535.54; some GPU nodes do not"));
 }
 
@@ -28,12 +28,10 @@ TEST_CASE("cuda-driver in enforce mode keeps the pod on nodes with a new enough 
           "[cluster][cuda][cuda-driver]") {
   RuleSet rules;
   rules.cuda_driver.action = gpuadmit::policy::Action::kEnforce;
-  json object = gpu_pod("1");
-  object["spec"]["containers"][0]["image"] = "nvidia/cuda:12.2.0-runtime-ubuntu22.04";
-  const auto r = check(object, gpu_cluster_view(), rules);
+  const auto r =
+      check(gpu_pod_with("1", "image", "nvidia/cuda:12.2.0-runtime-ubuntu22.04"), gpu_cluster_view(), rules);
   CHECK(r.allowed);
-  const json& terms = r.fixed["spec"]["affinity"]["nodeAffinity"]
-                             ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  const json& terms = required_node_terms(r);
   CHECK(terms.size() == 2);
   CHECK(terms[0]["matchExpressions"][0]["operator"] == "Gt");
 }

@@ -7,6 +7,7 @@
 using gpuadmit::test::check;
 using gpuadmit::test::gpu_cluster_view;
 using gpuadmit::test::gpu_pod;
+using gpuadmit::test::required_node_terms;
 using nlohmann::json;
 
 TEST_CASE("gpu-type adds required affinity on product values that exist", "[cluster][gpu-type]") {
@@ -14,8 +15,7 @@ TEST_CASE("gpu-type adds required affinity on product values that exist", "[clus
   object["metadata"]["annotations"] = {{"gpuadmit.io/gpu-type", "a100"}};
   const auto r = check(object, gpu_cluster_view());
   CHECK(r.allowed);
-  const json& terms = r.fixed["spec"]["affinity"]["nodeAffinity"]
-                             ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  const json& terms = required_node_terms(r);
   REQUIRE(terms.size() == 1);
   CHECK(
       terms[0]["matchExpressions"][0] ==
@@ -30,8 +30,7 @@ TEST_CASE("gpu-type keeps the user's affinity terms and ANDs into each", "[clust
       {"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]},
                             {"matchExpressions":[{"key":"zone","operator":"In","values":["b"]}]}]}}})");
   const auto r = check(object, gpu_cluster_view());
-  const json& terms = r.fixed["spec"]["affinity"]["nodeAffinity"]
-                             ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  const json& terms = required_node_terms(r);
   REQUIRE(terms.size() == 2);
   for (const json& term : terms) {
     CHECK(term["matchExpressions"].size() == 2);
