@@ -237,8 +237,11 @@ Result<ApiConfig> parse_kubeconfig(const YAML::Node& root, const fs::path& file,
 }  // namespace
 
 std::string ApiConfig::url() const {
-  const bool ipv6 = host.find(':') != std::string::npos;
-  return "https://" + (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + path_prefix;
+  return "https://" + bracketed_host() + ":" + std::to_string(port) + path_prefix;
+}
+
+std::string ApiConfig::bracketed_host() const {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
 }
 
 Result<ApiConfig> in_cluster_config(const InClusterPaths& paths,

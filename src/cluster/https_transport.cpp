@@ -166,8 +166,7 @@ class HttpsTransport final : public ApiTransport {
 
  private:
   static std::string host_header(const ApiConfig& config) {
-    const bool ipv6 = config.host.find(':') != std::string::npos;
-    std::string host = ipv6 ? "[" + config.host + "]" : config.host;
+    std::string host = config.bracketed_host();
     return config.port == 443 ? host : host + ":" + std::to_string(config.port);
   }
 

@@ -27,6 +27,8 @@ struct ApiConfig {
   std::string source;                // for messages: "in-cluster" or "kubeconfig FILE (context C)"
 
   [[nodiscard]] std::string url() const;  // https://host:port/prefix
+  // The host as a URL or a Host header writes it: an IPv6 address in brackets.
+  [[nodiscard]] std::string bracketed_host() const;
 };
 
 // Where a pod finds its service-account credentials; tests point these elsewhere.
