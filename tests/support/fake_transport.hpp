@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "gpuadmit/cluster/cluster_watcher.hpp"
+#include "gpuadmit/cluster/log_sink.hpp"
 #include "gpuadmit/cluster/transport.hpp"
 
 namespace gpuadmit::test {
@@ -160,5 +162,14 @@ class FakeTransport final : public cluster::ApiTransport {
   int held_ = 0;
   bool release_ = false;
 };
+
+// A watcher that retries and republishes within milliseconds and logs nothing, for tests over this transport.
+inline cluster::WatcherOptions fast_watcher_options() {
+  cluster::WatcherOptions options;
+  options.reflector.backoff = {std::chrono::milliseconds(1), std::chrono::milliseconds(4)};
+  options.store.rebuild_interval = std::chrono::milliseconds(20);
+  options.log = cluster::null_sink();
+  return options;
+}
 
 }  // namespace gpuadmit::test

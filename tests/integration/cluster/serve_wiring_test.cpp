@@ -20,14 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-cluster::WatcherOptions fast_options() {
-  cluster::WatcherOptions options;
-  options.reflector.backoff = {1ms, 4ms};
-  options.store.rebuild_interval = 20ms;
-  options.log = cluster::null_sink();
-  return options;
-}
-
 // A schedulable GPU node, untainted, with room for pods (objects.hpp's node_json has no "pods").
 std::string gpu_node(const std::string& name, const std::string& gpus) {
   return R"({"metadata":{"name":")" + name +
@@ -55,7 +47,7 @@ nlohmann::json gpu_pod(int gpus) {
 struct Rig {
   explicit Rig(std::shared_ptr<FakeTransport> t)
       : transport(std::move(t)),
-        view(cli::make_watcher_view(transport, fast_options())),
+        view(cli::make_watcher_view(transport, fast_watcher_options())),
         webhook(TestWebhookOptions{
             [this](server::WebhookConfig& config) { server::attach_cluster_view(config, *view); }}) {
     view->start();

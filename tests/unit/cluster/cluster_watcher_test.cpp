@@ -18,14 +18,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-cluster::WatcherOptions fast_options() {
-  cluster::WatcherOptions options;
-  options.reflector.backoff = {1ms, 4ms};
-  options.store.rebuild_interval = 20ms;
-  options.log = cluster::null_sink();
-  return options;
-}
-
 }  // namespace
 
 TEST_CASE("the watcher syncs all four kinds, then follows watch events into the published snapshot",
@@ -37,7 +29,7 @@ TEST_CASE("the watcher syncs all four kinds, then follows watch events into the 
   transport->push(kClaims, list_response("[]", "10"));
   for (const std::string& path : {kQuotas, kClasses, kClaims}) transport->push(path, watch_stream({}, true));
 
-  cluster::ClusterWatcher watcher(transport, fast_options());
+  cluster::ClusterWatcher watcher(transport, fast_watcher_options());
   CHECK_FALSE(watcher.synced());
   CHECK(watcher.view().stale);
   watcher.start();
@@ -65,7 +57,7 @@ TEST_CASE("a watcher destroyed while its API server never answers stops promptly
   auto transport = std::make_shared<FakeTransport>();  // nothing scripted: every call blocks
   const auto before = std::chrono::steady_clock::now();
   {
-    cluster::ClusterWatcher watcher(transport, fast_options());
+    cluster::ClusterWatcher watcher(transport, fast_watcher_options());
     watcher.start();
     CHECK_FALSE(watcher.wait_for_sync(50ms));
   }
@@ -75,7 +67,7 @@ TEST_CASE("a watcher destroyed while its API server never answers stops promptly
 TEST_CASE("the watcher logs when the view turns stale and when it is current again, once each", "[watcher]") {
   std::mutex mutex;
   std::vector<std::string> messages;
-  cluster::WatcherOptions options = fast_options();
+  cluster::WatcherOptions options = fast_watcher_options();
   options.store.stale_after = 50ms;
   options.stale_check_interval = 5ms;
   options.log = [&](spdlog::level::level_enum, std::string_view msg, const cluster::LogFields&) {
