@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # What gpuadmit costs a pod create: N pods created through the e2e cluster's API server with both
-# webhook configurations deleted, then N with them registered; per-create latency p50/p90/p99 and the
-# difference. Prints numbers only: timings are never asserted (a shared 2-core machine is noisy);
+# webhook configurations deleted, N with them pointed at a do-nothing webhook (tools/nullwebhook: it
+# answers every review with the bytes gpuadmit gave the first one, patch and warnings included, and
+# evaluates nothing), and N with gpuadmit; per-create latency p50/p90/p99 and the differences. The
+# do-nothing phase is the floor any webhook returning this patch costs: the API server's webhook
+# client, TLS, and applying the patch. Prints numbers only: timings are never asserted (a shared 2-core machine is noisy);
 # it fails only if a create does not return 201 or the cluster cannot be switched.
 #
 #   tests/e2e/overhead.sh        against the cluster of $GPUADMIT_E2E_STATE (cluster.sh up with
@@ -11,9 +14,9 @@
 # connection, as a client-go controller would (%{time_total} per request: request written, the API
 # server's admission chain incl. both webhooks, etcd write, response read). The body is a GPU pod
 # without toleration (so /mutate returns a patch and /validate runs) with a schedulerName nobody
-# serves, so the scheduler adds no load. The two phases alternate in R rounds (without, with, without,
-# with, ...) of N/R creates each, so that drift (other work on the machine, etcd growth) hits both
-# alike; each round starts with W creates that are not counted.
+# serves, so the scheduler adds no load. The three phases alternate in R rounds (without, do-nothing,
+# gpuadmit, without, ...) of N/R creates each, so that drift (other work on the machine, etcd growth)
+# hits all alike; each round starts with W creates that are not counted.
 #
 # Env: GPUADMIT_E2E_OVERHEAD_N (default 200), GPUADMIT_E2E_OVERHEAD_ROUNDS (default 4),
 # GPUADMIT_E2E_OVERHEAD_WARMUP (default 10 per round).
@@ -40,10 +43,12 @@ kc() { timeout -k 5 60 "$GPUADMIT_E2E_KUBECTL" "$@"; }
 WORK=$(mktemp -d /tmp/gpuadmit-e2e-overhead.XXXXXX)
 NS=gpuadmit-e2e-overhead-$(printf '%04x' $((RANDOM % 65536)))
 CURL_PID=
+NULL_PID=
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   [[ -z $CURL_PID ]] || { kill "$CURL_PID" 2>/dev/null || true; wait "$CURL_PID" 2>/dev/null || true; }
+  [[ -z $NULL_PID ]] || { kill "$NULL_PID" 2>/dev/null || true; wait "$NULL_PID" 2>/dev/null || true; }
   # Unbound pods are deleted at once; the namespace stays Terminating (no namespace controller).
   kc delete pods --all -n "$NS" --wait=false >/dev/null 2>&1 || true
   kc delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
@@ -102,6 +107,45 @@ switch() {
   "$HERE/cluster.sh" webhooks "$1" 2>"$WORK/switch.log" || { cat "$WORK/switch.log" >&2; die "cluster.sh webhooks $1 failed"; }
 }
 
+# The do-nothing webhook, on the webhook certificate of cluster.sh (SAN 127.0.0.1), asking gpuadmit
+# once per path for the answer it then repeats.
+start_null_webhook() {
+  local i
+  (cd "$HERE/tools/nullwebhook" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -o "$WORK/nullwebhook" .) ||
+    die "building tools/nullwebhook failed"
+  "$WORK/nullwebhook" -listen 127.0.0.1:0 -cert "$STATE/webhook-certs/tls.crt" -key "$STATE/webhook-certs/tls.key" \
+    -upstream "$GPUADMIT_E2E_WEBHOOK_URL" -ca "$GPUADMIT_E2E_WEBHOOK_CA" >"$WORK/null.log" 2>"$WORK/null.err" &
+  NULL_PID=$!
+  for ((i = 0; i < 100; i++)); do
+    NULL_URL=$(sed -n '1s/^listening /https:\/\//p' "$WORK/null.log")
+    [[ -z $NULL_URL ]] || break
+    kill -0 "$NULL_PID" 2>/dev/null || die "nullwebhook exited: $(cat "$WORK/null.err")"
+    sleep 0.1
+  done
+  [[ -n $NULL_URL ]] || die "nullwebhook did not start"
+  sed "s|$GPUADMIT_E2E_WEBHOOK_URL/|$NULL_URL/|g" "$STATE/gpuadmit/webhooks.yaml" >"$WORK/null-webhooks.yaml"
+  if ! grep -q "$NULL_URL/mutate" "$WORK/null-webhooks.yaml" || ! grep -q "$NULL_URL/validate" "$WORK/null-webhooks.yaml"; then
+    die "cannot point $STATE/gpuadmit/webhooks.yaml at the do-nothing webhook"
+  fi
+}
+
+# switch_to_null: both configurations at the do-nothing webhook, then wait until one dry-run create
+# reaches it on both paths (an informer carries the change to the API server).
+switch_to_null() {
+  local mutate validate start=$SECONDS
+  kc apply -f "$WORK/null-webhooks.yaml" >/dev/null || die "registering the do-nothing webhook failed"
+  while ((SECONDS - start < 30)); do
+    mutate=$(grep -c '^/mutate ' "$WORK/null.log" || true)
+    validate=$(grep -c '^/validate ' "$WORK/null.log" || true)
+    kc create --dry-run=server -n "$NS" -f "$WORK/pod.json" >/dev/null 2>"$WORK/probe.err" ||
+      die "dry-run create through the do-nothing webhook failed: $(cat "$WORK/probe.err")"
+    (($(grep -c '^/mutate ' "$WORK/null.log") == mutate + 1 &&
+      $(grep -c '^/validate ' "$WORK/null.log") == validate + 1)) && return 0
+    sleep 0.2
+  done
+  die "the API server did not call the do-nothing webhook within 30s"
+}
+
 # stats FILE: "p50 p90 p99 mean max" in ms (nearest-rank percentiles).
 stats() {
   awk '{ v[NR] = $1; s += $1 }
@@ -109,20 +153,24 @@ stats() {
        END { printf "%.2f %.2f %.2f %.2f %.2f\n", rank(0.50), rank(0.90), rank(0.99), s / NR, v[NR] }' "$1"
 }
 
-log "$N creates without and $N with the webhooks, in $ROUNDS alternating rounds (+$WARMUP warm-up each)"
+start_null_webhook
+log "$N creates each without webhooks, with the do-nothing webhook and with gpuadmit, in $ROUNDS alternating rounds (+$WARMUP warm-up each)"
 : >"$WORK/without.ms"
+: >"$WORK/null.ms"
 : >"$WORK/with.ms"
 for ((r = 0; r < ROUNDS; r++)); do
   count=$((N / ROUNDS + (r < N % ROUNDS ? 1 : 0)))
   switch off
   round without "$count"
+  switch_to_null
+  round null "$count"
   switch on    # left on at the end
   round with "$count"
 done
-sort -n -o "$WORK/without.ms" "$WORK/without.ms"
-sort -n -o "$WORK/with.ms" "$WORK/with.ms"
+for phase in without null with; do sort -n -o "$WORK/$phase.ms" "$WORK/$phase.ms"; done
 
 read -r a50 a90 a99 amean amax < <(stats "$WORK/without.ms")
+read -r n50 n90 n99 nmean nmax < <(stats "$WORK/null.ms")
 read -r b50 b90 b99 bmean bmax < <(stats "$WORK/with.ms")
 
 # gpuadmit's own time per review, from its log (latency_us of the reviews in this namespace).
@@ -136,11 +184,18 @@ server_side() {
 
 printf 'overhead: %d pod creates each, sequential over one connection, %d alternating rounds (ms)\n' "$N" "$ROUNDS"
 printf 'overhead: %-17s %8s %8s %8s %8s %8s\n' "" p50 p90 p99 mean max
+# difference LABEL A50 A90 A99 AMEAN B50 B90 B99 BMEAN: one line of B - A.
+difference() {
+  printf 'overhead: %-17s %8s %8s %8s %8s\n' "$1" \
+    "$(awk -v a="$2" -v b="$6" 'BEGIN { printf "%+.2f", b - a }')" \
+    "$(awk -v a="$3" -v b="$7" 'BEGIN { printf "%+.2f", b - a }')" \
+    "$(awk -v a="$4" -v b="$8" 'BEGIN { printf "%+.2f", b - a }')" \
+    "$(awk -v a="$5" -v b="$9" 'BEGIN { printf "%+.2f", b - a }')"
+}
 printf 'overhead: %-17s %8s %8s %8s %8s %8s\n' "without webhooks" "$a50" "$a90" "$a99" "$amean" "$amax"
+printf 'overhead: %-17s %8s %8s %8s %8s %8s\n' "do-nothing" "$n50" "$n90" "$n99" "$nmean" "$nmax"
 printf 'overhead: %-17s %8s %8s %8s %8s %8s\n' "with gpuadmit" "$b50" "$b90" "$b99" "$bmean" "$bmax"
-printf 'overhead: %-17s %8s %8s %8s %8s\n' "difference" \
-  "$(awk -v a="$a50" -v b="$b50" 'BEGIN { printf "%+.2f", b - a }')" \
-  "$(awk -v a="$a90" -v b="$b90" 'BEGIN { printf "%+.2f", b - a }')" \
-  "$(awk -v a="$a99" -v b="$b99" 'BEGIN { printf "%+.2f", b - a }')" \
-  "$(awk -v a="$amean" -v b="$bmean" 'BEGIN { printf "%+.2f", b - a }')"
+difference "do-nothing cost" "$a50" "$a90" "$a99" "$amean" "$n50" "$n90" "$n99" "$nmean"
+difference "gpuadmit cost" "$a50" "$a90" "$a99" "$amean" "$b50" "$b90" "$b99" "$bmean"
+difference "gpuadmit - floor" "$n50" "$n90" "$n99" "$nmean" "$b50" "$b90" "$b99" "$bmean"
 printf 'overhead: gpuadmit itself (its log): /mutate %s; /validate %s\n' "$(server_side mutate)" "$(server_side validate)"
