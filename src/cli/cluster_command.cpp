@@ -130,10 +130,7 @@ int dump_command(Args args) {
 }  // namespace
 
 int cluster_command(Args args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::fputs(kClusterUsage.data(), args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : kExitOk;
-  }
+  if (const auto answered = answer_bare_or_help(args, kClusterUsage)) return *answered;
   if (args[0] == "dump") return dump_command(args.subspan(1));
   return usage_error({"gpuadmit cluster", kClusterUsage},
                      "unknown subcommand \"" + std::string(args[0]) + "\"");

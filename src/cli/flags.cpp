@@ -81,4 +81,10 @@ std::string usage_text(std::string_view text) {
   return out;
 }
 
+std::optional<int> answer_bare_or_help(Args args, std::string_view usage) {
+  if (!args.empty() && args[0] != "--help" && args[0] != "-h" && args[0] != "help") return std::nullopt;
+  std::fwrite(usage.data(), 1, usage.size(), args.empty() ? stderr : stdout);
+  return args.empty() ? kExitUsage : kExitOk;
+}
+
 }  // namespace gpuadmit::cli

@@ -53,6 +53,11 @@ int usage_error(const Command& command, const std::string& message);
 std::optional<ParsedFlags> command_flags(Args args, std::initializer_list<FlagSpec> specs,
                                          const Command& command, int& exit_code);
 
+// A command with subcommands, called with none ("gpuadmit policy": the usage on stderr, kExitUsage) or
+// asking for help (--help, -h, help: the usage on stdout, kExitOk); otherwise nothing, and the caller
+// reads args[0].
+std::optional<int> answer_bare_or_help(Args args, std::string_view usage);
+
 // A command's usage text with "{cluster-aware rules}" replaced by the catalogue's list of them.
 std::string usage_text(std::string_view text);
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "flags.hpp"
 
 namespace {
 
@@ -29,10 +30,7 @@ Run 'gpuadmit <command> --help' for a command's flags.
 
 int main(int argc, char** argv) {
   const std::vector<std::string_view> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::fputs(kUsage.data(), args.empty() ? stderr : stdout);
-    return args.empty() ? gpuadmit::cli::kExitUsage : gpuadmit::cli::kExitOk;
-  }
+  if (const auto answered = gpuadmit::cli::answer_bare_or_help(args, kUsage)) return *answered;
   const std::string_view command = args[0];
   const gpuadmit::cli::Args rest(args.data() + 1, args.size() - 1);
   try {

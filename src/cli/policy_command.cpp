@@ -2,6 +2,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "gpuadmit/config/policy_loader.hpp"
 #include "gpuadmit/version.hpp"
 
@@ -17,10 +18,7 @@ constexpr std::string_view kPolicyUsage = R"(Usage:
 }  // namespace
 
 int policy_command(Args args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::fputs(kPolicyUsage.data(), args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : kExitOk;
-  }
+  if (const auto answered = answer_bare_or_help(args, kPolicyUsage)) return *answered;
   if (args[0] == "default" && args.size() == 1) {
     const std::string_view text = config::default_policy_yaml();
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -9,6 +9,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "gpuadmit/common/text.hpp"
+
 namespace gpuadmit::cluster {
 namespace {
 
@@ -241,7 +243,7 @@ std::string ApiConfig::url() const {
 }
 
 std::string ApiConfig::bracketed_host() const {
-  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return url_host(host);
 }
 
 Result<ApiConfig> in_cluster_config(const InClusterPaths& paths,

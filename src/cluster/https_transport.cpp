@@ -22,6 +22,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "gpuadmit/cluster/transport.hpp"
+#include "gpuadmit/common/text.hpp"
 #include "gpuadmit/tls/openssl_error.hpp"
 #include "gpuadmit/version.hpp"
 
@@ -44,13 +45,6 @@ bool is_ip_literal(const std::string& host) {
   error_code ec;
   (void)net::ip::make_address(host, ec);
   return !ec;
-}
-
-std::string trim(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) text.pop_back();
-  std::size_t start = 0;
-  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start])) != 0) ++start;
-  return text.substr(start);
 }
 
 // One request on one connection. Members are declared so that the io_context outlives everything bound
@@ -182,7 +176,7 @@ class HttpsTransport final : public ApiTransport {
       while ((in.read(chunk.data(), chunk.size()) || in.gcount() > 0) && token.size() <= kMaxTokenBytes) {
         token.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
       }
-      token = trim(std::move(token));
+      token = std::string(trim_space(token));
     }
     const std::lock_guard lock(token_mutex_);
     if (!token.empty() && token.size() <= kMaxTokenBytes) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "gpuadmit/common/text.hpp"
+
 namespace gpuadmit::k8s {
 namespace {
 
@@ -75,12 +77,6 @@ Int divide_pow10_away(Int value, int k, bool sticky) {
   Int quotient = value / divisor;
   if (value % divisor != 0 || sticky) quotient += 1;
   return quotient;
-}
-
-std::string_view trim_space(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) text.remove_suffix(1);
-  return text;
 }
 
 // A quantity's number: its sign, its digits without leading zeros, how many of them follow the point, and

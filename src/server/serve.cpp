@@ -15,6 +15,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "gpuadmit/common/text.hpp"
 #include "gpuadmit/policy/catalogue.hpp"
 #include "gpuadmit/server/certs.hpp"
 #include "gpuadmit/server/webhook.hpp"
@@ -50,10 +51,11 @@ class TemporaryDirectory {
   std::filesystem::path path_;
 };
 
-std::string url_host(const ListenAddress& listen) {
+// Where this process reaches its own listener: loopback for a wildcard address.
+std::string local_url_host(const ListenAddress& listen) {
   if (listen.host.empty() || listen.host == "0.0.0.0") return "127.0.0.1";
   if (listen.host == "::") return "[::1]";
-  return listen.host.find(':') != std::string::npos ? "[" + listen.host + "]" : listen.host;
+  return url_host(listen.host);
 }
 
 struct DevCertificates {
@@ -90,7 +92,7 @@ void print_dev_banner(const DevCertificates& dev, const std::filesystem::path& d
   const std::string sample = std::filesystem::exists(kSampleReview)
                                  ? std::filesystem::absolute(kSampleReview).string()
                                  : std::string(kSampleReview);
-  const std::string base = "https://" + url_host(listen) + ":" + std::to_string(port);
+  const std::string base = "https://" + local_url_host(listen) + ":" + std::to_string(port);
   std::fprintf(stderr,
                "\ngpuadmit dev mode: self-signed certificates in %s (removed on exit)\n\n"
                "caBundle (base64 of ca.crt, for a webhook clientConfig):\n%s\n\n"
