@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpuadmit/k8s/pod_parser.hpp"
+#include "gpuadmit/k8s/cluster_object_parser.hpp"
 
 namespace gpuadmit::cluster {
 namespace {

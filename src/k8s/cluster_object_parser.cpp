@@ -1,10 +1,11 @@
 // The cluster's objects the policy reads: Node, ResourceQuota, StorageClass and PersistentVolumeClaim (a
 // claim is also an object under review). They arrive as nlohmann::json (the cluster view's cache, the
 // --cluster file, a claim under review), so unlike the pod they are read in that form only.
+#include "gpuadmit/k8s/cluster_object_parser.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "field_readers.hpp"
-#include "gpuadmit/k8s/pod_parser.hpp"
 
 namespace gpuadmit::k8s {
 namespace fields {

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "../rule_context.hpp"
-#include "gpuadmit/k8s/pod_parser.hpp"
+#include "gpuadmit/k8s/cluster_object_parser.hpp"
 
 namespace gpuadmit::policy {
 namespace {

@@ -1,5 +1,5 @@
-// Parsing of Pod (and pod template), Node, ResourceQuota, StorageClass and PVC JSON into the typed views
-// of objects.hpp.
+// Parsing of a Pod (or pod template) into the typed view of objects.hpp, whole or by the part a fix edits.
+// The cluster's other objects: cluster_object_parser.hpp.
 // Every type mismatch is an error naming the field path, so a malformed object never reaches a rule.
 #pragma once
 
@@ -41,11 +41,5 @@ Result<bool> parse_pod_part(const PodPart& part, const nlohmann::json& value, Po
 // onto the end of that list in `pod`: parse_pod's checks, and errors that name each item by its index in the
 // whole list (the items `pod` holds come first).
 Result<bool> parse_pod_part_items(const PodPart& part, const nlohmann::json& items, Pod& pod);
-
-Result<Node> parse_node(const nlohmann::json& object);
-Result<ResourceQuota> parse_resource_quota(const nlohmann::json& object);
-Result<StorageClass> parse_storage_class(const nlohmann::json& object);
-Result<PersistentVolumeClaim> parse_persistent_volume_claim(const nlohmann::json& object);
-Result<ResourceList> parse_resource_list(const nlohmann::json& list, const std::string& path);
 
 }  // namespace gpuadmit::k8s
