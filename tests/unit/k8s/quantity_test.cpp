@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "gpuadmit/k8s/quantity.hpp"
 
@@ -14,6 +16,21 @@ Quantity q(const char* text) {
   auto parsed = Quantity::parse(text);
   if (!parsed) FAIL("parse failed for " << text << ": " << parsed.error().message);
   return *parsed;
+}
+
+// The strings of a tests/fixtures/fuzz/quantity/*.hex file, one hex-encoded string per line.
+std::vector<std::string> reproducers(const std::string& name) {
+  std::ifstream in(std::string(GPUADMIT_FIXTURES_DIR) + "/fuzz/quantity/" + name);
+  if (!in) FAIL("cannot open fuzz/quantity/" << name);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) {
+    std::string text;
+    for (std::size_t i = 0; i + 1 < line.size(); i += 2) {
+      text += static_cast<char>(std::stoi(line.substr(i, 2), nullptr, 16));
+    }
+    out.push_back(text);
+  }
+  return out;
 }
 
 }  // namespace
@@ -89,7 +106,7 @@ TEST_CASE("forms the shortcut does not take still parse or fail as before", "[qu
   CAPTURE(input);
   CHECK(q(input).to_string() == canonical);
   for (const char* bad :
-       {"1Xi", "1g", "1mi", "1 k", "1K", "1ki", "Gi", "1GiB", "1m1", "1-", "999999999999Gi"}) {
+       {"1Xi", "1g", "1mi", "1 k", "1K", "1ki", "1GiB", "1m1", "1-", "1e", "1e+", "1e1.5"}) {
     CAPTURE(bad);
     CHECK_FALSE(Quantity::parse(bad));
   }
@@ -150,10 +167,10 @@ TEST_CASE("malformed quantities are errors that name the string", "[quantity]") 
       {"1.2.3", "\"1.2.3\""},
       {"5K", "unknown suffix \"K\""},
       {"1gi", "unknown suffix \"gi\""},
-      {"Gi", "\"Gi\""},
       {"--1", "\"--1\""},
       {"1e", "unknown suffix \"e\""},
-      {"1e99999", "unknown suffix"},
+      {"1e99999", "larger than the supported"},
+      {"1e99999999999999999999", "unknown suffix"},
       {"1e30", "larger than the supported"},
       {"99999999999999999999999999", "larger than the supported"},
       {"1234567890123456789012345678901234567890123456789012345678901234567890", "longer than 64"},
@@ -205,4 +222,93 @@ TEST_CASE("sums saturate at the supported magnitude", "[quantity]") {
   difference -= q("1000E");
   CHECK(difference == q("-1000E"));
   CHECK(q("1000E").scaled_ceil_units(std::numeric_limits<std::int64_t>::max(), 1) == q("1000E"));
+}
+
+// Fuzz finding Q-1 (reproducers: tests/fixtures/fuzz/quantity/value-binary-19-digits-truncated.txt and
+// order-binary-equal-but-not.txt): with a binary suffix, digits past the 18th were cut before the multiply by
+// 2^k, so values came out too small by up to 11 units, fractions turned whole and distinct values compared
+// equal. Expected nanos from k8s.io/apimachinery's AsDec() (the same figures exact decimal arithmetic gives).
+TEST_CASE("binary-suffixed values with many digits are held exactly, as Kubernetes holds them",
+          "[quantity]") {
+  const auto [input, nanos, units] = GENERATE(table<const char*, const char*, std::int64_t>({
+      {"1000000000.000000001Ki", "1024000000000000001024n", 1024000000001},
+      {"100000000.0000000001Ki", "102400000000000000103n", 102400000001},
+      {"26404.77771926814553Ki", "27038492384530582n", 27038493},
+      {"9007199254740991.008Ki", "9223372036854774792192000000n", 9223372036854774793},
+      {"6.29771835970001289985144Ei", "7260774926855503203599756677n", 7260774926855503204},
+      {"-100000000.0000000001Ki", "-102400000000000000103n", -102400000000},
+  }));
+  CAPTURE(input);
+  const Quantity value = q(input);
+  CHECK(value == q(nanos));
+  CHECK_FALSE(value.is_whole());
+  CHECK(value.units_ceil() == units);
+}
+
+TEST_CASE("binary-suffixed values that differ past the 18th digit are ordered", "[quantity]") {
+  CHECK(q("1.6940481424424860612Gi") > q("1.69404814244248606000000001Gi"));
+  CHECK(q("1.000000000000000000001Ki") > q("1Ki"));
+  CHECK(q("1.000000000000000000001Ki").to_string() == "1024000000001n");
+}
+
+// Fuzz finding Q-2 (tests/fixtures/fuzz/quantity/reject-*.txt): strings Kubernetes accepts that the parser
+// rejected. The API server re-encodes every quantity it decodes, so only `gpuadmit check` on files met them.
+TEST_CASE("strings Kubernetes accepts parse to the value Kubernetes gives them", "[quantity]") {
+  const auto [input, canonical] = GENERATE(table<const char*, const char*>({
+      // no digit in the mantissa: Kubernetes reads it as 0
+      {"-", "0"},
+      {"+", "0"},
+      {".", "0"},
+      {"-.", "0"},
+      {"Ki", "0"},
+      {"m", "0"},
+      {"e3", "0"},
+      {"E00012", "0"},
+      // exponents of any length (strconv.ParseInt)
+      {"1e00003", "1e3"},
+      {"1E00018", "1e18"},
+      {"1e-10000", "1e-9"},  // rounds away from zero at nano resolution
+      {"0e99999", "0"},
+      // Unicode whitespace, which Quantity.UnmarshalJSON's strings.TrimSpace removes
+      {"1\u00a0", "1"},
+      {"\u00851", "1"},
+      {"2\u2003", "2"},
+      {"\u30003", "3"},
+      // binary values are capped at 2^63-1 units, however large
+      {"869Ei", "9223372036854775807"},
+      {"9223372036854775807Ki", "9223372036854775807"},
+      {"999999999999Gi", "9223372036854775807"},
+      {"-9999999999999999999Ki", "-9223372036854775807"},
+  }));
+  CAPTURE(input);
+  CHECK(q(input).to_string() == canonical);
+}
+
+// Every string the fuzz run saved (tests/fixtures/fuzz/quantity), with the verdict it settled on.
+TEST_CASE("the saved quantity reproducers parse as Kubernetes parses them, bar the stated limits",
+          "[quantity][fuzz]") {
+  for (const char* name : {"value-binary-19-digits-truncated.hex", "order-binary-equal-but-not.hex",
+                           "reject-exponent-5-digits.hex", "reject-no-digit-k8s-zero.hex",
+                           "reject-over-1e21-binary-k8s-caps.hex", "reject-unicode-whitespace.hex",
+                           "value-negative-rounding.hex", "k8s-canonical-1000E-bug.hex"}) {
+    for (const std::string& text : reproducers(name)) {
+      CAPTURE(name, text);
+      CHECK(Quantity::parse(text).ok());
+    }
+  }
+  const std::vector<std::string> order = reproducers("order-binary-equal-but-not.hex");
+  REQUIRE(order.size() == 2);
+  CHECK(q(order[0].c_str()) != q(order[1].c_str()));
+  // Kubernetes prints 10^21 units and more as "1" (no suffix exists for them); gpuadmit prints 1000E.
+  CHECK(q("1000000000000000000000").to_string() == "1000E");
+  // Stated limits: more than 64 characters; a decimal magnitude above 10^21 units, which also covers
+  // Kubernetes truncating an exponent to 32 bits (1e4294967296 is 1 there) and taking minutes on
+  // 1e2147483647.
+  for (const char* name :
+       {"reject-over-64-chars.hex", "k8s-exponent-int32-truncation.hex", "k8s-parsequantity-hangs.hex"}) {
+    for (const std::string& text : reproducers(name)) {
+      CAPTURE(name, text);
+      CHECK_FALSE(Quantity::parse(text).ok());
+    }
+  }
 }

@@ -5,10 +5,18 @@
 // (`<sign><digits>[.<digits>]<suffix>`, suffixes n u m "" k M G T P E, Ki..Ei, and e<int>/E<int>);
 // formatting follows its canonical form (largest exact suffix in the family the user wrote).
 //
-// Limits (stated, tested): a quantity string is at most 64 characters; magnitudes up to 10^21 units are
-// supported (beyond that the parser returns an error instead of Kubernetes' unbounded inf.Dec);
-// binary-suffixed values are capped at 2^63-1 units as Kubernetes caps them; finer than 1n rounds away
-// from zero as Kubernetes does.
+// Accepts what k8s.io/apimachinery's ParseQuantity accepts after Quantity.UnmarshalJSON's
+// strings.TrimSpace (Unicode whitespace included), with the same value and ordering: a mantissa with no
+// digit ("-", ".", "Ki") is 0, an exponent is any int64, binary-suffixed values are exact at any number of
+// digits and capped at 2^63-1 units, and finer than 1n rounds away from zero. tests/differential/quantity
+// checks this against apimachinery itself. The differences, on purpose (stated, tested):
+// - a quantity string is at most 64 characters;
+// - a decimal magnitude above 10^21 units is an error, where Kubernetes keeps an unbounded inf.Dec (and
+//   truncates an exponent to 32 bits: 1e4294967296 is 1 there);
+// - the canonical text of 10^21 units and more is written with E ("1000E"); Kubernetes writes "1";
+// - JSON escapes are decoded before parsing ("1\u0030" is 10), where UnmarshalJSON reads the raw bytes
+//   and rejects them. The API server re-encodes every quantity before a webhook sees it, so only
+//   `gpuadmit check` on files can meet one.
 #pragma once
 
 #include <compare>
@@ -43,10 +51,13 @@ class Quantity {
   [[nodiscard]] bool is_negative() const noexcept { return nanos_ < 0; }
   // True when the value is a whole number of units (what extended resources such as GPUs require).
   [[nodiscard]] bool is_whole() const noexcept;
-  // Value in units rounded up, like Quantity.Value().
+  // Value in units rounded up (toward +infinity), clamped to int64. Quantity.Value() rounds a negative value
+  // away from zero and wraps past int64; the policy calls this on positive values only.
   [[nodiscard]] std::int64_t units_ceil() const noexcept;
-  // Value in milli-units rounded up, like Quantity.MilliValue().
+  // Value in milli-units, rounded and clamped as units_ceil (Quantity.MilliValue()).
   [[nodiscard]] std::int64_t milli_ceil() const noexcept;
+  // The exact value in nano-units (what the differential test compares with apimachinery's).
+  [[nodiscard]] Int128 nanos() const noexcept { return nanos_; }
   // Approximate value for display and ratios only; never compare with it.
   [[nodiscard]] double approx() const noexcept;
   [[nodiscard]] Format format() const noexcept { return format_; }
