@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8443
 RELEASE_BIN := build/release/src/cli/gpuadmit
 
-.PHONY: all deps build build-asan run test unit e2e chart truth truth-ci bench format tidy clean
+.PHONY: all deps build build-asan run test unit differential e2e chart truth truth-ci bench format tidy clean
 
 all: build
 
@@ -28,12 +28,18 @@ run: build
 # scenarios, then the cluster watch tests against a real kube-apiserver).
 test: build-asan build
 	@ctest --preset asan -j $(JOBS)
+	@$(MAKE) --no-print-directory differential
 	@$(MAKE) --no-print-directory e2e
 	@$(MAKE) --no-print-directory chart
 	@$(MAKE) --no-print-directory truth-ci
 
 unit: build-asan
 	@ctest --preset asan -j $(JOBS) -L unit
+
+# Quantity against k8s.io/apimachinery itself, on its test literals and a million generated strings
+# (tests/differential/quantity/run.sh; the probe under ASan+UBSan).
+differential: build-asan
+	@tests/differential/quantity/run.sh build/asan/tests/gpuadmit_quantity_probe
 
 e2e: build
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(RELEASE_BIN); else echo "e2e: suite not present yet"; fi
