@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8443
 RELEASE_BIN := build/release/src/cli/gpuadmit
 
-.PHONY: all deps build build-asan run test unit differential e2e chart truth truth-ci bench format tidy clean
+.PHONY: all deps build build-asan run test unit differential rss e2e chart truth truth-ci bench format tidy clean
 
 all: build
 
@@ -29,6 +29,7 @@ run: build
 test: build-asan build
 	@ctest --preset asan -j $(JOBS)
 	@$(MAKE) --no-print-directory differential
+	@$(MAKE) --no-print-directory rss
 	@$(MAKE) --no-print-directory e2e
 	@$(MAKE) --no-print-directory chart
 	@$(MAKE) --no-print-directory truth-ci
@@ -40,6 +41,10 @@ unit: build-asan
 # (tests/differential/quantity/run.sh; the probe under ASan+UBSan).
 differential: build-asan
 	@tests/differential/quantity/run.sh build/asan/tests/gpuadmit_quantity_probe
+
+# RSS flat under a minute of keep-alive TLS load on /mutate with two worker threads (tests/load/rss_flat.sh).
+rss: build
+	@tests/load/rss_flat.sh $(RELEASE_BIN) 60 512
 
 e2e: build
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(RELEASE_BIN); else echo "e2e: suite not present yet"; fi

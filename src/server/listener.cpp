@@ -16,9 +16,9 @@ constexpr Milliseconds kAcceptErrorBackoff{50};
 
 }  // namespace
 
-Result<std::shared_ptr<Listener>> Listener::open(net::io_context& ioc, const net::ip::tcp::endpoint& endpoint,
-                                                 ServerState& state) {
-  auto listener = std::make_shared<Listener>(ioc, state);
+Result<std::shared_ptr<Listener>> Listener::open(net::io_context& ioc, std::vector<net::io_context*> workers,
+                                                 const net::ip::tcp::endpoint& endpoint, ServerState& state) {
+  auto listener = std::make_shared<Listener>(ioc, std::move(workers), state);
   boost::system::error_code ec;
   const auto failed = [&](std::string_view step) {
     return make_error("cannot " + std::string(step) + " " + endpoint.address().to_string() + ":" +
@@ -36,8 +36,12 @@ Result<std::shared_ptr<Listener>> Listener::open(net::io_context& ioc, const net
   return listener;
 }
 
-Listener::Listener(net::io_context& ioc, ServerState& state)
-    : ioc_(ioc), strand_(net::make_strand(ioc)), acceptor_(strand_), backoff_(strand_), state_(state) {}
+Listener::Listener(net::io_context& ioc, std::vector<net::io_context*> workers, ServerState& state)
+    : workers_(std::move(workers)),
+      strand_(net::make_strand(ioc)),
+      acceptor_(strand_),
+      backoff_(strand_),
+      state_(state) {}
 
 std::uint16_t Listener::local_port() const {
   boost::system::error_code ec;
@@ -59,8 +63,10 @@ void Listener::close() {
 
 void Listener::accept() {
   if (!acceptor_.is_open()) return;
-  // Each connection gets its own strand, so sessions run on any worker thread without locks.
-  acceptor_.async_accept(net::make_strand(ioc_),
+  // Each connection gets its own strand on the next worker's context: its handlers run on that one thread,
+  // and close_if_idle from the control strand still reaches it safely.
+  net::io_context& worker = *workers_.at(next_worker_++ % workers_.size());
+  acceptor_.async_accept(net::make_strand(worker),
                          beast::bind_front_handler(&Listener::on_accept, shared_from_this()));
 }
 
