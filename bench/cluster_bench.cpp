@@ -1,10 +1,14 @@
-// Cluster view benchmark: what a 5,000-node cluster costs gpuadmit.
+// Cluster view benchmark: what a 5,000-node cluster (or --nodes N) costs gpuadmit.
 //   - parsing a LIST of 5,000 realistic GPU/CPU nodes into the watcher's typed cache;
 //   - rebuilding the immutable ClusterSnapshot from that cache (what every change costs), time and heap;
 //   - node-fit (and every rule) evaluated for one pod against the 5,000 nodes.
-// Memory is the heap in use (glibc mallinfo2 uordblks + hblkhd) before and after, plus the process RSS
-// delta, with the objects kept alive while measured. Prints numbers; asserts nothing. Run: make bench.
+// Memory is the heap in use (tcmalloc's current_allocated_bytes, or glibc mallinfo2 uordblks + hblkhd) before
+// and after, plus the process RSS delta, with the objects kept alive while measured. Prints numbers; asserts
+// nothing. Run: make bench.
 #include <malloc.h>
+#ifdef GPUADMIT_TCMALLOC_LINKED
+#include <gperftools/malloc_extension_c.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -27,11 +31,25 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 using namespace gpuadmit;
 
-constexpr int kNodes = 5000;
+// The view's shape: `--nodes N` (default 5,000) and `--gpu-percent P` (default 80), GPU nodes split over
+// the GPU pools in the default's proportions, the rest CPU only. GKE's largest clusters (65,000 nodes, 10 %
+// GPU): --nodes 65000 --gpu-percent 10.
+struct Shape {
+  int nodes = 5000;
+  int gpu_percent = 80;
+};
 
+// The bytes the program has allocated and not freed. Under tcmalloc (what ships) glibc's mallinfo2 sees
+// none of them and read 0, so ask tcmalloc.
 double heap_mib() {
+#ifdef GPUADMIT_TCMALLOC_LINKED
+  std::size_t bytes = 0;
+  if (MallocExtension_GetNumericProperty("generic.current_allocated_bytes", &bytes) == 0) return -1;
+  return static_cast<double>(bytes) / (1024.0 * 1024.0);
+#else
   const struct mallinfo2 info = ::mallinfo2();
   return static_cast<double>(info.uordblks + info.hblkhd) / (1024.0 * 1024.0);
+#endif
 }
 
 double rss_mib() {
@@ -127,18 +145,21 @@ json make_node(int i, const Pool& pool) {
             {"images", images}}}};
 }
 
-json make_list() {
-  // 5,000 nodes: 40 % 8x A100, 10 % 8x H100, 20 % 4x L4, 10 % 1x T4, 20 % CPU only.
+json make_list(const Shape& shape) {
+  // The GPU nodes: half 8x A100, an eighth 8x H100, a quarter 4x L4, an eighth 1x T4 (the default's
+  // 40/10/20/10 % of 80 %); the rest CPU only.
   const std::vector<Pool> pools = {{"a100", 8, "NVIDIA-A100-SXM4-80GB", "81920", 40},
                                    {"h100", 8, "NVIDIA-H100-80GB-HBM3", "81559", 10},
                                    {"l4", 4, "NVIDIA-L4", "23034", 20},
-                                   {"t4", 1, "Tesla-T4", "15360", 10},
-                                   {"cpu", 0, "", "", 20}};
+                                   {"t4", 1, "Tesla-T4", "15360", 10}};
+  const int gpu_nodes = shape.nodes * shape.gpu_percent / 100;
   json items = json::array();
   for (const Pool& pool : pools) {
-    const int count = kNodes * pool.share_percent / 100;
+    const int count = gpu_nodes * pool.share_percent / 80;
     for (int i = 0; i < count; ++i) items.push_back(make_node(i, pool));
   }
+  const Pool cpu{"cpu", 0, "", "", 0};
+  for (int i = static_cast<int>(items.size()); i < shape.nodes; ++i) items.push_back(make_node(i, cpu));
   return {{"apiVersion", "v1"},
           {"kind", "NodeList"},
           {"metadata", {{"resourceVersion", "99999"}}},
@@ -200,11 +221,30 @@ double evaluate_us(const json& pod, const policy::RuleSet& rules, const policy::
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress is visible when piped
-  std::printf("cluster view benchmark: %d nodes (40%% 8xA100, 10%% 8xH100, 20%% 4xL4, 10%% 1xT4, 20%% CPU)\n",
-              kNodes);
-  json list = make_list();
+  Shape shape;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const int value = std::atoi(argv[i + 1]);
+    if (flag == "--nodes" && value > 0) {
+      shape.nodes = value;
+    } else if (flag == "--gpu-percent" && value >= 0 && value <= 100) {
+      shape.gpu_percent = value;
+    } else {
+      std::fprintf(stderr, "usage: gpuadmit_cluster_bench [--nodes N] [--gpu-percent P]\n");
+      return 2;
+    }
+  }
+  if (argc % 2 == 0) {
+    std::fprintf(stderr, "usage: gpuadmit_cluster_bench [--nodes N] [--gpu-percent P]\n");
+    return 2;
+  }
+  std::printf(
+      "cluster view benchmark: %d nodes, %d %% GPU (of those 50 %% 8xA100, 12.5 %% 8xH100, 25 %% 4xL4, "
+      "12.5 %% 1xT4)\n",
+      shape.nodes, shape.gpu_percent);
+  json list = make_list(shape);
   const std::size_t list_bytes = list.dump().size();
 
   // 1. The watcher's cache: a LIST parsed into typed nodes (only the fields the rules read), as the reflector
@@ -271,7 +311,7 @@ int main() {
               snapshot_heap, snapshot_rss);
   std::printf("  cache + snapshot          %8.1f MiB heap\n", cache_heap + snapshot_heap);
 
-  // 3. node-fit against the 5,000 nodes, per pod (parse of the pod included: that is what a review costs).
+  // 3. node-fit against the view's nodes, per pod (parse of the pod included: that is what a review costs).
   auto node_fit_only = config::load_policy(kNodeFitOnly, "<bench>");
   if (!node_fit_only) {
     std::fprintf(stderr, "%s\n", node_fit_only.error().message.c_str());

@@ -14,7 +14,8 @@ if(GPUADMIT_TCMALLOC AND NOT GPUADMIT_SANITIZE)
   # Nothing calls tcmalloc by name, so keep the library even where the linker drops unused ones.
   target_link_options(gpuadmit_allocator INTERFACE "LINKER:--no-as-needed")
   target_link_libraries(gpuadmit_allocator INTERFACE PkgConfig::TCMALLOC)
-  target_compile_definitions(gpuadmit_allocator INTERFACE GPUADMIT_ALLOCATOR="tcmalloc_minimal")
+  target_compile_definitions(gpuadmit_allocator INTERFACE GPUADMIT_ALLOCATOR="tcmalloc_minimal"
+                                                         GPUADMIT_TCMALLOC_LINKED=1)
 else()
   target_compile_definitions(gpuadmit_allocator INTERFACE GPUADMIT_ALLOCATOR="glibc malloc")
 endif()
