@@ -185,9 +185,9 @@ Error too_large(std::string_view text) {
   return make_error("invalid quantity \"" + std::string(text) + "\": larger than the supported 10^21");
 }
 
-// digits * 10^scale * 2^base2 in nanos, rounded away from zero, for a binary suffix whose digits times
-// 2^base2 do not fit an __int128: done on a few hundred bits, since the string is at most 64 characters
-// (at most 64 digits times 2^60, under 2^280). The caller has checked the magnitude (below 10^23 units).
+// digits * 10^scale * 2^base2 in nanos, rounded away from zero, for a binary suffix: done on a few hundred
+// bits, since digits times 2^base2 need not fit an __int128 (the string is at most 64 characters: at most
+// 64 digits times 2^60, under 2^280). The caller has checked the magnitude (below 10^23 units).
 Int binary_nanos_exact(std::string_view digits, int scale, int base2) {
   Wide value;
   for (const char c : digits) value.multiply_add(10, static_cast<std::uint32_t>(c - '0'));
@@ -209,9 +209,13 @@ Result<Int> nanos_of(std::string digits, int scale, int base2, std::string_view 
   if (digits.empty()) return Int{0};
   // Magnitude guard before any arithmetic: number of integer digits of the result in units.
   const double magnitude = static_cast<double>(digits.size()) + scale - 9 + base2 * 0.30103;
-  if (magnitude > 22.0) return base2 > 0 ? Result<Int>(kBinaryCapNanos) : Result<Int>(too_large(text));
-  if (base2 > 0 && digits.size() > 18)
-    return std::min(binary_nanos_exact(digits, scale, base2), kBinaryCapNanos);
+  if (base2 > 0) {
+    return magnitude > 22.0 ? kBinaryCapNanos
+                            : std::min(binary_nanos_exact(digits, scale, base2), kBinaryCapNanos);
+  }
+  if (magnitude > 22.0) return too_large(text);
+  // A decimal value past 36 digits is above 10^21 units unless the dropped digits are all fraction, which
+  // the sticky bit rounds exactly.
   bool sticky = false;  // a non-zero digit was dropped: the true value is slightly larger in magnitude.
   if (static_cast<int>(digits.size()) > kMaxExactDigits) {
     const auto dropped = digits.size() - static_cast<std::size_t>(kMaxExactDigits);
@@ -221,7 +225,6 @@ Result<Int> nanos_of(std::string digits, int scale, int base2, std::string_view 
   }
   Int value = 0;
   for (char c : digits) value = value * 10 + (c - '0');
-  value <<= base2;  // at most 18 digits (< 2^60) times 2^60: fits.
   if (scale >= 0) {
     for (int i = 0; i < scale; ++i) {
       if (value > kMaxNanos) break;
@@ -230,7 +233,7 @@ Result<Int> nanos_of(std::string digits, int scale, int base2, std::string_view 
   } else {
     value = divide_pow10_away(value, -scale, sticky);
   }
-  if (value > kMaxNanos) return base2 > 0 ? Result<Int>(kBinaryCapNanos) : Result<Int>(too_large(text));
+  if (value > kMaxNanos) return too_large(text);
   return value;
 }
 
