@@ -83,8 +83,8 @@ struct Server::Impl {
         readiness(readiness_in),
         log(log_in),
         state(router, tls, metrics, std::move(log_in), config.limits),
-        thread_count(config.threads > 0 ? config.threads : std::max(1U, std::thread::hardware_concurrency())),
-        contexts(make_contexts(thread_count)),
+        contexts(make_contexts(config.threads > 0 ? config.threads
+                                                  : std::max(1U, std::thread::hardware_concurrency()))),
         control(net::make_strand(*contexts.front())),
         drain_timer(control),
         grace_timer(control) {}
@@ -99,7 +99,6 @@ struct Server::Impl {
   Readiness& readiness;
   JsonLog log;
   ServerState state;
-  unsigned thread_count;
   std::atomic<bool> shutdown_begun{false};
   std::atomic<bool> forced_stop{false};
   std::atomic<bool> finished{false};
@@ -170,14 +169,14 @@ std::uint16_t Server::port() const noexcept {
 }
 
 unsigned Server::threads() const noexcept {
-  return impl_->thread_count;
+  return static_cast<unsigned>(impl_->contexts.size());
 }
 
 void Server::start() {
   for (const auto& context : impl_->contexts) impl_->idle_guards.push_back(net::make_work_guard(*context));
   impl_->listener->start();
-  for (unsigned i = 0; i < impl_->thread_count; ++i) {
-    impl_->threads.emplace_back([impl = impl_.get(), context = impl_->contexts.at(i).get()] {
+  for (const auto& owned : impl_->contexts) {
+    impl_->threads.emplace_back([impl = impl_.get(), context = owned.get()] {
       // Handlers catch what they can; this is the last line so one bad handler never ends the process.
       for (;;) {
         try {
