@@ -559,7 +559,7 @@ class Harness:
                 self.wait_view("profile %s: %d prepared namespaces" % (prof.name, len(made)), secs=60)
         return made
 
-    def run(self, prof, variant, man, mode, policy, ns=None):
+    def run(self, prof, variant, man, mode, policy, ns=None, settle=None):
         prepared = ns is not None
         ns = ns or self.ns_name(prof.name, variant, man.name, mode, policy or "")
         rec = {"namespace": ns, "objects": [], "pods": [], "events": [], "remutate": [], "asks_gpu": man.asks_gpu,
@@ -577,7 +577,7 @@ class Harness:
             else:
                 rec["view_synced"] = True
             self.apply(man, ns, rec)
-            self.observe(ns, rec, mode)
+            self.observe(ns, rec, mode, settle or self.args.settle)
         finally:
             rec["seconds"] = round(time.time() - t0, 1)
             self.cleanup_ns(ns)
@@ -626,7 +626,7 @@ class Harness:
                 else:
                     o["result"] = "rejected"   # by the API server itself (validation, quota, ...)
 
-    def observe(self, ns, rec, mode):
+    def observe(self, ns, rec, mode, settle):
         created = [o for o in rec["objects"] if o.get("result") == "created"]
         makers = [o for o in created if o["kind"] in WORKLOAD_KINDS or o["kind"] == "Pod"]
         expect_pods = any(expected_pods(o["stored"]) for o in makers)
@@ -647,7 +647,7 @@ class Harness:
             have = bool(pods) or bool(events) or not expect_pods
             if not have and all(o["kind"] == "DaemonSet" for o in makers if expected_pods(o["stored"])):
                 have = self.daemonsets_want_none(ns)   # no node matches: the controller says so in status
-            if decided and have and now - start >= 1.0 and now - stable_since >= self.args.settle:
+            if decided and have and now - start >= 1.0 and now - stable_since >= settle:
                 break
             if now >= deadline:
                 rec["timed_out"] = True
@@ -924,6 +924,14 @@ def summarize(cases, secs):
     counts = {k: sum(1 for c in cases if c["class"] == k) for k in ("harmful", "honest-denial", "fixed", "unexplained", "explained", "ok", "not-applied", "not-judged")}
     i3 = sum(1 for c in cases if c["with"]["run"].get("remutate"))
     inv = {k: sum(1 for c in cases if any(n.startswith(k + " breach") for n in c["notes"])) for k in ("I1", "I2", "I3", "I4")}
+    # The failing cases again, last, with the outcomes and notes: a CI log often keeps only its tail.
+    for c in [c for c in cases if c["class"] in ("harmful", "unexplained")]:
+        print("%s: %s on %s%s under %s%s" % (c["class"].upper(), c["manifest"], c["profile"],
+                                            "/" + c["variant"] if c["variant"] else "", c["policy"],
+                                            " (timed out)" if c["with"]["run"].get("timed_out") or c["without"]["run"].get("timed_out") else ""))
+        print("  without: %s: %s" % (c["without"]["outcome"][0], short(c["without"]["outcome"][1], 160)))
+        print("  with:    %s: %s" % (c["with"]["outcome"][0], short(c["with"]["outcome"][1], 160)))
+        print("  notes:   %s" % short("; ".join(c["notes"]), 200))
     print("invariants: I1 %d breaches, I2 %d, I3 %d (second /mutate patches in %d cases), I4 %d; %d explained, %d ok, %d not applied (kind not served), %d not judged; %.0fs" % (
         inv["I1"], inv["I2"], inv["I3"], i3, inv["I4"], counts["explained"], counts["ok"], counts["not-applied"], counts["not-judged"], secs))
     print("truth: %d cases, %d harmful, %d honest denials, %d fixed, %d unexplained" % (
@@ -1120,6 +1128,9 @@ def contended(pod, nodes):
     return False
 
 
+RERUN_SETTLE = 3.0   # seconds a re-run's pods must keep their state (see run_jobs)
+
+
 def run_jobs(h, prof, jobs, parallel, view=True):
     """Run in parallel; then once more, alone, every run with a Pending pod whose reason other runs' pods
     could cause (contended())."""
@@ -1136,7 +1147,10 @@ def run_jobs(h, prof, jobs, parallel, view=True):
         if rerun:
             log("profile %s: %d runs with a Pending pod again, one at a time" % (prof.name, len(rerun)))
         for k in rerun:
-            rec = h.run(prof, *k)
+            # The previous run's pods were just deleted: where the scheduler's cache still held them, it
+            # finds no room, then retries once it sees the deletions, after its first backoff (1s). Alone, a
+            # run waits long enough to see that retry; a wait of 1s did not on a slower CI machine.
+            rec = h.run(prof, *k, settle=RERUN_SETTLE)
             rec["rerun_alone"] = True
             results[k] = rec
     return results
