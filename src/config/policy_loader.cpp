@@ -12,6 +12,7 @@
 #include "gpuadmit/policy/catalogue.hpp"
 #include "presets_reader.hpp"
 #include "workloads_reader.hpp"
+#include "yaml_load.hpp"
 #include "yaml_reader.hpp"
 
 namespace gpuadmit::config {
@@ -238,7 +239,7 @@ Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name)
   RuleSet rules;
   YamlReader reader(source_name);
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml));
+    const std::vector<YAML::Node> documents = load_all(std::string(yaml));
     if (documents.size() != 1) {
       return make_error(std::string(source_name) + ": expected exactly one YAML document, found " +
                         std::to_string(documents.size()));

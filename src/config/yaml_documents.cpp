@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "yaml_load.hpp"
+
 namespace gpuadmit::config {
 namespace {
 
@@ -216,7 +218,7 @@ Result<std::vector<Document>> read_documents(std::string_view text, std::string_
   }
   std::vector<Document> documents;
   try {
-    const std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
+    const std::vector<YAML::Node> nodes = load_all(std::string(text));
     Converter converter(limits);
     for (const YAML::Node& node : nodes) {
       if (node.IsNull()) continue;

@@ -150,3 +150,12 @@ TEST_CASE("wrong apiVersion, kind and malformed YAML are errors", "[policy-yaml]
   CHECK_THAT(load_policy(std::string(2 * 1024 * 1024, '#'), "big.yaml").error().message,
              Catch::Contains("exceeds the limit of 1048576 bytes"));
 }
+
+TEST_CASE("a stray comma after the policy is an error at its line, not an endless load", "[policy-yaml]") {
+  // yaml-cpp 0.7's LoadAll never returns on it (the fuzz finding tests/fuzz/corpus/policy/crash-yaml-cpp-*):
+  // a policy reload or `gpuadmit check` would hang and grow until killed.
+  const auto policy =
+      load_policy("apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec: {}\n...\n,\n", "p.yaml");
+  REQUIRE_FALSE(policy.ok());
+  CHECK_THAT(policy.error().message, Catch::StartsWith("p.yaml:5:1: unexpected token here"));
+}

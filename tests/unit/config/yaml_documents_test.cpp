@@ -40,6 +40,11 @@ TEST_CASE("hostile or broken YAML gets a clear error, never a crash", "[yaml]") 
        "g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n",
        "more than 1000000 nodes"},
       {"? [a, b]\n: c\n", "mapping keys must be strings"},
+      // yaml-cpp 0.7's LoadAll loops forever, allocating, on a stray ',' at document level (fuzz finding
+      // tests/fuzz/corpus/policy/crash-yaml-cpp-*).
+      {",", "y.yaml:1:1: unexpected token here"},
+      {"- a\n,\n", "y.yaml:2:1: unexpected token here"},
+      {std::string(",\0\0\0", 4), "y.yaml:1:1:"},
   }));
   auto docs = read_documents(text, "y.yaml");
   REQUIRE_FALSE(docs.ok());
