@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8443
 RELEASE_BIN := build/release/src/cli/gpuadmit
 
-.PHONY: all deps build build-asan run test unit differential rss e2e chart truth truth-ci bench format tidy clean
+.PHONY: all deps build build-asan run test unit differential fuzz fuzz-ci rss faults e2e chart truth truth-ci bench format tidy clean
 
 all: build
 
@@ -29,6 +29,7 @@ run: build
 test: build-asan build
 	@ctest --preset asan -j $(JOBS)
 	@$(MAKE) --no-print-directory differential
+	@$(MAKE) --no-print-directory fuzz-ci
 	@$(MAKE) --no-print-directory rss
 	@$(MAKE) --no-print-directory e2e
 	@$(MAKE) --no-print-directory chart
@@ -42,6 +43,17 @@ unit: build-asan
 differential: build-asan
 	@tests/differential/quantity/run.sh build/asan/tests/gpuadmit_quantity_probe
 
+# The libFuzzer targets (tests/fuzz/run.sh; clang 14, ASan+UBSan), FUZZ_SECONDS each (default 60), seeded
+# from tests/fuzz/corpus and the fixtures. Findings go to build/fuzz/findings/; keep each in
+# tests/fuzz/corpus/<target>/ (the replay test in ctest runs them all).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# What make test runs of it: every target for 10 s, two at a time (about 3 minutes with the build).
+fuzz-ci: deps
+	@FUZZ_JOBS=2 tests/fuzz/run.sh 10
+
 # RSS flat under a minute of keep-alive TLS load on /mutate with two worker threads (tests/load/rss_flat.sh).
 rss: build
 	@tests/load/rss_flat.sh $(RELEASE_BIN) 60 512
@@ -50,6 +62,11 @@ e2e: build
 	@if [ -x tests/e2e/run.sh ]; then tests/e2e/run.sh $(RELEASE_BIN); else echo "e2e: suite not present yet"; fi
 	@cmake --build --preset release -j $(JOBS) --target gpuadmit_cluster_e2e_tests
 	@GPUADMIT_BIN=$(RELEASE_BIN) tests/e2e/watch/run.sh build/release/tests/gpuadmit_cluster_e2e_tests
+
+# Faults on the real control plane while pods are created, with two gpuadmit replicas behind a loopback
+# balancer (tests/e2e/faults.sh; its own control plane; about 3 minutes): the table of docs/reliability.md.
+faults: build
+	@tests/e2e/faults.sh $(RELEASE_BIN)
 
 # The install artifacts on the release build: Helm chart (lint, schema, dry-run and install into the e2e
 # API server, RBAC, the e2e scenarios through the chart's webhooks), deploy/, Dockerfile.

@@ -11,8 +11,14 @@ target_compile_options(gpuadmit_warnings INTERFACE
   $<$<BOOL:${GPUADMIT_WERROR}>:-Werror>
   # GCC 12 reports maybe-uninitialized false positives inside libstdc++ (std::regex, std::function) when
   # sanitizers change inlining; the sanitizers themselves check for uninitialized use at run time.
-  $<$<BOOL:${GPUADMIT_SANITIZE}>:-Wno-maybe-uninitialized>)
+  $<$<AND:$<BOOL:${GPUADMIT_SANITIZE}>,$<CXX_COMPILER_ID:GNU>>:-Wno-maybe-uninitialized>)
 
+option(GPUADMIT_FUZZ "Link the fuzz targets with libFuzzer (clang only; tests/fuzz)" OFF)
+
+if(GPUADMIT_FUZZ)
+  # Coverage for libFuzzer in every library the targets link; the targets add -fsanitize=fuzzer.
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
 if(GPUADMIT_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)

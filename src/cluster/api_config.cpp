@@ -281,8 +281,17 @@ Result<ApiConfig> in_cluster_config(const InClusterPaths& paths,
 Result<ApiConfig> load_kubeconfig(const fs::path& file, const std::string& context) {
   auto text = read_small_file(file, "kubeconfig");
   if (!text) return text.error();
+  return kubeconfig_from_text(*text, file, context);
+}
+
+Result<ApiConfig> kubeconfig_from_text(std::string_view text, const fs::path& file,
+                                       const std::string& context) {
+  if (text.size() > kMaxConfigFileBytes) {
+    return make_error("kubeconfig " + file.string() + " is larger than " +
+                      std::to_string(kMaxConfigFileBytes) + " bytes");
+  }
   try {
-    auto config = parse_kubeconfig(YAML::Load(*text), file, context);
+    auto config = parse_kubeconfig(YAML::Load(std::string(text)), file, context);
     if (!config) return make_error("kubeconfig " + file.string() + ": " + config.error().message);
     return config;
   } catch (const YAML::Exception& e) {

@@ -86,7 +86,8 @@ void plan_container(const Preset& preset, const k8s::Container& c, const RuleCon
       }
       plan.changes.push_back(
           {field, std::string(kind) + " " + resource + "=" + quantity.to_string() + " in " + who,
-           [&c, kind, resource, quantity](RuleContext& into) {
+           // Init-captures: clang 14, which builds the fuzz targets, cannot capture structured bindings.
+           [&c, kind, resource = resource, quantity = quantity](RuleContext& into) {
              into.edit(container_part(c, "resources"))[kind][resource] = quantity.to_string();
            }});
     }
@@ -130,7 +131,7 @@ Plan plan_preset(const Preset& preset, const RuleContext& ctx) {
     }
     plan.changes.push_back(
         {"spec.nodeSelector", "nodeSelector " + key + "=" + value,
-         [key, value](RuleContext& c) { c.edit(spec_part("nodeSelector"))[key] = value; }});
+         [key = key, value = value](RuleContext& c) { c.edit(spec_part("nodeSelector"))[key] = value; }});
   }
   const nlohmann::json volumes =
       preset.volumes.empty() ? nlohmann::json() : ctx.current(spec_part("volumes"));
@@ -150,9 +151,9 @@ Plan plan_preset(const Preset& preset, const RuleContext& ctx) {
       if (it->second != value) plan.conflicts.emplace_back("metadata.annotations", "annotation " + key);
       continue;
     }
-    plan.changes.push_back({"metadata.annotations", "annotation " + key, [key, value](RuleContext& c) {
-                              c.edit(metadata_part("annotations"))[key] = value;
-                            }});
+    plan.changes.push_back(
+        {"metadata.annotations", "annotation " + key,
+         [key = key, value = value](RuleContext& c) { c.edit(metadata_part("annotations"))[key] = value; }});
   }
   return plan;
 }

@@ -12,7 +12,7 @@
 #include "gpuadmit/admission/review.hpp"
 #include "gpuadmit/k8s/json_input.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
-#include "support/fixtures.hpp"
+#include "support/cluster_view_fixture.hpp"
 
 namespace {
 
@@ -35,13 +35,7 @@ std::vector<fs::path> files_in(const std::string& folder) {
 }
 
 const gpuadmit::policy::ClusterView& cluster_view() {
-  static const gpuadmit::policy::ClusterView view = [] {
-    auto snapshot = gpuadmit::policy::snapshot_from_list(gpuadmit::test::fixture("cluster/gpu-cluster.yaml"));
-    if (!snapshot) throw std::runtime_error(snapshot.error().message);
-    return gpuadmit::policy::ClusterView{
-        std::make_shared<const gpuadmit::policy::ClusterSnapshot>(std::move(*snapshot))};
-  }();
-  return view;
+  return gpuadmit::test::gpu_cluster_view();
 }
 
 // What the API server needs from any answer: 400 for a body that is not a review, else a review that echoes

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "gpuadmit/common/result.hpp"
 
@@ -47,6 +48,9 @@ Result<ApiConfig> in_cluster_config(const InClusterPaths& paths = {},
 // tokenFile. Refused with a message: exec and auth-provider plugins, username/password, impersonation,
 // proxy-url, insecure-skip-tls-verify. Relative file paths are relative to the kubeconfig's directory.
 Result<ApiConfig> load_kubeconfig(const std::filesystem::path& file, const std::string& context = {});
+// The same, on a kubeconfig's text already read: `file` names it in messages and anchors relative paths.
+Result<ApiConfig> kubeconfig_from_text(std::string_view text, const std::filesystem::path& file,
+                                       const std::string& context = {});
 
 // --kubeconfig FILE when given, else $KUBECONFIG (a single path), else the in-cluster configuration.
 Result<ApiConfig> resolve_api_config(const std::optional<std::string>& kubeconfig,
