@@ -20,6 +20,7 @@
 #   cluster.sh settle                                      wait until the API server behaves so
 #   cluster.sh restart-apiserver                           stop kube-apiserver and start it again with the
 #                                                          same flags (watch-recovery tests, tests/e2e/watch)
+#   cluster.sh restart-etcd                                the same for etcd (tests/e2e/faults.sh)
 # Each of these returns once a server-side dry run shows the new behaviour (bounded wait).
 #
 # Everything listens on 127.0.0.1 only, on free ports picked at start. Binaries come from
@@ -690,6 +691,21 @@ cmd_restart_apiserver() {
     --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "https://127.0.0.1:$GPUADMIT_E2E_API_PORT/readyz"
 }
 
+# restart-etcd: the same for etcd (its data dir is kept): kube-apiserver keeps running and reconnects, and
+# its watch cache relists; /readyz waits until it answers again.
+cmd_restart_etcd() {
+  [[ -f $STATE/cluster.env ]] || die "no running cluster in $STATE"
+  # shellcheck source=/dev/null
+  source "$STATE/cluster.env"
+  local pid args
+  pid=$(pid_of etcd) || die "etcd is not running"
+  mapfile -d '' -t args <"/proc/$pid/cmdline"
+  stop_one etcd || die "etcd did not stop"
+  start_bg etcd "${args[@]}"
+  wait_for kube-apiserver "$API_TIMEOUT" curl -fsS --max-time 5 --cacert "$STATE/pki/ca.crt" \
+    --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "https://127.0.0.1:$GPUADMIT_E2E_API_PORT/readyz"
+}
+
 case ${1:-} in
   up) cmd_up ;;
   down) cmd_down ;;
@@ -700,5 +716,6 @@ case ${1:-} in
   failure-policy) shift; cmd_failure_policy "$@" ;;
   settle) load_running_gpuadmit; settle ;;
   restart-apiserver) cmd_restart_apiserver ;;
-  *) echo "usage: $0 up|down|status|env | gpuadmit start|stop|restart [POLICY] | webhooks on|off | failure-policy Fail|Ignore | settle | restart-apiserver" >&2; exit 2 ;;
+  restart-etcd) cmd_restart_etcd ;;
+  *) echo "usage: $0 up|down|status|env | gpuadmit start|stop|restart [POLICY] | webhooks on|off | failure-policy Fail|Ignore | settle | restart-apiserver | restart-etcd" >&2; exit 2 ;;
 esac

@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# Faults on the real control plane while pods are created (docs/reliability.md has the table it prints).
+#
+#   tests/e2e/faults.sh GPUADMIT_BIN        (make faults)
+#
+# Its own control plane (cluster.sh up, state in $GPUADMIT_E2E_STATE, default /tmp/gpuadmit-faults), with
+# two `gpuadmit serve` replicas behind tools/balancer (a Service's two endpoints: new connections go to
+# replicas whose /readyz answers 200) and both webhooks at the balancer, failurePolicy Fail, each replica
+# watching the cluster. For each fault, CLIENTS curl processes create pods at RATE each through the API
+# server for SECONDS; the fault is injected a few seconds in. Nine of ten pods ask for a GPU without a
+# toleration (gpuadmit must add it), one for half a GPU (gpuadmit must deny it, 403). Counted per fault:
+#   failed  a create that did not get its answer: not 201 for the GPU pods, not 403 for the half GPU
+#           (a webhook the API server could not call is a 500 under Fail);
+#   wrong   a GPU pod stored without gpuadmit's toleration, or the half GPU refused by the API server's
+#           own validation (422) instead of gpuadmit: a fix or a denial skipped.
+# Faults: a rolling restart (SIGTERM, drain, start again; one replica, then the other), the serving
+# certificate rotated to a new CA mid-load (caBundle carrying both first, as a rotation must), a broken
+# policy written mid-load (the replicas must keep the old one and say so), the API server unreachable from
+# the replicas for 60 s (their kubeconfig goes through a proxy that holds every byte), kube-apiserver
+# restarted (the watches break; the recovery time of the replicas' views), etcd restarted.
+#
+# Env: FAULTS_SECONDS (default 30), FAULTS_CLIENTS (4), FAULTS_RATE (per client and second, 10),
+# FAULTS_ONLY (space-separated fault names to run: rolling-restart cert-rotation broken-policy partition
+# apiserver-restart etcd-restart).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BIN=$(readlink -f "${1:?usage: faults.sh GPUADMIT_BIN}")
+export GPUADMIT_E2E_STATE=${GPUADMIT_E2E_STATE:-/tmp/gpuadmit-faults}
+STATE=$GPUADMIT_E2E_STATE
+SECS=${FAULTS_SECONDS:-30}
+CLIENTS=${FAULTS_CLIENTS:-4}
+RATE=${FAULTS_RATE:-10}
+ONLY=${FAULTS_ONLY:-rolling-restart cert-rotation broken-policy partition apiserver-restart etcd-restart}
+[[ $SECS =~ ^[1-9][0-9]*$ && $CLIENTS =~ ^[1-9][0-9]*$ && $RATE =~ ^[1-9][0-9]*$ ]] ||
+  { echo "faults: FAULTS_SECONDS, FAULTS_CLIENTS and FAULTS_RATE must be whole numbers" >&2; exit 2; }
+
+log() { printf '%s faults: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+WORK=$(mktemp -d /tmp/gpuadmit-faults-work.XXXXXX)
+PIDS=()
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${REPLICA_PID[@]:-}"; do [[ -z $p ]] || kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  "$HERE/cluster.sh" down >/dev/null 2>&1 || true
+  if ((rc != 0)); then log "work dir kept: $WORK"; else rm -rf "$WORK"; fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+log "control plane (cluster.sh up)"
+envs=$(GPUADMIT_BIN=$BIN "$HERE/cluster.sh" up) || die "cluster.sh up failed"
+eval "$envs"
+kc() { timeout -k 5 60 "$GPUADMIT_E2E_KUBECTL" --kubeconfig "$STATE/admin.kubeconfig" "$@"; }
+"$HERE/cluster.sh" gpuadmit stop >/dev/null 2>&1 || true   # its single replica: ours take over
+
+# --- two replicas behind the balancer ---------------------------------------------------------
+CERTS=$WORK/certs
+mkdir -p "$CERTS"
+cp "$STATE/webhook-certs/"{ca.crt,tls.crt,tls.key} "$CERTS/"
+cp "$CERTS/ca.crt" "$CERTS/trust.pem"   # what this script's own probes trust: the old CA, and the new one once rotated
+cp "$(dirname "$HERE")/../src/config/default_policy.yaml" "$WORK/policy.yaml"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+PORT=("$(free_port)" "$(free_port)")
+REPLICA_PID=("" "")
+
+start_replica() {
+  local i=$1 t
+  "$BIN" serve --listen "127.0.0.1:${PORT[$i]}" --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
+    --policy "$WORK/policy.yaml" --drain-seconds 5 --kubeconfig "$WORK/via-proxy.kubeconfig" \
+    >>"$WORK/replica-$i.log" 2>&1 &
+  REPLICA_PID[i]=$!
+  for ((t = 0; t < 300; t++)); do
+    curl -fsS --max-time 1 --cacert "$CERTS/trust.pem" "https://127.0.0.1:${PORT[$i]}/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "${REPLICA_PID[$i]}" 2>/dev/null || die "replica $i exited: $(tail -3 "$WORK/replica-$i.log")"
+    sleep 0.1
+  done
+  die "replica $i not ready within 30s"
+}
+# stop_replica I: SIGTERM and wait for it to drain and exit, as a pod's termination does.
+stop_replica() {
+  local i=$1
+  kill -TERM "${REPLICA_PID[$i]}"
+  wait "${REPLICA_PID[$i]}" || die "replica $i exited non-zero after SIGTERM"
+  REPLICA_PID[i]=""
+}
+metric() {   # metric I NAME_AND_LABELS: the value on replica I's /metrics (0 when absent)
+  curl -fsS --max-time 2 --cacert "$CERTS/trust.pem" "https://127.0.0.1:${PORT[$1]}/metrics" |
+    awk -v m="$2" '$1 == m { print $2; found = 1 } END { if (!found) print 0 }'
+}
+
+(cd "$HERE/tools/balancer" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -o "$WORK/balancer" .) || die "building tools/balancer failed"
+# start_balancer NAME ARGS...: prints the address it listens on.
+start_balancer() {
+  local name=$1 t addr=""
+  shift
+  "$WORK/balancer" "$@" >"$WORK/$name.log" 2>&1 &
+  PIDS+=($!)
+  for ((t = 0; t < 50; t++)); do
+    addr=$(sed -n '1s/^listening //p' "$WORK/$name.log")
+    [[ -z $addr ]] || break
+    sleep 0.1
+  done
+  [[ -n $addr ]] || die "$name did not start: $(cat "$WORK/$name.log")"
+  echo "$addr"
+}
+# The replicas reach the API server through a plain proxy that the partition fault pauses.
+APIPROXY=$(start_balancer apiproxy -plain -pause "$WORK/partition" -backends "127.0.0.1:$GPUADMIT_E2E_API_PORT")
+sed "s|server: https://127.0.0.1:$GPUADMIT_E2E_API_PORT|server: https://$APIPROXY|" "$STATE/admin.kubeconfig" >"$WORK/via-proxy.kubeconfig"
+grep -q "server: https://$APIPROXY" "$WORK/via-proxy.kubeconfig" || die "cannot point the replicas' kubeconfig at the proxy"
+start_replica 0
+start_replica 1
+LB=$(start_balancer balancer -backends "127.0.0.1:${PORT[0]},127.0.0.1:${PORT[1]}")
+CA_BUNDLE=$(base64 -w0 "$CERTS/ca.crt")
+point_webhooks() {   # point_webhooks CA_BUNDLE: both configurations at the balancer, with that caBundle
+  sed -e "s|$GPUADMIT_E2E_WEBHOOK_URL/|https://$LB/|g" -e "s|caBundle: .*|caBundle: $1|" \
+    "$STATE/gpuadmit/webhooks.yaml" >"$WORK/webhooks.yaml"
+  grep -q "https://$LB/mutate" "$WORK/webhooks.yaml" || die "cannot point the webhooks at the balancer"
+  kc apply -f "$WORK/webhooks.yaml" >/dev/null
+}
+point_webhooks "$CA_BUNDLE"
+log "replicas on ${PORT[*]}, balancer $LB; $CLIENTS clients x $RATE creates/s for ${SECS}s per fault"
+
+# --- the load --------------------------------------------------------------------------------
+cat >"$WORK/gpu.json" <<'JSON'
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "gpu-"},
+ "spec": {"schedulerName": "gpuadmit-faults-nobody", "terminationGracePeriodSeconds": 0,
+          "containers": [{"name": "train", "image": "registry.invalid/train:1",
+                          "resources": {"limits": {"nvidia.com/gpu": "1", "cpu": "4", "memory": "16Gi"}}}]}}
+JSON
+cat >"$WORK/half.json" <<'JSON'
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "half-"},
+ "spec": {"schedulerName": "gpuadmit-faults-nobody", "terminationGracePeriodSeconds": 0,
+          "containers": [{"name": "train", "image": "registry.invalid/train:1",
+                          "resources": {"limits": {"nvidia.com/gpu": "0.5"}}}]}}
+JSON
+# curl_config NS COUNT: COUNT creates in NS, every tenth the half GPU; "<kind> <http code>" per create.
+curl_config() {
+  local ns=$1 count=$2 i body
+  for ((i = 0; i < count; i++)); do
+    ((i == 0)) || echo "next"
+    body=gpu
+    ((i % 10 != 9)) || body=half
+    cat <<CFG
+url = "$GPUADMIT_E2E_API_URL/api/v1/namespaces/$ns/pods"
+cacert = "$STATE/pki/ca.crt"
+cert = "$STATE/pki/admin.crt"
+key = "$STATE/pki/admin.key"
+header = "Content-Type: application/json"
+data-binary = "@$WORK/$body.json"
+output = "/dev/null"
+write-out = "$body %{http_code}\\n"
+max-time = 30
+rate = "$RATE/s"
+silent
+CFG
+  done
+}
+
+inject() { "$2" >"$WORK/note" || die "$1: the fault could not be injected: $(cat "$WORK/note")"; }
+
+# run_fault NAME ACTION WHEN: load for SECS; ACTION (a function) 3 s in (WHEN=during), or just before
+# the load (WHEN=first: the restarts, whose outage no webhook could serve); prints the table row.
+run_fault() {
+  local name=$1 action=$2 when=$3 ns="faults-$1" i count=$(((${4:-$SECS}) * RATE)) loaders=() note=""
+  kc create namespace "$ns" >/dev/null
+  curl_config "$ns" "$count" >"$WORK/$name.cfg"
+  # The action runs in this shell (not in $(...)): it starts and waits for replicas, which must be its children.
+  if [[ $when == first ]]; then inject "$name" "$action"; fi
+  for ((i = 0; i < CLIENTS; i++)); do
+    curl --config "$WORK/$name.cfg" >"$WORK/$name.$i.out" 2>/dev/null &
+    loaders+=($!)
+  done
+  if [[ $when == during ]]; then
+    sleep 3
+    inject "$name" "$action"
+  fi
+  note=$(cat "$WORK/note")
+  for p in "${loaders[@]}"; do wait "$p" || true; done
+  if [[ -f $WORK/recovery ]]; then
+    wait "$(cat "$WORK/recovery.pid")" 2>/dev/null || true
+    note=${note//RECOVERY/$(cat "$WORK/recovery")}
+    note=${note//STALE/$(stale_seen)}
+    rm -f "$WORK/recovery" "$WORK/recovery.pid"
+  fi
+  local creates failed wrong_denials missing
+  creates=$(cat "$WORK/$name".*.out | wc -l)
+  failed=$(cat "$WORK/$name".*.out | awk '($1 == "gpu" && $2 != 201) || ($1 == "half" && $2 != 403 && $2 != 422)' | wc -l)
+  wrong_denials=$(cat "$WORK/$name".*.out | awk '$1 == "half" && $2 == 422' | wc -l)
+  # A GPU pod stored without the toleration gpuadmit adds: the fix was skipped.
+  missing=$(kc get pods -n "$ns" -o jsonpath='{range .items[*]}{.metadata.name}={.spec.tolerations[*].key}{"\n"}{end}' |
+    grep '^gpu-' | grep -vc 'nvidia\.com/gpu' || true)
+  local codes
+  codes=$(cat "$WORK/$name".*.out | awk '{ print $1 "=" $2 }' | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }')
+  printf '| %s | %s | %s | %s | %s |\n' "$name" "$creates" "$failed" "$((wrong_denials + missing))" "$note (answers: $codes)" | tee -a "$WORK/table.md"
+  kc delete pods --all -n "$ns" --wait=false >/dev/null 2>&1 || true
+}
+
+fault_rolling_restart() {
+  local t0=$SECONDS
+  for i in 0 1; do
+    stop_replica "$i"
+    start_replica "$i"
+  done
+  echo "both replicas restarted in turn (SIGTERM, 5 s drain, start, ready) in $((SECONDS - t0)) s"
+}
+
+fault_cert_rotation() {
+  "$BIN" certs generate --ip 127.0.0.1 --dns localhost --out "$WORK/new-certs" >/dev/null 2>&1 || return 1
+  cat "$WORK/new-certs/ca.crt" >>"$CERTS/trust.pem"
+  point_webhooks "$(base64 -w0 "$CERTS/trust.pem")"   # the API server trusts both first, as a rotation must
+  sleep 2   # the API server's informer carries the new caBundle (well under a second here)
+  local before
+  before=$(metric 0 'gpuadmit_tls_certificate_reloads_total{result="success"}')
+  cp "$WORK/new-certs/tls.key" "$CERTS/tls.key.new" && cp "$WORK/new-certs/tls.crt" "$CERTS/tls.crt.new"
+  mv "$CERTS/tls.key.new" "$CERTS/tls.key" && mv "$CERTS/tls.crt.new" "$CERTS/tls.crt"
+  local t
+  for ((t = 0; t < 100; t++)); do
+    [[ $(metric 0 'gpuadmit_tls_certificate_reloads_total{result="success"}') != "$before" ]] && break
+    sleep 0.1
+  done
+  ((t < 100)) || return 1
+  echo "a new CA and certificate written (caBundle carrying both first): replica 0 served it $((t / 10)).$((t % 10)) s later"
+}
+
+fault_broken_policy() {
+  local t before
+  before=$(metric 0 'gpuadmit_policy_reloads_total{result="failure"}')
+  cp "$WORK/policy.yaml" "$WORK/policy.good"
+  printf 'apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n  rules:\n    node-fit: {action: sometimes}\n' >"$WORK/policy.yaml"
+  for ((t = 0; t < 100; t++)); do
+    [[ $(metric 0 'gpuadmit_policy_reloads_total{result="failure"}') != "$before" ]] && break
+    sleep 0.1
+  done
+  ((t < 100)) || return 1
+  sleep 5   # creates under the broken file
+  cp "$WORK/policy.good" "$WORK/policy.yaml"
+  echo "broken policy written for 5 s: replica 0 counted the failed reload after $((t / 10)).$((t % 10)) s and kept the old policy"
+}
+
+# view_recovery: seconds until both replicas' views are synced and not stale again.
+view_recovery() {
+  local t0=$1 t
+  for ((t = 0; t < 1200; t++)); do
+    if [[ $(metric 0 gpuadmit_cluster_stale) == 0 && $(metric 1 gpuadmit_cluster_stale) == 0 &&
+      $(metric 0 gpuadmit_cluster_synced) == 1 && $(metric 1 gpuadmit_cluster_synced) == 1 ]]; then
+      echo $((SECONDS - t0))
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "never"
+}
+
+# sample_stale: replica 0's gpuadmit_cluster_stale every half second, into $WORK/stale, until killed.
+sample_stale() { while true; do metric 0 gpuadmit_cluster_stale >>"$WORK/stale" 2>/dev/null || true; sleep 0.5; done; }
+stale_seen() { grep -q '^1' "$WORK/stale" && echo "marked stale" || echo "never marked stale"; }
+
+# restart WHAT: restart it, then measure the views' recovery in the background while the load runs.
+restart() {
+  local t0=$SECONDS sampler
+  : >"$WORK/stale"
+  sample_stale &
+  sampler=$!
+  "$HERE/cluster.sh" "restart-$1" >/dev/null 2>"$WORK/restart.err" || { kill "$sampler"; cat "$WORK/restart.err"; return 1; }
+  local ready=$SECONDS
+  : >"$WORK/recovery"
+  (view_recovery "$ready" >"$WORK/recovery"; kill "$sampler") &
+  echo $! >"$WORK/recovery.pid"
+  echo "$1 down and back ($((ready - t0)) s until /readyz), then the load: the views (STALE) synced and fresh RECOVERY s after /readyz"
+}
+
+# The API server unreachable from the replicas (not from the API server's webhook client) for 60 s.
+fault_partition() {
+  local t0=$SECONDS sampler
+  : >"$WORK/stale"
+  sample_stale &
+  sampler=$!
+  touch "$WORK/partition"
+  sleep 60
+  rm -f "$WORK/partition"
+  local back=$SECONDS
+  : >"$WORK/recovery"
+  (view_recovery "$back" >"$WORK/recovery"; kill "$sampler") &
+  echo $! >"$WORK/recovery.pid"
+  echo "the replicas cut off from the API server for $((back - t0)) s, creates going on: the view (STALE) synced and fresh RECOVERY s after"
+}
+fault_apiserver_restart() { restart apiserver; }
+fault_etcd_restart() { restart etcd; }
+
+printf '| fault | creates | failed | wrong verdicts | what happened |\n| --- | --- | --- | --- | --- |\n' | tee "$WORK/table.md"
+for f in $ONLY; do
+  declare -F "fault_${f//-/_}" >/dev/null || die "no fault '$f'"
+  case $f in *-restart) [[ $f == rolling-restart ]] && when=during || when=first ;; *) when=during ;; esac
+  secs=$SECS
+  [[ $f != partition ]] || secs=$((SECS + 60))
+  run_fault "$f" "fault_${f//-/_}" "$when" "$secs"
+done
+log "replica logs: $WORK/replica-*.log"
+awk -F'|' 'NR > 2 && ($4 + 0 > 0 || $5 + 0 > 0) { bad = 1 } END { exit bad }' "$WORK/table.md" ||
+  { log "FAILED: a fault lost creates or verdicts (table above)"; exit 1; }
+log "every fault: 0 failed creates, 0 wrong verdicts"
