@@ -17,11 +17,14 @@
 # certificate rotated to a new CA mid-load (caBundle carrying both first, as a rotation must), a broken
 # policy written mid-load (the replicas must keep the old one and say so), the API server unreachable from
 # the replicas for 60 s (their kubeconfig goes through a proxy that holds every byte), kube-apiserver
-# restarted (the watches break; the recovery time of the replicas' views), etcd restarted.
+# restarted (the watches break; the recovery time of the replicas' views), etcd restarted, and hostile
+# clients at both replicas (tools/slowclients.py: idle TLS connections, slowloris headers and bodies,
+# bodies over the limit, deeply nested JSON). Each row also gives the creates' latency (p50 / p99); the
+# "none" row is the baseline.
 #
 # Env: FAULTS_SECONDS (default 30), FAULTS_CLIENTS (4), FAULTS_RATE (per client and second, 10),
-# FAULTS_ONLY (space-separated fault names to run: rolling-restart cert-rotation broken-policy partition
-# apiserver-restart etcd-restart).
+# FAULTS_ONLY (space-separated fault names to run: none rolling-restart cert-rotation broken-policy partition
+# slow-clients apiserver-restart etcd-restart), FAULTS_SLOW_CLIENTS (connections per replica, 1500).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,7 +34,8 @@ STATE=$GPUADMIT_E2E_STATE
 SECS=${FAULTS_SECONDS:-30}
 CLIENTS=${FAULTS_CLIENTS:-4}
 RATE=${FAULTS_RATE:-10}
-ONLY=${FAULTS_ONLY:-rolling-restart cert-rotation broken-policy partition apiserver-restart etcd-restart}
+ONLY=${FAULTS_ONLY:-none rolling-restart cert-rotation broken-policy partition slow-clients apiserver-restart etcd-restart}
+SLOW_CLIENTS=${FAULTS_SLOW_CLIENTS:-1500}
 [[ $SECS =~ ^[1-9][0-9]*$ && $CLIENTS =~ ^[1-9][0-9]*$ && $RATE =~ ^[1-9][0-9]*$ ]] ||
   { echo "faults: FAULTS_SECONDS, FAULTS_CLIENTS and FAULTS_RATE must be whole numbers" >&2; exit 2; }
 
@@ -155,7 +159,7 @@ key = "$STATE/pki/admin.key"
 header = "Content-Type: application/json"
 data-binary = "@$WORK/$body.json"
 output = "/dev/null"
-write-out = "$body %{http_code}\\n"
+write-out = "$body %{http_code} %{time_total}\\n"
 max-time = 30
 rate = "$RATE/s"
 silent
@@ -198,9 +202,15 @@ run_fault() {
     grep '^gpu-' | grep -vc 'nvidia\.com/gpu' || true)
   local codes
   codes=$(cat "$WORK/$name".*.out | awk '{ print $1 "=" $2 }' | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }')
-  printf '| %s | %s | %s | %s | %s |\n' "$name" "$creates" "$failed" "$((wrong_denials + missing))" "$note (answers: $codes)" | tee -a "$WORK/table.md"
+  local latency
+  latency=$(cat "$WORK/$name".*.out | awk '{ print $3 * 1000 }' | sort -n |
+    awk '{ v[NR] = $1 } END { r50 = int(0.5 * NR + 0.99); r99 = int(0.99 * NR + 0.99); printf "%.1f / %.1f", v[r50], v[r99] }')
+  printf '| %s | %s | %s | %s | %s | %s |\n' "$name" "$creates" "$failed" "$((wrong_denials + missing))" "$latency" \
+    "$note (answers: $codes)" | tee -a "$WORK/table.md"
   kc delete pods --all -n "$ns" --wait=false >/dev/null 2>&1 || true
 }
+
+fault_none() { echo "no fault: the baseline for the latencies"; }
 
 fault_rolling_restart() {
   local t0=$SECONDS
@@ -292,9 +302,18 @@ fault_partition() {
   echo "the replicas cut off from the API server for $((back - t0)) s, creates going on: the view (STALE) synced and fresh RECOVERY s after"
 }
 fault_apiserver_restart() { restart apiserver; }
+
+# Hostile clients at both replicas while the API server's reviews go on (tools/slowclients.py).
+fault_slow_clients() {
+  local rss0 rss1 out
+  rss0=$(ps -o rss= -p "${REPLICA_PID[0]}")
+  out=$(python3 "$HERE/tools/slowclients.py" $((SECS - 5)) "$SLOW_CLIENTS" "127.0.0.1:${PORT[0]}" "127.0.0.1:${PORT[1]}") || return 1
+  rss1=$(ps -o rss= -p "${REPLICA_PID[0]}")
+  echo "$SLOW_CLIENTS per replica: $out; replica 0 RSS ${rss0} -> ${rss1} kB"
+}
 fault_etcd_restart() { restart etcd; }
 
-printf '| fault | creates | failed | wrong verdicts | what happened |\n| --- | --- | --- | --- | --- |\n' | tee "$WORK/table.md"
+printf '| fault | creates | failed | wrong verdicts | create p50 / p99 ms | what happened |\n| --- | --- | --- | --- | --- | --- |\n' | tee "$WORK/table.md"
 for f in $ONLY; do
   declare -F "fault_${f//-/_}" >/dev/null || die "no fault '$f'"
   case $f in *-restart) [[ $f == rolling-restart ]] && when=during || when=first ;; *) when=during ;; esac
