@@ -100,7 +100,8 @@ metric() {   # metric I NAME_AND_LABELS: the value on replica I's /metrics (0 wh
 }
 
 (cd "$HERE/tools/balancer" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -o "$WORK/balancer" .) || die "building tools/balancer failed"
-# start_balancer NAME ARGS...: prints the address it listens on.
+# start_balancer NAME ARGS...: the address it listens on goes to $WORK/NAME.addr. Called in this shell,
+# not in $(...), so that its pid is recorded for the cleanup.
 start_balancer() {
   local name=$1 t addr=""
   shift
@@ -112,15 +113,17 @@ start_balancer() {
     sleep 0.1
   done
   [[ -n $addr ]] || die "$name did not start: $(cat "$WORK/$name.log")"
-  echo "$addr"
+  echo "$addr" >"$WORK/$name.addr"
 }
 # The replicas reach the API server through a plain proxy that the partition fault pauses.
-APIPROXY=$(start_balancer apiproxy -plain -pause "$WORK/partition" -backends "127.0.0.1:$GPUADMIT_E2E_API_PORT")
+start_balancer apiproxy -plain -pause "$WORK/partition" -backends "127.0.0.1:$GPUADMIT_E2E_API_PORT"
+APIPROXY=$(cat "$WORK/apiproxy.addr")
 sed "s|server: https://127.0.0.1:$GPUADMIT_E2E_API_PORT|server: https://$APIPROXY|" "$STATE/admin.kubeconfig" >"$WORK/via-proxy.kubeconfig"
 grep -q "server: https://$APIPROXY" "$WORK/via-proxy.kubeconfig" || die "cannot point the replicas' kubeconfig at the proxy"
 start_replica 0
 start_replica 1
-LB=$(start_balancer balancer -backends "127.0.0.1:${PORT[0]},127.0.0.1:${PORT[1]}")
+start_balancer balancer -backends "127.0.0.1:${PORT[0]},127.0.0.1:${PORT[1]}"
+LB=$(cat "$WORK/balancer.addr")
 CA_BUNDLE=$(base64 -w0 "$CERTS/ca.crt")
 point_webhooks() {   # point_webhooks CA_BUNDLE: both configurations at the balancer, with that caBundle
   sed -e "s|$GPUADMIT_E2E_WEBHOOK_URL/|https://$LB/|g" -e "s|caBundle: .*|caBundle: $1|" \
