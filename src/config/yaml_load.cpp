@@ -1,6 +1,5 @@
 #include "yaml_load.hpp"
 
-#include <cstddef>
 #include <sstream>
 
 #include <yaml-cpp/eventhandler.h>
