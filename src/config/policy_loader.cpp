@@ -234,12 +234,12 @@ Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name)
                       " bytes exceeds the limit of " + std::to_string(kMaxPolicyBytes) + " bytes");
   }
   // Size and nesting limits first (shared with manifests); then the schema walk on yaml-cpp's tree.
-  auto bounded = read_documents(yaml, source_name);
-  if (!bounded) return bounded.error();
+  auto loaded = load_documents(yaml, source_name);
+  if (!loaded) return loaded.error();
   RuleSet rules;
   YamlReader reader(source_name);
   try {
-    const std::vector<YAML::Node> documents = load_all(std::string(yaml));
+    const std::vector<YAML::Node>& documents = loaded->nodes;
     if (documents.size() != 1) {
       return make_error(std::string(source_name) + ": expected exactly one YAML document, found " +
                         std::to_string(documents.size()));
@@ -247,7 +247,8 @@ Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name)
     // Presets carry Kubernetes objects (env, volumes, tolerations): their JSON comes from the same text, read
     // with kubectl's scalar rules.
     static const nlohmann::json kNone = nlohmann::json::object();
-    read_policy(reader, documents.front(), bounded->empty() ? kNone : bounded->front().object, rules);
+    const std::vector<Document>& bounded = loaded->documents;
+    read_policy(reader, documents.front(), bounded.empty() ? kNone : bounded.front().object, rules);
   } catch (const YAML::Exception& e) {
     return make_error(std::string(source_name) + ":" + std::to_string(e.mark.line + 1) + ":" +
                       std::to_string(e.mark.column + 1) + ": " + e.msg);

@@ -206,8 +206,8 @@ void emit(std::ostringstream& out, const json& value, int indent, bool in_sequen
 
 }  // namespace
 
-Result<std::vector<Document>> read_documents(std::string_view text, std::string_view source_name,
-                                             const YamlLimits& limits) {
+Result<LoadedDocuments> load_documents(std::string_view text, std::string_view source_name,
+                                       const YamlLimits& limits) {
   if (text.size() > limits.max_bytes) {
     return make_error(std::string(source_name) + ": " + std::to_string(text.size()) +
                       " bytes exceeds the limit of " + std::to_string(limits.max_bytes) + " bytes");
@@ -216,20 +216,27 @@ Result<std::vector<Document>> read_documents(std::string_view text, std::string_
     return make_error(std::string(source_name) + ": nesting deeper than " + std::to_string(limits.max_depth) +
                       " levels");
   }
-  std::vector<Document> documents;
+  LoadedDocuments loaded;
   try {
-    const std::vector<YAML::Node> nodes = load_all(std::string(text));
+    loaded.nodes = load_all(std::string(text));
     Converter converter(limits);
-    for (const YAML::Node& node : nodes) {
+    for (const YAML::Node& node : loaded.nodes) {
       if (node.IsNull()) continue;
-      documents.push_back({converter.convert(node, 0), node.Mark().line + 1});
+      loaded.documents.push_back({converter.convert(node, 0), node.Mark().line + 1});
     }
   } catch (const ConvertError& e) {
     return make_error(location(source_name, e.mark) + ": " + e.message);
   } catch (const YAML::Exception& e) {
     return make_error(location(source_name, e.mark) + ": " + e.msg);
   }
-  return documents;
+  return loaded;
+}
+
+Result<std::vector<Document>> read_documents(std::string_view text, std::string_view source_name,
+                                             const YamlLimits& limits) {
+  auto loaded = load_documents(text, source_name, limits);
+  if (!loaded) return loaded.error();
+  return std::move(loaded->documents);
 }
 
 std::string to_yaml(const nlohmann::json& value) {
