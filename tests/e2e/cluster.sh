@@ -18,9 +18,10 @@
 #   cluster.sh webhooks off|on                             delete/re-create both configurations
 #   cluster.sh failure-policy Fail|Ignore                  switch failurePolicy of both
 #   cluster.sh settle                                      wait until the API server behaves so
-#   cluster.sh restart-apiserver                           stop kube-apiserver and start it again with the
-#                                                          same flags (watch-recovery tests, tests/e2e/watch)
-#   cluster.sh restart-etcd                                the same for etcd (tests/e2e/faults.sh)
+#   cluster.sh restart-apiserver [DOWN_SECONDS]            stop kube-apiserver and start it again with the
+#                                                          same flags, DOWN_SECONDS (default 0) after it
+#                                                          exited (watch-recovery tests, tests/e2e/watch)
+#   cluster.sh restart-etcd [DOWN_SECONDS]                 the same for etcd (tests/e2e/faults.sh)
 # Each of these returns once a server-side dry run shows the new behaviour (bounded wait).
 #
 # Everything listens on 127.0.0.1 only, on free ports picked at start. Binaries come from
@@ -678,7 +679,12 @@ cmd_env() {
 # restart-apiserver: TERM kube-apiserver, start it again with the command line it ran with (read back from
 # /proc, so the flags in cmd_up stay the single source), and wait for /readyz. etcd, the scheduler and
 # gpuadmit keep running; clients see their connections drop and must reconnect by themselves.
+# DOWN_SECONDS keeps it stopped that long after it exited: on TERM it stops listening at once but may keep
+# its open watch streams for the whole STOP_TIMEOUT, so without a pause the outage a client sees can be as
+# short as the start (about a second).
 cmd_restart_apiserver() {
+  local down=${1:-0}
+  [[ $down =~ ^[0-9]+$ ]] || die "restart-apiserver: DOWN_SECONDS must be a whole number, not '$down'"
   [[ -f $STATE/cluster.env ]] || die "no running cluster in $STATE"
   # shellcheck source=/dev/null
   source "$STATE/cluster.env"
@@ -686,6 +692,7 @@ cmd_restart_apiserver() {
   pid=$(pid_of kube-apiserver) || die "kube-apiserver is not running"
   mapfile -d '' -t args <"/proc/$pid/cmdline"
   stop_one kube-apiserver || die "kube-apiserver did not stop"
+  sleep "$down"
   start_bg kube-apiserver "${args[@]}"
   wait_for kube-apiserver "$API_TIMEOUT" curl -fsS --max-time 5 --cacert "$STATE/pki/ca.crt" \
     --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "https://127.0.0.1:$GPUADMIT_E2E_API_PORT/readyz"
@@ -694,6 +701,8 @@ cmd_restart_apiserver() {
 # restart-etcd: the same for etcd (its data dir is kept): kube-apiserver keeps running and reconnects, and
 # its watch cache relists; /readyz waits until it answers again.
 cmd_restart_etcd() {
+  local down=${1:-0}
+  [[ $down =~ ^[0-9]+$ ]] || die "restart-etcd: DOWN_SECONDS must be a whole number, not '$down'"
   [[ -f $STATE/cluster.env ]] || die "no running cluster in $STATE"
   # shellcheck source=/dev/null
   source "$STATE/cluster.env"
@@ -701,6 +710,7 @@ cmd_restart_etcd() {
   pid=$(pid_of etcd) || die "etcd is not running"
   mapfile -d '' -t args <"/proc/$pid/cmdline"
   stop_one etcd || die "etcd did not stop"
+  sleep "$down"
   start_bg etcd "${args[@]}"
   wait_for kube-apiserver "$API_TIMEOUT" curl -fsS --max-time 5 --cacert "$STATE/pki/ca.crt" \
     --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "https://127.0.0.1:$GPUADMIT_E2E_API_PORT/readyz"
@@ -715,7 +725,7 @@ case ${1:-} in
   webhooks) shift; cmd_webhooks "$@" ;;
   failure-policy) shift; cmd_failure_policy "$@" ;;
   settle) load_running_gpuadmit; settle ;;
-  restart-apiserver) cmd_restart_apiserver ;;
-  restart-etcd) cmd_restart_etcd ;;
-  *) echo "usage: $0 up|down|status|env | gpuadmit start|stop|restart [POLICY] | webhooks on|off | failure-policy Fail|Ignore | settle | restart-apiserver | restart-etcd" >&2; exit 2 ;;
+  restart-apiserver) shift; cmd_restart_apiserver "$@" ;;
+  restart-etcd) shift; cmd_restart_etcd "$@" ;;
+  *) echo "usage: $0 up|down|status|env | gpuadmit start|stop|restart [POLICY] | webhooks on|off | failure-policy Fail|Ignore | settle | restart-apiserver [DOWN_SECONDS] | restart-etcd [DOWN_SECONDS]" >&2; exit 2 ;;
 esac
