@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8443
 RELEASE_BIN := build/release/src/cli/gpuadmit
 
-.PHONY: all deps build build-asan run test unit differential fuzz fuzz-ci rss faults e2e chart truth truth-ci bench format tidy clean
+.PHONY: all deps build build-asan run test unit tsan differential fuzz fuzz-ci rss faults e2e chart truth truth-ci bench format tidy clean
 
 all: build
 
@@ -28,6 +28,7 @@ run: build
 # scenarios, then the cluster watch tests against a real kube-apiserver).
 test: build-asan build
 	@ctest --preset asan -j $(JOBS)
+	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory differential
 	@$(MAKE) --no-print-directory fuzz-ci
 	@$(MAKE) --no-print-directory rss
@@ -37,6 +38,15 @@ test: build-asan build
 
 unit: build-asan
 	@ctest --preset asan -j $(JOBS) -L unit
+
+# The threaded tests under ThreadSanitizer: the server's integration tests (sessions, drain, reloads, the log
+# writer), the cluster watcher's unit tests, the transport and serve's wiring, and serve as a process.
+TSAN_TARGETS := gpuadmit_integration_tests gpuadmit_cluster_tests gpuadmit_cluster_transport_tests \
+	gpuadmit_cluster_serve_tests gpuadmit
+tsan: deps
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan -j $(JOBS) --target $(TSAN_TARGETS)
+	@ctest --preset tsan -j $(JOBS)
 
 # Quantity against k8s.io/apimachinery itself, on its test literals and a million generated strings
 # (tests/differential/quantity/run.sh; the probe under ASan+UBSan).

@@ -33,6 +33,9 @@ Result<std::shared_ptr<Listener>> Listener::open(net::io_context& ioc, std::vect
   if (ec) return failed("bind");
   acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec) return failed("listen on");
+  const auto bound = acceptor.local_endpoint(ec);
+  if (ec) return failed("read the bound port of");
+  listener->port_ = bound.port();
   return listener;
 }
 
@@ -42,12 +45,6 @@ Listener::Listener(net::io_context& ioc, std::vector<net::io_context*> workers, 
       acceptor_(strand_),
       backoff_(strand_),
       state_(state) {}
-
-std::uint16_t Listener::local_port() const {
-  boost::system::error_code ec;
-  const auto endpoint = acceptor_.local_endpoint(ec);
-  return ec ? 0 : endpoint.port();
-}
 
 void Listener::start() {
   net::dispatch(strand_, [self = shared_from_this()] { self->accept(); });

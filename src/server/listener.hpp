@@ -25,7 +25,9 @@ class Listener : public std::enable_shared_from_this<Listener> {
                                                 ServerState& state);
   Listener(boost::asio::io_context& ioc, std::vector<boost::asio::io_context*> workers, ServerState& state);
 
-  [[nodiscard]] std::uint16_t local_port() const;
+  // The port bound at open(), kept then: the acceptor itself belongs to strand_, and close() may be running
+  // there while another thread asks (the tsan preset caught the test harness doing exactly that).
+  [[nodiscard]] std::uint16_t local_port() const noexcept { return port_; }
   void start();
   void close();  // thread-safe; the pending accept ends and no new connection is taken
 
@@ -39,6 +41,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer backoff_;
   ServerState& state_;
+  std::uint16_t port_ = 0;  // written once in open(), before any other thread sees the listener
 };
 
 }  // namespace gpuadmit::server

@@ -22,7 +22,7 @@ PolicyStore::PolicyStore(std::optional<std::filesystem::path> file, std::string 
                          std::shared_ptr<const policy::RuleSet> rules)
     : file_(std::move(file)), last_content_(std::move(content)), current_(std::move(rules)) {}
 
-std::shared_ptr<const policy::RuleSet> PolicyStore::current() const noexcept {
+std::shared_ptr<const policy::RuleSet> PolicyStore::current() const {
   return current_.load();
 }
 

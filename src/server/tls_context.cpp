@@ -91,7 +91,7 @@ Result<std::unique_ptr<TlsContextStore>> TlsContextStore::open(TlsFiles files) {
 TlsContextStore::TlsContextStore(TlsFiles files, std::string seen, std::shared_ptr<ssl::context> context)
     : files_(std::move(files)), last_seen_(std::move(seen)), current_(std::move(context)) {}
 
-std::shared_ptr<ssl::context> TlsContextStore::current() const noexcept {
+std::shared_ptr<ssl::context> TlsContextStore::current() const {
   return current_.load();
 }
 

@@ -1,8 +1,8 @@
 // The RuleSet in force. Readers take a shared_ptr snapshot and keep it for the whole request, so a reload in
-// the middle of a review never mixes two policies. Reloads are serialized; readers never wait for them.
+// the middle of a review never mixes two policies. Reloads are serialized; readers wait only for
+// the pointer swap at the end of one, never for the file read or the parse.
 #pragma once
 
-#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -12,6 +12,7 @@
 #include "gpuadmit/common/result.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 #include "gpuadmit/server/reload.hpp"
+#include "gpuadmit/server/shared_slot.hpp"
 
 namespace gpuadmit::server {
 
@@ -21,7 +22,7 @@ class PolicyStore {
   // Without: the embedded default policy, which never reloads.
   static Result<std::unique_ptr<PolicyStore>> open(std::optional<std::filesystem::path> file);
 
-  [[nodiscard]] std::shared_ptr<const policy::RuleSet> current() const noexcept;
+  [[nodiscard]] std::shared_ptr<const policy::RuleSet> current() const;
   [[nodiscard]] std::string source() const;  // the file path, or "<embedded>"
 
   // Re-reads the file; swaps in a valid new policy, keeps the old one when the new one is invalid.
@@ -34,7 +35,7 @@ class PolicyStore {
   const std::optional<std::filesystem::path> file_;
   std::mutex reload_mutex_;
   std::string last_content_;  // guarded by reload_mutex_
-  std::atomic<std::shared_ptr<const policy::RuleSet>> current_;
+  SharedSlot<const policy::RuleSet> current_;
 };
 
 }  // namespace gpuadmit::server

@@ -3,7 +3,6 @@
 // time; new handshakes use the newest valid pair, connections already open keep the one they started with.
 #pragma once
 
-#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -14,6 +13,7 @@
 
 #include "gpuadmit/common/result.hpp"
 #include "gpuadmit/server/reload.hpp"
+#include "gpuadmit/server/shared_slot.hpp"
 
 namespace gpuadmit::server {
 
@@ -33,7 +33,7 @@ class TlsContextStore {
  public:
   static Result<std::unique_ptr<TlsContextStore>> open(TlsFiles files);
 
-  [[nodiscard]] std::shared_ptr<boost::asio::ssl::context> current() const noexcept;
+  [[nodiscard]] std::shared_ptr<boost::asio::ssl::context> current() const;
   [[nodiscard]] const TlsFiles& files() const noexcept { return files_; }
 
   // Re-reads both files; a changed, valid pair replaces the current context, an invalid one is refused.
@@ -45,7 +45,7 @@ class TlsContextStore {
   const TlsFiles files_;
   std::mutex reload_mutex_;
   std::string last_seen_;  // certificate + key content of the last attempt; guarded by reload_mutex_
-  std::atomic<std::shared_ptr<boost::asio::ssl::context>> current_;
+  SharedSlot<boost::asio::ssl::context> current_;
 };
 
 }  // namespace gpuadmit::server
