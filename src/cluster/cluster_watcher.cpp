@@ -34,6 +34,10 @@ void ClusterWatcher::start() {
   }
   threads_.emplace_back([this](const std::stop_token& stop) { rebuild_loop(stop); });
   threads_.emplace_back([this](const std::stop_token& stop) { stale_log_loop(stop); });
+  if (options_.probe_interval.count() > 0) {
+    store_.expect_probes();
+    threads_.emplace_back([this](const std::stop_token& stop) { probe_loop(stop); });
+  }
 }
 
 void ClusterWatcher::stop() {
@@ -101,6 +105,34 @@ void ClusterWatcher::stale_log_loop(std::stop_token stop) {
                    {{"apiServer", transport_->endpoint()}, {"ageSeconds", v.age_seconds}});
     }
     was_stale = v.stale;
+  }
+}
+
+void ClusterWatcher::probe_loop(std::stop_token stop) {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  bool failing = false;
+  while (!stop.stop_requested()) {
+    const Result<ApiResponse> answer = transport_->get(kProbeTarget, stop);
+    if (stop.stop_requested()) break;
+    if (answer.ok()) {
+      store_.probe_answered();
+      if (failing) {
+        options_.log(spdlog::level::info, "cluster probe answered again",
+                     {{"apiServer", transport_->endpoint()}});
+      }
+    } else {
+      store_.count_probe_failure();
+      if (!failing) {
+        options_.log(spdlog::level::warn, "cluster probe failed",
+                     {{"apiServer", transport_->endpoint()},
+                      {"error", answer.error().message},
+                      {"staleAfterSeconds", options_.store.stale_after.count() / 1000.0}});
+      }
+    }
+    failing = !answer.ok();
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, stop, options_.probe_interval, [] { return false; });
   }
 }
 

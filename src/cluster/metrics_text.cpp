@@ -25,7 +25,9 @@ std::string prometheus_text(const ClusterStats& stats) {
   header(out, "gpuadmit_cluster_synced", "gauge", "1 once every watched kind has been listed.");
   out += fmt::format("gpuadmit_cluster_synced {}\n", stats.synced ? 1 : 0);
   header(out, "gpuadmit_cluster_stale", "gauge",
-         "1 while the cluster view is stale: not synced, or a kind without a working watch for too long.");
+         "1 while the cluster view is stale: not synced, a kind without a working watch, or no probe "
+         "answered, for "
+         "too long.");
   out += fmt::format("gpuadmit_cluster_stale {}\n", stats.stale ? 1 : 0);
   header(out, "gpuadmit_cluster_snapshot_age_seconds", "gauge",
          "Seconds since the cluster snapshot was last known to match the API server.");
@@ -33,6 +35,13 @@ std::string prometheus_text(const ClusterStats& stats) {
   header(out, "gpuadmit_cluster_snapshot_rebuilds_total", "counter",
          "Cluster snapshots built and published.");
   out += fmt::format("gpuadmit_cluster_snapshot_rebuilds_total {}\n", stats.snapshot_rebuilds);
+  header(out, "gpuadmit_cluster_probe_failures_total", "counter",
+         "Probes of the API server (GET /version) that got no answer: connection, TLS or deadline.");
+  out += fmt::format("gpuadmit_cluster_probe_failures_total {}\n", stats.probe_failures);
+  header(out, "gpuadmit_cluster_seconds_since_probe_answer", "gauge",
+         "Seconds since the API server last answered a probe.");
+  out +=
+      fmt::format("gpuadmit_cluster_seconds_since_probe_answer {:.3f}\n", stats.seconds_since_probe_answer);
   per_kind(out, "gpuadmit_cluster_objects", "gauge", "Objects in the cluster cache, by kind.", stats,
            [](const KindStats& k) { return k.objects; });
   per_kind(out, "gpuadmit_cluster_watching", "gauge", "1 while a watch stream is open, by kind.", stats,

@@ -27,6 +27,7 @@ SnapshotStore::SnapshotStore(StoreOptions options, const Clock& clock)
     : options_(options),
       clock_(clock),
       created_ns_(to_ns(clock.now())),
+      last_probe_answer_ns_(kNever),
       snapshot_(std::make_shared<const policy::ClusterSnapshot>()) {
   for (KindState& k : kinds_) k.last_contact_ns.store(kNever, std::memory_order_relaxed);
 }
@@ -89,6 +90,23 @@ void SnapshotStore::set_watching(Kind kind, bool watching) {
   k.watching.store(watching, std::memory_order_release);
 }
 
+void SnapshotStore::expect_probes() {
+  std::int64_t never = kNever;
+  last_probe_answer_ns_.compare_exchange_strong(never, now_ns(), std::memory_order_relaxed);
+}
+
+void SnapshotStore::probe_answered() {
+  const std::int64_t now = now_ns();
+  std::int64_t seen = last_probe_answer_ns_.load(std::memory_order_relaxed);
+  while (seen != kNever && seen < now &&
+         !last_probe_answer_ns_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+  }
+}
+
+void SnapshotStore::count_probe_failure() noexcept {
+  probe_failures_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void SnapshotStore::count_failure(Kind kind) noexcept {
   kinds_[index(kind)].failures.fetch_add(1, std::memory_order_relaxed);
 }
@@ -102,12 +120,14 @@ void SnapshotStore::count_watch_restart(Kind kind) noexcept {
 }
 
 std::shared_ptr<const policy::ClusterSnapshot> SnapshotStore::snapshot() const {
-  const std::lock_guard lock(snapshot_mutex_);
-  return snapshot_;
+  return snapshot_.load();
 }
 
 std::int64_t SnapshotStore::current_as_of_ns(std::int64_t now) const noexcept {
-  std::int64_t oldest = now;
+  // An open watch vouches for its kind only while the API server answers: a stream held open by a
+  // partition or a server stuck in shutdown delivers nothing and fails nothing.
+  const std::int64_t answered = last_probe_answer_ns_.load(std::memory_order_relaxed);
+  std::int64_t oldest = answered == kNever ? now : std::min(now, answered);
   for (const KindState& k : kinds_) {
     if (k.watching.load(std::memory_order_acquire)) continue;
     const std::int64_t contact = k.last_contact_ns.load(std::memory_order_relaxed);
@@ -154,6 +174,10 @@ ClusterStats SnapshotStore::stats() const {
   out.stale = v.stale;
   const std::int64_t as_of = out.synced ? current_as_of_ns(now) : created_ns_;
   out.snapshot_age_seconds = static_cast<double>(std::max<std::int64_t>(0, now - as_of)) / 1e9;
+  out.probe_failures = probe_failures_.load(std::memory_order_relaxed);
+  const std::int64_t answered = last_probe_answer_ns_.load(std::memory_order_relaxed);
+  if (answered != kNever)
+    out.seconds_since_probe_answer = static_cast<double>(std::max<std::int64_t>(0, now - answered)) / 1e9;
   return out;
 }
 
@@ -187,12 +211,7 @@ bool SnapshotStore::rebuild() {
   // The expensive part (indexes, sorting) runs without the cache lock, so watch events are not held up.
   auto built = std::make_shared<const policy::ClusterSnapshot>(
       policy::make_snapshot(std::move(nodes), std::move(quotas), std::move(classes), std::move(claims)));
-  std::shared_ptr<const policy::ClusterSnapshot> previous;
-  {
-    const std::lock_guard lock(snapshot_mutex_);
-    previous = std::exchange(snapshot_, std::move(built));
-  }
-  previous.reset();  // freeing a large snapshot takes milliseconds: not under the lock
+  snapshot_.store(std::move(built));  // frees the previous one (milliseconds when large) outside its lock
   // Only now: a request that sees synced() must also see a complete snapshot, never the empty one.
   synced_.store(true, std::memory_order_release);
   rebuilds_.fetch_add(1, std::memory_order_relaxed);

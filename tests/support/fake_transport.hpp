@@ -1,7 +1,8 @@
 // A scripted ApiTransport. Each collection path ("/api/v1/nodes") has a queue of exchanges, answered in
 // order; every target is recorded. When a queue is empty the call blocks until the test pushes more or
 // stops the caller, so a test can wait for "the reflector has consumed everything" (wait_idle) and then
-// look at the store, with no sleeps.
+// look at the store, with no sleeps. The watcher's probe (GET /version) is answered apart from the queues:
+// 200 unless the test says otherwise (answer_probes).
 #pragma once
 
 #include <chrono>
@@ -58,6 +59,7 @@ class FakeTransport final : public cluster::ApiTransport {
   }
 
   Result<cluster::ApiResponse> get(std::string_view target, std::stop_token stop) override {
+    if (target == cluster::kProbeTarget) return probe(stop);
     auto exchange = next(target, stop);
     if (!exchange) return make_error("stopped");
     if (exchange->error) return make_error(*exchange->error);
@@ -108,6 +110,18 @@ class FakeTransport final : public cluster::ApiTransport {
                              [&] { return calls_locked(path) >= count && waiting_[path] > 0; });
   }
 
+  // What GET /version answers from now on; nullopt: nothing, the call blocks until stopped (a partition).
+  void answer_probes(std::optional<Exchange> answer) {
+    const std::lock_guard lock(mutex_);
+    probe_answer_ = std::move(answer);
+    changed_.notify_all();
+  }
+
+  [[nodiscard]] std::size_t probes() const {
+    const std::lock_guard lock(mutex_);
+    return probes_;
+  }
+
   // Ends held-open streams.
   void release() {
     const std::lock_guard lock(mutex_);
@@ -138,6 +152,15 @@ class FakeTransport final : public cluster::ApiTransport {
     return targets_locked(path).size();
   }
 
+  Result<cluster::ApiResponse> probe(const std::stop_token& stop) {
+    std::unique_lock lock(mutex_);
+    ++probes_;
+    changed_.wait(lock, stop, [&] { return probe_answer_.has_value(); });
+    if (!probe_answer_) return make_error("stopped");
+    if (probe_answer_->error) return make_error(*probe_answer_->error);
+    return cluster::ApiResponse{probe_answer_->status, probe_answer_->body};
+  }
+
   std::optional<Exchange> next(std::string_view target, const std::stop_token& stop) {
     const std::string path(target.substr(0, target.find('?')));
     std::unique_lock lock(mutex_);
@@ -161,6 +184,9 @@ class FakeTransport final : public cluster::ApiTransport {
   std::vector<std::chrono::seconds> deadlines_;
   int held_ = 0;
   bool release_ = false;
+  std::optional<Exchange> probe_answer_ =
+      Exchange{std::nullopt, 200, R"({"major":"1","minor":"36"})", {}, false};
+  std::size_t probes_ = 0;
 };
 
 // A watcher that retries and republishes within milliseconds and logs nothing, for tests over this transport.
@@ -168,6 +194,7 @@ inline cluster::WatcherOptions fast_watcher_options() {
   cluster::WatcherOptions options;
   options.reflector.backoff = {std::chrono::milliseconds(1), std::chrono::milliseconds(4)};
   options.store.rebuild_interval = std::chrono::milliseconds(20);
+  options.probe_interval = std::chrono::milliseconds(5);
   options.log = cluster::null_sink();
   return options;
 }

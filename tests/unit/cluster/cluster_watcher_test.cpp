@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_clock.hpp"
 #include "gpuadmit/cluster/cluster_watcher.hpp"
 #include "gpuadmit/cluster/dump.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
@@ -96,6 +97,62 @@ TEST_CASE("the watcher logs when the view turns stale and when it is current aga
   CHECK_FALSE(watcher.view().stale);
   watcher.stop();
   CHECK(logged("cluster view stale: serving from the last snapshot") == 1);
+}
+
+TEST_CASE("open but silent watches do not keep the view current once the API server stops answering probes",
+          "[watcher]") {
+  cluster::WatcherOptions options = fast_watcher_options();
+  options.store.stale_after = 50ms;
+  auto transport = std::make_shared<FakeTransport>();
+  for (const std::string& path : {kNodes, kQuotas, kClasses, kClaims}) {
+    transport->push(path, list_response("[]", "10"));
+    transport->push(path, watch_stream({}, true));  // open and silent, as behind a partition
+  }
+  cluster::ClusterWatcher watcher(transport, options);
+  watcher.start();
+  REQUIRE(watcher.wait_for_sync(5s));
+  REQUIRE(eventually([&] { return !watcher.view().stale && transport->probes() >= 2; }));
+
+  SECTION("unanswered: the probe blocks, as a connection into a partition does") {
+    transport->answer_probes(std::nullopt);
+  }
+  SECTION("refused: the probe fails at once") {
+    transport->answer_probes(failure("connection refused"));
+  }
+  REQUIRE(eventually([&] { return watcher.view().stale; }));
+  const cluster::ClusterStats stats = watcher.stats();
+  CHECK(std::all_of(stats.kinds.begin(), stats.kinds.end(),
+                    [](const cluster::KindStats& k) { return k.watching; }));
+  CHECK(stats.seconds_since_probe_answer >= 0.05);
+
+  transport->answer_probes(Exchange{std::nullopt, 403, R"({"kind":"Status","code":403})", {}, false});
+  REQUIRE(eventually([&] { return !watcher.view().stale; }));  // any HTTP answer: reachable and serving
+  watcher.stop();
+}
+
+TEST_CASE("a watcher with probes off keeps open watches current however long the API server is silent",
+          "[watcher]") {
+  cluster::WatcherOptions options = fast_watcher_options();
+  options.probe_interval = 0ms;
+  auto transport = std::make_shared<FakeTransport>();
+  transport->answer_probes(std::nullopt);
+  for (const std::string& path : {kNodes, kQuotas, kClasses, kClaims}) {
+    transport->push(path, list_response("[]", "10"));
+    transport->push(path, watch_stream({}, true));
+  }
+  FakeClock clock;
+  cluster::ClusterWatcher watcher(transport, options, clock);
+  watcher.start();
+  REQUIRE(watcher.wait_for_sync(5s));
+  REQUIRE(eventually([&] {
+    const cluster::ClusterStats s = watcher.stats();
+    return std::all_of(s.kinds.begin(), s.kinds.end(),
+                       [](const cluster::KindStats& k) { return k.watching; });
+  }));
+  clock.advance(1h);
+  CHECK_FALSE(watcher.view().stale);
+  CHECK(transport->probes() == 0);
+  watcher.stop();
 }
 
 TEST_CASE("a dump is a v1 List of the four kinds with kind and apiVersion set, readable as a snapshot",

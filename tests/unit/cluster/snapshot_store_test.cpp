@@ -105,6 +105,58 @@ TEST_CASE("staleness follows how long the watches have been down", "[store]") {
   }
 }
 
+TEST_CASE("with probes expected, open watches are current only as of the API server's last answer",
+          "[store]") {
+  struct Case {
+    const char* description;
+    std::chrono::seconds unanswered_for;  // since the last answered probe; the watches stay open throughout
+    bool stale;
+    std::int64_t age;
+  };
+  const std::vector<Case> cases{
+      {"a probe answered just now, expect fresh with age 0", 0s, false, 0},
+      {"no answer for 20 s, expect fresh with age 20", 20s, false, 20},
+      {"no answer for exactly stale_after (30 s), expect still fresh", 30s, false, 30},
+      {"no answer for 31 s (a partition holding the streams open), expect stale with age 31", 31s, true, 31},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.description) {
+      FakeClock clock;
+      cluster::SnapshotStore store(options(), clock);
+      sync_everything(store);
+      watch_everything(store, true);
+      store.expect_probes();
+      clock.advance(5min);
+      store.probe_answered();
+      clock.advance(c.unanswered_for);
+      CHECK(store.view().stale == c.stale);
+      CHECK(store.view().age_seconds == c.age);
+      CHECK(store.stats().seconds_since_probe_answer ==
+            Approx(static_cast<double>(c.unanswered_for.count())));
+    }
+  }
+}
+
+TEST_CASE("probes start the clock when expected, count failures, and mean nothing to a store not probed",
+          "[store]") {
+  FakeClock clock;
+  cluster::SnapshotStore probed(options(), clock);
+  cluster::SnapshotStore unprobed(options(), clock);
+  for (cluster::SnapshotStore* store : {&probed, &unprobed}) {
+    sync_everything(*store);
+    watch_everything(*store, true);
+  }
+  probed.expect_probes();  // the first probe never comes back
+  probed.count_probe_failure();
+  unprobed.probe_answered();  // ignored: nobody said probes would come
+  clock.advance(31s);
+  CHECK(probed.view().stale);
+  CHECK(probed.stats().probe_failures == 1);
+  CHECK_FALSE(unprobed.view().stale);
+  CHECK(unprobed.view().age_seconds == 0);
+  CHECK(unprobed.stats().seconds_since_probe_answer == Approx(0.0));
+}
+
 TEST_CASE("one kind without a watch is enough to make the view stale", "[store]") {
   FakeClock clock;
   cluster::SnapshotStore store(options(), clock);
@@ -206,6 +258,8 @@ TEST_CASE("the stats render as Prometheus series named as the metrics page docum
   stats.synced = true;
   stats.snapshot_age_seconds = 1.5;
   stats.snapshot_rebuilds = 7;
+  stats.probe_failures = 2;
+  stats.seconds_since_probe_answer = 12.25;
   stats.kinds[cluster::index(cluster::Kind::kNode)].objects = 5000;
   stats.kinds[cluster::index(cluster::Kind::kNode)].watch_restarts = 3;
   stats.kinds[cluster::index(cluster::Kind::kPersistentVolumeClaim)].watching = true;
@@ -213,6 +267,7 @@ TEST_CASE("the stats render as Prometheus series named as the metrics page docum
   for (const char* line :
        {"gpuadmit_cluster_synced 1\n", "gpuadmit_cluster_stale 0\n",
         "gpuadmit_cluster_snapshot_age_seconds 1.500\n", "gpuadmit_cluster_snapshot_rebuilds_total 7\n",
+        "gpuadmit_cluster_probe_failures_total 2\n", "gpuadmit_cluster_seconds_since_probe_answer 12.250\n",
         "gpuadmit_cluster_objects{kind=\"nodes\"} 5000\n",
         "gpuadmit_cluster_watch_restarts_total{kind=\"nodes\"} 3\n",
         "gpuadmit_cluster_watching{kind=\"persistentvolumeclaims\"} 1\n",

@@ -1,6 +1,7 @@
 // ClusterWatcher: the live cluster view `gpuadmit serve` hands to the cluster-aware rules. It runs one
-// Reflector thread per kind (Nodes, ResourceQuotas, StorageClasses, PersistentVolumeClaims) and a rebuild
-// thread, all writing into one SnapshotStore. Requests call view() once and keep what it returns.
+// Reflector thread per kind (Nodes, ResourceQuotas, StorageClasses, PersistentVolumeClaims), a rebuild
+// thread and a probe thread, all writing into one SnapshotStore. Requests call view() once and keep what it
+// returns.
 //
 // Wiring (composition root):
 //   auto config = cluster::resolve_api_config(kubeconfig_flag);          // or in_cluster_config()
@@ -26,12 +27,22 @@
 
 namespace gpuadmit::cluster {
 
+// What the probe asks: public to every client (the default system:public-info-viewer role), cheap, and
+// served without etcd.
+inline constexpr std::string_view kProbeTarget = "/version";
+
 struct WatcherOptions {
   ReflectorOptions reflector{};
   StoreOptions store{};
   LogSink log = spdlog_sink();
   // How often the view's staleness is looked at, to log when it turns stale and when it is current again.
   std::chrono::milliseconds stale_check_interval{1'000};
+  // The API server is asked kProbeTarget this often, each time on a connection of its own, and the view is
+  // current only as of its last answer (SnapshotStore::expect_probes). Without it, a watch stream that is
+  // open but silent (a partition that holds packets, an API server stuck in shutdown) looks current until
+  // the transport's idle timeout (150 s) ends it; client-go's HTTP/2 health check (a ping after 30 s
+  // without a frame) is there for the same reason. Zero: no probes.
+  std::chrono::milliseconds probe_interval{10'000};
 };
 
 class ClusterWatcher {
@@ -61,6 +72,7 @@ class ClusterWatcher {
  private:
   void rebuild_loop(std::stop_token stop);
   void stale_log_loop(std::stop_token stop);
+  void probe_loop(std::stop_token stop);
 
   std::shared_ptr<ApiTransport> transport_;
   WatcherOptions options_;

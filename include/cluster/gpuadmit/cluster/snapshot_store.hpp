@@ -19,12 +19,14 @@
 
 #include "gpuadmit/cluster/clock.hpp"
 #include "gpuadmit/cluster/kinds.hpp"
+#include "gpuadmit/common/shared_slot.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
 
 namespace gpuadmit::cluster {
 
 struct StoreOptions {
-  // The view is stale when, for this long, some kind has had no working watch (nor a successful LIST).
+  // The view is stale when, for this long, some kind has had no working watch (nor a successful LIST), or,
+  // once probes are expected, the API server has answered none.
   std::chrono::milliseconds stale_after{30'000};
   // Rebuilds are at least this far apart: a burst of events (a node pool scaling up) costs one rebuild per
   // interval, while a lone change after a quiet period is rebuilt at once.
@@ -50,6 +52,8 @@ struct ClusterStats {
   bool synced = false;
   bool stale = false;
   double snapshot_age_seconds = 0;
+  std::uint64_t probe_failures = 0;       // probes the API server did not answer (connection, TLS, deadline)
+  double seconds_since_probe_answer = 0;  // 0 when nobody probes
 };
 
 class SnapshotStore {
@@ -73,6 +77,12 @@ class SnapshotStore {
   void count_failure(Kind kind) noexcept;
   void count_malformed(Kind kind) noexcept;
   void count_watch_restart(Kind kind) noexcept;
+  // From now on the view is current only as of the API server's last answer to a probe (ClusterWatcher
+  // calls this when it starts probing, which starts the clock; a store nobody probes ignores probes).
+  void expect_probes();
+  // The API server answered a probe, with any HTTP status: it is reachable and serving.
+  void probe_answered();
+  void count_probe_failure() noexcept;
 
   // --- read by requests: never blocked by the cache, the reflectors or a rebuild ---
   // Always non-null: an empty snapshot until the first full sync.
@@ -80,9 +90,11 @@ class SnapshotStore {
   // True once every kind has been listed and the first snapshot built from them published; never false
   // again.
   [[nodiscard]] bool synced() const noexcept { return synced_.load(std::memory_order_acquire); }
-  // stale: not synced yet, or some kind has been without a watch for longer than stale_after.
+  // stale: not synced yet, or some kind has been without a watch for longer than stale_after, or (probed)
+  // the API server has answered no probe for that long.
   // age_seconds: since the moment the snapshot was last known to match the API server (the oldest kind's
-  // last contact; a kind with an open watch is current). Before the first sync: since construction.
+  // last contact; a kind with an open watch is current, as of the last answered probe when probed). Before
+  // the first sync: since construction.
   [[nodiscard]] policy::ClusterView view() const;
   [[nodiscard]] ClusterStats stats() const;
 
@@ -126,13 +138,11 @@ class SnapshotStore {
   std::uint64_t built_version_ = 0;      // guarded by mutex_
   std::optional<Instant> last_rebuild_;  // guarded by mutex_
 
+  std::atomic<std::int64_t> last_probe_answer_ns_;  // kNever until expect_probes()
+  std::atomic<std::uint64_t> probe_failures_{0};
   std::atomic<bool> synced_{false};
   std::atomic<std::uint64_t> rebuilds_{0};
-  // Not std::atomic<shared_ptr>: libstdc++ 12 implements it with a lock bit ThreadSanitizer cannot see (and a
-  // relaxed unlock), so TSan runs would drown in reports. This mutex is held only to copy or swap the
-  // pointer, and never together with mutex_.
-  mutable std::mutex snapshot_mutex_;
-  std::shared_ptr<const policy::ClusterSnapshot> snapshot_;  // guarded by snapshot_mutex_
+  SharedSlot<const policy::ClusterSnapshot> snapshot_;  // its mutex is never held together with mutex_
 };
 
 }  // namespace gpuadmit::cluster

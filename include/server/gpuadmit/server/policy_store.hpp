@@ -10,9 +10,9 @@
 #include <string>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/common/shared_slot.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 #include "gpuadmit/server/reload.hpp"
-#include "gpuadmit/server/shared_slot.hpp"
 
 namespace gpuadmit::server {
 

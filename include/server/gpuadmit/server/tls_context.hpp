@@ -12,8 +12,8 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/common/shared_slot.hpp"
 #include "gpuadmit/server/reload.hpp"
-#include "gpuadmit/server/shared_slot.hpp"
 
 namespace gpuadmit::server {
 

@@ -1,11 +1,12 @@
-// One shared_ptr that request threads read and a reload replaces: the policy in force, the TLS context.
+// One shared_ptr that request threads read and another thread replaces: the policy in force, the TLS
+// context, the cluster snapshot.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <utility>
 
-namespace gpuadmit::server {
+namespace gpuadmit {
 
 // A copy of the pointer under a mutex held for that copy only; the old value is released outside it.
 // Not std::atomic<std::shared_ptr>: libstdc++ 12 releases the lock a load() takes with a relaxed operation,
@@ -34,4 +35,4 @@ class SharedSlot {
   std::shared_ptr<T> value_;
 };
 
-}  // namespace gpuadmit::server
+}  // namespace gpuadmit
