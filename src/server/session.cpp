@@ -85,9 +85,11 @@ void Session::on_handshake(ErrorCode ec) {
 void Session::wait_for_request() {
   if (buffer_.size() > 0) return read_header();  // pipelined: the next request is already here
   idle_ = true;
-  const bool stopping = state_.stopping.load();
-  beast::get_lowest_layer(stream_).expires_after(
-      stopping ? std::min(kStoppingIdleTimeout, state_.limits.idle_timeout) : state_.limits.idle_timeout);
+  const Milliseconds idle = asked_
+                                ? state_.limits.idle_timeout
+                                : std::min(state_.limits.first_request_timeout, state_.limits.idle_timeout);
+  beast::get_lowest_layer(stream_).expires_after(state_.stopping.load() ? std::min(kStoppingIdleTimeout, idle)
+                                                                        : idle);
   stream_.async_read_some(buffer_.prepare(kFirstReadSize),
                           beast::bind_front_handler(&Session::on_first_bytes, shared_from_this()));
 }
@@ -96,6 +98,7 @@ void Session::on_first_bytes(ErrorCode ec, std::size_t bytes) {
   idle_ = false;
   if (ec == net::error::operation_aborted) return shut_down();  // close_if_idle
   if (ec) return;  // idle timeout or the client closed: the socket is closed with this session
+  asked_ = true;
   buffer_.commit(bytes);
   read_header();
 }

@@ -60,7 +60,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string peer_;
   std::uint64_t id_ = 0;
   bool registered_ = false;
-  bool idle_ = false;       // waiting for the first byte of a next request
+  bool idle_ = false;   // waiting for the first byte of a next request
+  bool asked_ = false;  // a request has begun on this connection (first_request_timeout no longer applies)
   bool in_flight_ = false;  // a request was read and is not answered yet
 };
 

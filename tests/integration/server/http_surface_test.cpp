@@ -171,6 +171,7 @@ TEST_CASE("plain HTTP on the TLS port is a handshake failure and the server keep
 server::ConnectionLimits short_deadlines() {
   server::ConnectionLimits limits;
   limits.handshake_timeout = 1s;
+  limits.first_request_timeout = 1s;
   limits.header_timeout = 1s;
   limits.body_timeout = 1s;
   limits.write_timeout = 1s;
@@ -205,6 +206,18 @@ TEST_CASE("a client that never starts its TLS handshake is cut off by the handsh
   const auto elapsed = std::chrono::steady_clock::now() - start;
   CHECK(elapsed >= 900ms);
   CHECK(elapsed < 4s);
+}
+
+TEST_CASE("a connection that sends nothing after its handshake is closed by the first-request deadline") {
+  // first request 1 s, idle 3 s: a client that never asks is holding one of max_connections' slots.
+  TestWebhook webhook({.configure = [](server::WebhookConfig& c) { c.server.limits = short_deadlines(); }});
+  HttpsClient client = webhook.client();
+  REQUIRE(client.connect());
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(client.wait_for_close(5s));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  CHECK(elapsed >= 900ms);
+  CHECK(elapsed < 2500ms);
 }
 
 TEST_CASE("an idle keep-alive connection outlives the request deadlines") {

@@ -25,6 +25,9 @@ struct ConnectionLimits {
   // Above the 90 s IdleConnTimeout of the apiserver's Go transport, so the client always closes an idle
   // connection first: Go does not retry a POST written to a reused connection the server has just closed.
   Milliseconds idle_timeout{120'000};
+  // From the handshake to the first byte of the first request: the API server writes its request as soon as
+  // it has connected, so a connection that says nothing only holds one of max_connections' slots.
+  Milliseconds first_request_timeout{10'000};
   Milliseconds header_timeout{10'000};  // from the request's first byte to the end of its header
   Milliseconds body_timeout{10'000};    // from the end of the header to the end of the body
   Milliseconds write_timeout{10'000};   // each response, and the TLS close_notify exchange
