@@ -75,19 +75,29 @@ void Listener::on_accept(boost::system::error_code ec, net::ip::tcp::socket sock
     backoff_.async_wait([self = shared_from_this()](boost::system::error_code) { self->accept(); });
     return;
   }
-  // At the cap, close at once rather than stop accepting: the client learns immediately and its
-  // failurePolicy decides, instead of waiting in the kernel backlog until its whole timeout has passed
-  // (the apiserver's webhook timeouts add up across webhooks on the same request).
+  // At the cap, make room by closing the oldest connection never answered. When all have been, close the new
+  // one at once rather than stop accepting: the client learns immediately and its failurePolicy decides,
+  // instead of waiting in the kernel backlog until its whole timeout has passed (the apiserver's webhook
+  // timeouts add up across webhooks on the same request).
   if (state_.sessions.size() >= state_.limits.max_connections) {
-    state_.metrics.rejected.inc();
-    state_.connection_errors.warn("connection cap reached; closing new connection",
-                                  {{"max_connections", state_.limits.max_connections}});
-    boost::system::error_code ignored;
-    socket.close(ignored);
-  } else {
-    state_.metrics.accepted.inc();
-    std::make_shared<Session>(std::move(socket), state_.tls.current(), state_)->start();
+    if (const auto oldest = state_.sessions.take_oldest_unanswered()) {
+      // Room for the newcomer, which may be the API server: it answers for the cluster, a silent client
+      // holding a slot does not. The count stays at the cap plus the evictions still closing.
+      oldest->evict();
+      state_.metrics.evicted.inc();
+      state_.connection_errors.warn("connection cap reached; closed the oldest connection never answered",
+                                    {{"max_connections", state_.limits.max_connections}});
+    } else {
+      state_.metrics.rejected.inc();
+      state_.connection_errors.warn("connection cap reached and every connection answered; closing new one",
+                                    {{"max_connections", state_.limits.max_connections}});
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      return accept();
+    }
   }
+  state_.metrics.accepted.inc();
+  std::make_shared<Session>(std::move(socket), state_.tls.current(), state_)->start();
   accept();
 }
 

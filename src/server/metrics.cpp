@@ -180,6 +180,7 @@ Metrics::Metrics(std::string_view version)
       open_connections(connections_open.with({})),
       accepted(connections_accepted.with({})),
       rejected(connections_rejected.with({})),
+      evicted(connections_evicted.with({})),
       handshake_failures(tls_handshake_failures.with({})) {
   // Every known series starts at zero so dashboards and rate() see it before the first event.
   for (std::size_t e = 0; e < kEndpoints; ++e) {
@@ -223,6 +224,7 @@ Metrics::Metrics(std::string_view version)
                &connections_open,
                &connections_accepted,
                &connections_rejected,
+               &connections_evicted,
                &tls_handshake_failures,
                &tls_reloads,
                &policy_reloads,

@@ -51,8 +51,26 @@ std::vector<std::unique_ptr<net::io_context>> make_contexts(unsigned count) {
 std::uint64_t SessionRegistry::add(const std::shared_ptr<Session>& session) {
   const std::lock_guard lock(mutex_);
   const std::uint64_t id = next_id_++;
-  sessions_.emplace(id, session);
+  sessions_.emplace(id, Entry{session});
   return id;
+}
+
+void SessionRegistry::mark_answered(std::uint64_t id) {
+  const std::lock_guard lock(mutex_);
+  const auto it = sessions_.find(id);
+  if (it != sessions_.end()) it->second.answered_or_taken = true;
+}
+
+std::shared_ptr<Session> SessionRegistry::take_oldest_unanswered() {
+  const std::lock_guard lock(mutex_);
+  for (auto& [id, entry] : sessions_) {
+    if (entry.answered_or_taken) continue;
+    if (auto session = entry.session.lock()) {
+      entry.answered_or_taken = true;
+      return session;
+    }
+  }
+  return nullptr;
 }
 
 std::size_t SessionRegistry::remove(std::uint64_t id) {
@@ -70,8 +88,8 @@ std::vector<std::shared_ptr<Session>> SessionRegistry::snapshot() const {
   const std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<Session>> out;
   out.reserve(sessions_.size());
-  for (const auto& [id, weak] : sessions_) {
-    if (auto session = weak.lock()) out.push_back(std::move(session));
+  for (const auto& [id, entry] : sessions_) {
+    if (auto session = entry.session.lock()) out.push_back(std::move(session));
   }
   return out;
 }

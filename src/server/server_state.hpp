@@ -4,9 +4,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "gpuadmit/server/json_log.hpp"
@@ -19,19 +19,31 @@ namespace gpuadmit::server {
 
 class Session;
 
-// The open connections, so shutdown can close the idle ones and learn when the last one is gone.
+// The open connections, oldest first, so shutdown can close the idle ones and learn when the last one is
+// gone, and a full server can make room.
 class SessionRegistry {
  public:
   std::uint64_t add(const std::shared_ptr<Session>& session);
   // Returns the number still open.
   std::size_t remove(std::uint64_t id);
+  // The connection has had a response: from now on it is never chosen to make room.
+  void mark_answered(std::uint64_t id);
+  // At the cap: the oldest connection never answered (silent since its handshake, or trickling its first
+  // request), taken out of the running so it is chosen once; null when every open one has been answered.
+  // The API server's connections are answered within milliseconds of opening, so they are never the
+  // oldest of these while a client that holds a slot without asking is.
+  std::shared_ptr<Session> take_oldest_unanswered();
   [[nodiscard]] std::size_t size() const;
   [[nodiscard]] std::vector<std::shared_ptr<Session>> snapshot() const;
 
  private:
+  struct Entry {
+    std::weak_ptr<Session> session;
+    bool answered_or_taken = false;
+  };
   mutable std::mutex mutex_;
   std::uint64_t next_id_ = 0;
-  std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions_;
+  std::map<std::uint64_t, Entry> sessions_;  // ids grow: oldest first
 };
 
 struct ServerState {

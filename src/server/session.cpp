@@ -71,6 +71,13 @@ void Session::close_if_idle() {
   });
 }
 
+void Session::evict() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    boost::system::error_code ignored;
+    beast::get_lowest_layer(self->stream_).socket().close(ignored);
+  });
+}
+
 void Session::on_handshake(ErrorCode ec) {
   if (ec) {
     state_.metrics.handshake_failures.inc();
@@ -173,6 +180,12 @@ void Session::handle_request() {
 }
 
 void Session::respond(Response response, bool keep_alive) {
+  // Before the write, not after: the client may read the answer before on_write runs here, and a
+  // connection it goes on to use must not be the one chosen to make room.
+  if (!answered_) {
+    answered_ = true;
+    state_.sessions.mark_answered(id_);
+  }
   response_ = {};
   response_.version(11);
   response_.result(static_cast<unsigned>(response.status));

@@ -32,6 +32,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Closes the connection if it is waiting for a next request; a request already arriving is answered.
   // Thread-safe.
   void close_if_idle();
+  // Closes the connection, whatever it is doing (to make room for a new one: see the listener). Thread-safe.
+  void evict();
 
  private:
   using ErrorCode = boost::system::error_code;
@@ -63,6 +65,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool idle_ = false;   // waiting for the first byte of a next request
   bool asked_ = false;  // a request has begun on this connection (first_request_timeout no longer applies)
   bool in_flight_ = false;  // a request was read and is not answered yet
+  bool answered_ = false;   // a response has been written (the registry knows it too)
 };
 
 }  // namespace gpuadmit::server

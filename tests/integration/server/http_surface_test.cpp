@@ -232,12 +232,36 @@ TEST_CASE("an idle keep-alive connection outlives the request deadlines") {
   CHECK(client.connections_made() == 1);
 }
 
-TEST_CASE("connections beyond the cap are closed at once and counted") {
+TEST_CASE("at the cap, a new connection takes the slot of the oldest one that has never been answered") {
+  // Two clients that connect and say nothing (hostile, or broken) hold both slots; a third, as the API
+  // server opening a connection, must still get in. The one served meanwhile is never the one closed.
+  TestWebhook webhook({.configure = [](server::WebhookConfig& c) { c.server.limits.max_connections = 3; }});
+  HttpsClient served = webhook.client();
+  REQUIRE(served.request("GET", "/healthz"));
+  HttpsClient oldest = webhook.client();
+  HttpsClient younger = webhook.client();
+  REQUIRE(oldest.connect());
+  REQUIRE(younger.connect());
+  REQUIRE(eventually([&] { return webhook.metric("gpuadmit_http_connections_open") == 3; }));
+
+  HttpsClient newcomer = webhook.client();
+  auto reply = newcomer.request("GET", "/healthz");
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(oldest.wait_for_close(5s));
+  CHECK(webhook.metric("gpuadmit_http_connections_evicted_total") == 1);
+  CHECK(webhook.metric("gpuadmit_http_connections_rejected_total") == 0);
+  auto again = served.request("GET", "/healthz");
+  REQUIRE(again);
+  CHECK(served.connections_made() == 1);
+}
+
+TEST_CASE("connections beyond the cap are closed at once and counted when every open one has been answered") {
   TestWebhook webhook({.configure = [](server::WebhookConfig& c) { c.server.limits.max_connections = 2; }});
   HttpsClient first = webhook.client();
   HttpsClient second = webhook.client();
-  REQUIRE(first.connect());
-  REQUIRE(second.connect());
+  REQUIRE(first.request("GET", "/healthz"));
+  REQUIRE(second.request("GET", "/healthz"));
   HttpsClient third = webhook.client();
   CHECK_FALSE(third.connect());
   CHECK(webhook.metric("gpuadmit_http_connections_rejected_total") == 1);

@@ -144,9 +144,14 @@ class Metrics {
   Family<Gauge> connections_open{"gpuadmit_http_connections_open", "Client connections currently open.", {}};
   Family<Counter> connections_accepted{
       "gpuadmit_http_connections_accepted_total", "Connections accepted and served.", {}};
-  Family<Counter> connections_rejected{"gpuadmit_http_connections_rejected_total",
-                                       "Connections closed at once because the connection cap was reached.",
-                                       {}};
+  Family<Counter> connections_rejected{
+      "gpuadmit_http_connections_rejected_total",
+      "New connections closed at once: the connection cap was reached and every open one had been answered.",
+      {}};
+  Family<Counter> connections_evicted{
+      "gpuadmit_http_connections_evicted_total",
+      "Connections never answered, closed at the connection cap to make room for a new one.",
+      {}};
   Family<Counter> tls_handshake_failures{
       "gpuadmit_tls_handshake_failures_total", "TLS handshakes that failed or timed out.", {}};
   Family<Counter> tls_reloads{"gpuadmit_tls_certificate_reloads_total",
@@ -161,6 +166,7 @@ class Metrics {
   Gauge& open_connections;
   Counter& accepted;
   Counter& rejected;
+  Counter& evicted;
   Counter& handshake_failures;
 
   [[nodiscard]] std::string render() const;
