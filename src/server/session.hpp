@@ -13,9 +13,12 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include "gpuadmit/server/request_body.hpp"
 
 #include "gpuadmit/server/http_message.hpp"
+#include "gpuadmit/server/request_body.hpp"
 #include "server_state.hpp"
 
 namespace gpuadmit::server {
@@ -57,7 +60,7 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::beast::ssl_stream<boost::beast::tcp_stream> stream_;
   ServerState& state_;
   boost::beast::flat_buffer buffer_;
-  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  std::optional<boost::beast::http::request_parser<RequestBody>> parser_;
   boost::beast::http::response<boost::beast::http::string_body> response_;
   std::string peer_;
   std::uint64_t id_ = 0;
