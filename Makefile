@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8443
 RELEASE_BIN := build/release/src/cli/gpuadmit
 
-.PHONY: all deps build build-asan run test unit tsan differential fuzz fuzz-ci rss faults e2e chart truth truth-ci bench format tidy clean
+.PHONY: all deps build build-asan run test unit tsan differential fuzz fuzz-ci rss soak faults burst e2e chart truth truth-ci bench format tidy clean
 
 all: build
 
@@ -73,10 +73,21 @@ e2e: build
 	@cmake --build --preset release -j $(JOBS) --target gpuadmit_cluster_e2e_tests
 	@GPUADMIT_BIN=$(RELEASE_BIN) tests/e2e/watch/run.sh build/release/tests/gpuadmit_cluster_e2e_tests
 
+# The soak (tests/load/soak.py; not in make test): SOAK_SECONDS (default 1800) of paced reviews with the
+# cluster view churning and a policy change every minute; RSS, fds and threads sampled, slopes printed.
+SOAK_SECONDS ?= 1800
+soak: build
+	@tests/load/soak.py --bin $(RELEASE_BIN) --seconds $(SOAK_SECONDS)
+
 # Faults on the real control plane while pods are created, with two gpuadmit replicas behind a loopback
-# balancer (tests/e2e/faults.sh; its own control plane; about 3 minutes): the table of docs/reliability.md.
+# balancer (tests/e2e/faults.sh; its own control plane; about 9 minutes): the table of docs/reliability.md.
 faults: build
 	@tests/e2e/faults.sh $(RELEASE_BIN)
+
+# A burst of creates (a Job at parallelism 200 and 50 kubectl clients) with a 5,000-node view, against the
+# same burst through a do-nothing webhook (tests/e2e/burst.sh; its own control plane; about 4 minutes).
+burst: build
+	@tests/e2e/burst.sh $(RELEASE_BIN)
 
 # The install artifacts on the release build: Helm chart (lint, schema, dry-run and install into the e2e
 # API server, RBAC, the e2e scenarios through the chart's webhooks), deploy/, Dockerfile.

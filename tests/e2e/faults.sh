@@ -18,13 +18,14 @@
 # policy written mid-load (the replicas must keep the old one and say so), the API server unreachable from
 # the replicas for 60 s (their kubeconfig goes through a proxy that holds every byte), kube-apiserver
 # restarted (the watches break; the recovery time of the replicas' views), etcd restarted, and hostile
-# clients at both replicas (tools/slowclients.py: idle TLS connections, slowloris headers and bodies,
-# bodies over the limit, deeply nested JSON). Each row also gives the creates' latency (p50 / p99); the
+# clients at both replicas (tools/hostile: idle TLS connections, slowloris headers and bodies, each
+# reconnecting when closed; bodies over the limit, deeply nested JSON). Each row also gives the creates' latency (p50 / p99); the
 # "none" row is the baseline.
 #
 # Env: FAULTS_SECONDS (default 30), FAULTS_CLIENTS (4), FAULTS_RATE (per client and second, 10),
 # FAULTS_ONLY (space-separated fault names to run: none rolling-restart cert-rotation broken-policy partition
-# slow-clients apiserver-restart etcd-restart), FAULTS_SLOW_CLIENTS (connections per replica, 1500).
+# slow-clients apiserver-restart etcd-restart), FAULTS_SLOW_CLIENTS (hostile connections per replica, 5000:
+# 10,000 in all, against --max-connections 1024 each).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -35,7 +36,7 @@ SECS=${FAULTS_SECONDS:-30}
 CLIENTS=${FAULTS_CLIENTS:-4}
 RATE=${FAULTS_RATE:-10}
 ONLY=${FAULTS_ONLY:-none rolling-restart cert-rotation broken-policy partition slow-clients apiserver-restart etcd-restart}
-SLOW_CLIENTS=${FAULTS_SLOW_CLIENTS:-1500}
+SLOW_CLIENTS=${FAULTS_SLOW_CLIENTS:-5000}
 [[ $SECS =~ ^[1-9][0-9]*$ && $CLIENTS =~ ^[1-9][0-9]*$ && $RATE =~ ^[1-9][0-9]*$ ]] ||
   { echo "faults: FAULTS_SECONDS, FAULTS_CLIENTS and FAULTS_RATE must be whole numbers" >&2; exit 2; }
 
@@ -99,7 +100,9 @@ metric() {   # metric I NAME_AND_LABELS: the value on replica I's /metrics (0 wh
     awk -v m="$2" '$1 == m { print $2; found = 1 } END { if (!found) print 0 }'
 }
 
-(cd "$HERE/tools/balancer" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -o "$WORK/balancer" .) || die "building tools/balancer failed"
+for tool in balancer hostile; do
+  (cd "$HERE/tools/$tool" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -o "$WORK/$tool" .) || die "building tools/$tool failed"
+done
 # start_balancer NAME ARGS...: the address it listens on goes to $WORK/NAME.addr. Called in this shell,
 # not in $(...), so that its pid is recorded for the cleanup.
 start_balancer() {
@@ -273,7 +276,12 @@ view_recovery() {
 
 # sample_stale: replica 0's gpuadmit_cluster_stale every half second, into $WORK/stale, until killed.
 sample_stale() { while true; do metric 0 gpuadmit_cluster_stale >>"$WORK/stale" 2>/dev/null || true; sleep 0.5; done; }
-stale_seen() { grep -q '^1' "$WORK/stale" && echo "marked stale" || echo "never marked stale"; }
+# stale_seen: "marked stale N s in" (the first sample that said so, at half a second each), or never.
+stale_seen() {
+  local first
+  first=$(grep -n '^1' "$WORK/stale" | head -1 | cut -d: -f1)
+  [[ -n $first ]] && echo "marked stale $(((first - 1) / 2)) s in" || echo "never marked stale"
+}
 
 # restart WHAT: restart it, then measure the views' recovery in the background while the load runs.
 restart() {
@@ -306,13 +314,13 @@ fault_partition() {
 }
 fault_apiserver_restart() { restart apiserver; }
 
-# Hostile clients at both replicas while the API server's reviews go on (tools/slowclients.py).
+# Hostile clients at both replicas while the API server's reviews go on (tools/hostile).
 fault_slow_clients() {
   local rss0 rss1 out
   rss0=$(ps -o rss= -p "${REPLICA_PID[0]}")
-  out=$(python3 "$HERE/tools/slowclients.py" $((SECS - 5)) "$SLOW_CLIENTS" "127.0.0.1:${PORT[0]}" "127.0.0.1:${PORT[1]}") || return 1
+  out=$("$WORK/hostile" -seconds $((SECS - 5)) -count "$SLOW_CLIENTS" "127.0.0.1:${PORT[0]}" "127.0.0.1:${PORT[1]}") || return 1
   rss1=$(ps -o rss= -p "${REPLICA_PID[0]}")
-  echo "$SLOW_CLIENTS per replica: $out; replica 0 RSS ${rss0} -> ${rss1} kB"
+  echo "$SLOW_CLIENTS per replica: $out; replica 0 RSS ${rss0} -> ${rss1} kB, evicted $(metric 0 gpuadmit_http_connections_evicted_total), rejected $(metric 0 gpuadmit_http_connections_rejected_total)"
 }
 fault_etcd_restart() { restart etcd; }
 

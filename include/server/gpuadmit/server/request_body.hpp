@@ -22,8 +22,9 @@ namespace gpuadmit::server {
 struct RequestBody {
   using value_type = std::string;
 
-  // An AdmissionReview of a typical pod is 5 to 20 kB: one allocation for most.
-  static constexpr std::uint64_t kInitialReserve = 64 * 1024;
+  // An AdmissionReview of a typical pod is 5 to 20 kB: one or two allocations for most, and no more than
+  // this held by a client that promises a large body and sends none of it.
+  static constexpr std::uint64_t kInitialReserve = 16 * 1024;
 
   static std::uint64_t size(const value_type& body) noexcept { return body.size(); }
 

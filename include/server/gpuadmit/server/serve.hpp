@@ -25,7 +25,7 @@ struct ServeOptions {
   std::string policy_file;  // empty: the embedded default policy
   unsigned threads = 0;     // 0: one per core
   std::chrono::seconds drain{5};
-  std::size_t max_connections = 1024;
+  std::size_t max_connections = ConnectionLimits{}.max_connections;
   spdlog::level::level_enum log_level = spdlog::level::info;
   bool dev_self_signed = false;  // generate a CA and serving certificate in a temporary directory
   // The live cluster view (docs/cluster.md): started before serving, /readyz waits for its first sync, each

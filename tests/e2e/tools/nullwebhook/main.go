@@ -1,6 +1,7 @@
 // nullwebhook: the floor a webhook call costs a pod create. It answers every AdmissionReview with the
-// response gpuadmit gave the first review it saw on that path (the same patch, the same warnings, the
-// same bytes) with only the uid swapped in, and evaluates nothing. tests/e2e/overhead.sh registers it
+// response gpuadmit gave the first review it saw on that path for that kind (the same patch, the same
+// warnings, the same bytes) with only the uid swapped in, and evaluates nothing. By kind, because a Job's
+// patch is not a Pod's (tests/e2e/burst.sh sends both). tests/e2e/overhead.sh registers it
 // in place of gpuadmit for its "do-nothing webhook" phase.
 //
 //	nullwebhook -listen 127.0.0.1:PORT -cert tls.crt -key tls.key -upstream https://127.0.0.1:P -ca ca.crt
@@ -38,10 +39,10 @@ type server struct {
 
 const uidMark = "\x00uid\x00"
 
-func (s *server) learn(path string, body []byte) (template, error) {
+func (s *server) learn(path, kind string, body []byte) (template, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t, ok := s.learned[path]; ok {
+	if t, ok := s.learned[path+" "+kind]; ok {
 		return t, nil
 	}
 	resp, err := s.client.Post(s.upstream+path, "application/json", bytes.NewReader(body))
@@ -75,7 +76,7 @@ func (s *server) learn(path string, body []byte) (template, error) {
 		return template{}, errors.New("cannot place the uid in the learned answer")
 	}
 	t := template{parts[0], parts[1]}
-	s.learned[path] = t
+	s.learned[path+" "+kind] = t
 	return t, nil
 }
 
@@ -87,14 +88,18 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var review struct {
 		Request struct {
-			UID string `json:"uid"`
+			UID  string `json:"uid"`
+			Kind struct {
+				Group string `json:"group"`
+				Kind  string `json:"kind"`
+			} `json:"kind"`
 		} `json:"request"`
 	}
 	if err := json.Unmarshal(body, &review); err != nil || review.Request.UID == "" {
 		http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
 		return
 	}
-	t, err := s.learn(r.URL.Path, body)
+	t, err := s.learn(r.URL.Path, review.Request.Kind.Group+"/"+review.Request.Kind.Kind, body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
