@@ -22,7 +22,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto again = Quantity::parse(canonical);
   gpuadmit::fuzz::require(again.ok(), "the canonical text parses", canonical);
   gpuadmit::fuzz::require(*again == *first, "the canonical text has the same value", canonical);
-  gpuadmit::fuzz::require(again->to_string() == canonical, "the canonical text is a fixed point", canonical);
+  // The canonical text of what that reads back is a fixed point. The first one need not be, in Kubernetes
+  // either: "62.5Ki" prints "64000" (binary, not a whole number of Ki), which reads back as a decimal
+  // quantity and prints "64k" (corpus/quantity/binary-to-decimal-canonical).
+  const std::string settled = again->to_string();
+  const auto settled_again = Quantity::parse(settled);
+  gpuadmit::fuzz::require(
+      settled_again.ok() && *settled_again == *first && settled_again->to_string() == settled,
+      "the canonical text of the canonical text is a fixed point", settled);
   gpuadmit::fuzz::require(first->units_ceil() >= first->milli_ceil() / 1000 || first->is_negative(),
                           "units_ceil is at least milli_ceil / 1000", canonical);
 
