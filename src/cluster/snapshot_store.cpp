@@ -50,6 +50,7 @@ void SnapshotStore::replace(Kind kind, Entries entries) {
   k.listed = true;
   k.lists.fetch_add(1, std::memory_order_relaxed);
   k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
+  probe_answered();
   if (!complete_)
     complete_ = std::all_of(kinds_.begin(), kinds_.end(), [](const KindState& s) { return s.listed; });
   changed_locked();
@@ -59,6 +60,7 @@ void SnapshotStore::upsert(Kind kind, std::string key, ClusterObject object) {
   const std::lock_guard lock(mutex_);
   KindState& k = kinds_[index(kind)];
   k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
+  probe_answered();
   const auto it = k.objects.find(key);
   if (it != k.objects.end()) {
     if (same_view(it->second, object)) return;  // a heartbeat: nothing the rules read changed
@@ -74,6 +76,7 @@ void SnapshotStore::erase(Kind kind, const std::string& key) {
   const std::lock_guard lock(mutex_);
   KindState& k = kinds_[index(kind)];
   k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
+  probe_answered();
   if (k.objects.erase(key) == 0) return;
   k.object_count.store(k.objects.size(), std::memory_order_relaxed);
   changed_locked();
@@ -81,12 +84,14 @@ void SnapshotStore::erase(Kind kind, const std::string& key) {
 
 void SnapshotStore::contact(Kind kind) {
   kinds_[index(kind)].last_contact_ns.store(now_ns(), std::memory_order_relaxed);
+  probe_answered();
 }
 
 void SnapshotStore::set_watching(Kind kind, bool watching) {
   KindState& k = kinds_[index(kind)];
   // Contact first: a reader that sees watching == false must also see when it stopped.
   k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
+  if (watching) probe_answered();  // a stream that opened is an answer; one that closed may be a reset
   k.watching.store(watching, std::memory_order_release);
 }
 

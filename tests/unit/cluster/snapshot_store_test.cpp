@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
 #include "fake_clock.hpp"
@@ -133,6 +135,31 @@ TEST_CASE("with probes expected, open watches are current only as of the API ser
       CHECK(store.view().age_seconds == c.age);
       CHECK(store.stats().seconds_since_probe_answer ==
             Approx(static_cast<double>(c.unanswered_for.count())));
+    }
+  }
+}
+
+TEST_CASE("any answer from the API server counts as an answered probe: a LIST, an event, a watch opening",
+          "[store]") {
+  const std::vector<std::pair<const char*, std::function<void(cluster::SnapshotStore&)>>> answers{
+      {"a LIST", [](cluster::SnapshotStore& s) { s.replace(Kind::kStorageClass, {}); }},
+      {"an event", [](cluster::SnapshotStore& s) { s.upsert(Kind::kNode, "b", node("b")); }},
+      {"a deletion", [](cluster::SnapshotStore& s) { s.erase(Kind::kNode, "a"); }},
+      {"a bookmark", [](cluster::SnapshotStore& s) { s.contact(Kind::kNode); }},
+      {"a watch opening", [](cluster::SnapshotStore& s) { s.set_watching(Kind::kNode, true); }},
+  };
+  for (const auto& [description, answer] : answers) {
+    DYNAMIC_SECTION(description) {
+      FakeClock clock;
+      cluster::SnapshotStore store(options(), clock);
+      sync_everything(store);
+      watch_everything(store, true);
+      store.expect_probes();
+      clock.advance(45s);
+      REQUIRE(store.view().stale);  // no probe answered for 45 s
+      answer(store);
+      CHECK_FALSE(store.view().stale);
+      CHECK(store.stats().seconds_since_probe_answer == Approx(0.0));
     }
   }
 }

@@ -80,7 +80,9 @@ class SnapshotStore {
   // From now on the view is current only as of the API server's last answer to a probe (ClusterWatcher
   // calls this when it starts probing, which starts the clock; a store nobody probes ignores probes).
   void expect_probes();
-  // The API server answered a probe, with any HTTP status: it is reachable and serving.
+  // The API server answered a probe, with any HTTP status: it is reachable and serving. Every other answer
+  // counts the same (a LIST, an event or bookmark, a watch opening), so the view is current again as soon
+  // as the watches are back, not at the next probe.
   void probe_answered();
   void count_probe_failure() noexcept;
 
