@@ -25,9 +25,8 @@ std::string prometheus_text(const ClusterStats& stats) {
   header(out, "gpuadmit_cluster_synced", "gauge", "1 once every watched kind has been listed.");
   out += fmt::format("gpuadmit_cluster_synced {}\n", stats.synced ? 1 : 0);
   header(out, "gpuadmit_cluster_stale", "gauge",
-         "1 while the cluster view is stale: not synced, a kind without a working watch, or no probe "
-         "answered, for "
-         "too long.");
+         "1 while the cluster view is stale: not synced, or for too long a kind without a working watch or "
+         "no answer from the API server.");
   out += fmt::format("gpuadmit_cluster_stale {}\n", stats.stale ? 1 : 0);
   header(out, "gpuadmit_cluster_snapshot_age_seconds", "gauge",
          "Seconds since the cluster snapshot was last known to match the API server.");

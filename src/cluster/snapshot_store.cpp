@@ -49,8 +49,7 @@ void SnapshotStore::replace(Kind kind, Entries entries) {
   k.object_count.store(k.objects.size(), std::memory_order_relaxed);
   k.listed = true;
   k.lists.fetch_add(1, std::memory_order_relaxed);
-  k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
-  probe_answered();
+  answered(k);
   if (!complete_)
     complete_ = std::all_of(kinds_.begin(), kinds_.end(), [](const KindState& s) { return s.listed; });
   changed_locked();
@@ -59,8 +58,7 @@ void SnapshotStore::replace(Kind kind, Entries entries) {
 void SnapshotStore::upsert(Kind kind, std::string key, ClusterObject object) {
   const std::lock_guard lock(mutex_);
   KindState& k = kinds_[index(kind)];
-  k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
-  probe_answered();
+  answered(k);
   const auto it = k.objects.find(key);
   if (it != k.objects.end()) {
     if (same_view(it->second, object)) return;  // a heartbeat: nothing the rules read changed
@@ -75,16 +73,20 @@ void SnapshotStore::upsert(Kind kind, std::string key, ClusterObject object) {
 void SnapshotStore::erase(Kind kind, const std::string& key) {
   const std::lock_guard lock(mutex_);
   KindState& k = kinds_[index(kind)];
-  k.last_contact_ns.store(now_ns(), std::memory_order_relaxed);
-  probe_answered();
+  answered(k);
   if (k.objects.erase(key) == 0) return;
   k.object_count.store(k.objects.size(), std::memory_order_relaxed);
   changed_locked();
 }
 
 void SnapshotStore::contact(Kind kind) {
-  kinds_[index(kind)].last_contact_ns.store(now_ns(), std::memory_order_relaxed);
-  probe_answered();
+  answered(kinds_[index(kind)]);
+}
+
+void SnapshotStore::answered(KindState& k) {
+  const std::int64_t now = now_ns();
+  k.last_contact_ns.store(now, std::memory_order_relaxed);
+  probe_answered_at(now);
 }
 
 void SnapshotStore::set_watching(Kind kind, bool watching) {
@@ -101,7 +103,10 @@ void SnapshotStore::expect_probes() {
 }
 
 void SnapshotStore::probe_answered() {
-  const std::int64_t now = now_ns();
+  probe_answered_at(now_ns());
+}
+
+void SnapshotStore::probe_answered_at(std::int64_t now) {
   std::int64_t seen = last_probe_answer_ns_.load(std::memory_order_relaxed);
   while (seen != kNever && seen < now &&
          !last_probe_answer_ns_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {

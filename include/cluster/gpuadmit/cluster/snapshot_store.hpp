@@ -124,6 +124,9 @@ class SnapshotStore {
   };
 
   void changed_locked();
+  // The API server answered for `k` (LIST, event, bookmark): its last contact, and an answer as a probe's.
+  void answered(KindState& k);
+  void probe_answered_at(std::int64_t now);
   [[nodiscard]] std::int64_t now_ns() const noexcept;
   [[nodiscard]] std::int64_t current_as_of_ns(std::int64_t now) const noexcept;
 
