@@ -1,25 +1,32 @@
 // Cluster view benchmark: what a 5,000-node cluster (or --nodes N) costs gpuadmit.
 //   - parsing a LIST of 5,000 realistic GPU/CPU nodes into the watcher's typed cache;
 //   - rebuilding the immutable ClusterSnapshot from that cache (what every change costs), time and heap;
-//   - node-fit (and every rule) evaluated for one pod against the 5,000 nodes.
+//   - node-fit (and every rule) evaluated for one pod against the 5,000 nodes;
+//   - the watch under churn: a real ClusterWatcher (reflector, store, rebuild thread) fed 100 node changes a
+//     second (--churn-per-second, --churn-seconds) through an in-process transport; its CPU and rebuilds.
 // Memory is the heap in use (tcmalloc's current_allocated_bytes, or glibc mallinfo2 uordblks + hblkhd) before
 // and after, plus the process RSS delta, with the objects kept alive while measured. Prints numbers; asserts
 // nothing. Run: make bench.
 #include <malloc.h>
+#include <sys/resource.h>
 #ifdef GPUADMIT_TCMALLOC_LINKED
 #include <gperftools/malloc_extension_c.h>
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "gpuadmit/cluster/cluster_watcher.hpp"
 #include "gpuadmit/cluster/kinds.hpp"
 #include "gpuadmit/cluster/snapshot_store.hpp"
 #include "gpuadmit/config/policy_loader.hpp"
@@ -37,6 +44,8 @@ using namespace gpuadmit;
 struct Shape {
   int nodes = 5000;
   int gpu_percent = 80;
+  int churn_per_second = 100;
+  int churn_seconds = 10;
 };
 
 // The bytes the program has allocated and not freed. Under tcmalloc (what ships) glibc's mallinfo2 sees
@@ -219,6 +228,194 @@ double evaluate_us(const json& pod, const policy::RuleSet& rules, const policy::
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / rounds;
 }
 
+// The process's CPU time (user + system, every thread) in seconds.
+double cpu_seconds() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// An API server in the process: the node LIST in pages (limit/continue, as the API server pages it), empty
+// lists of the other kinds, and a node watch that plays `events` at a steady rate once `play` is set, then
+// answers 410 Gone once `gone` is set (the reflector lists again), then stays open and silent.
+class ChurnTransport final : public cluster::ApiTransport {
+ public:
+  ChurnTransport(std::vector<std::string> nodes, std::vector<std::string> events, int per_second)
+      : nodes_(std::move(nodes)), events_(std::move(events)), per_second_(per_second) {}
+
+  Result<cluster::ApiResponse> get(std::string_view target, std::stop_token /*stop*/) override {
+    if (!is(target, cluster::Kind::kNode))
+      return cluster::ApiResponse{200, R"({"kind":"List","metadata":{"resourceVersion":"1"},"items":[]})"};
+    const std::size_t limit = number_after(target, "limit=", nodes_.size());
+    const std::size_t first = number_after(target, "continue=", 0);
+    const std::size_t last = std::min(nodes_.size(), first + limit);
+    std::string body = R"({"kind":"NodeList","metadata":{"resourceVersion":"99999")";
+    if (last < nodes_.size()) body += R"(,"continue":")" + std::to_string(last) + '"';
+    body += R"(},"items":[)";
+    for (std::size_t i = first; i < last; ++i) body.append(i == first ? "" : ",").append(nodes_[i]);
+    body += "]}";
+    return cluster::ApiResponse{200, std::move(body)};
+  }
+
+  Result<cluster::ApiResponse> watch(std::string_view target, std::chrono::seconds /*deadline*/,
+                                     const cluster::WatchCallbacks& callbacks,
+                                     std::stop_token stop) override {
+    callbacks.opened();
+    if (is(target, cluster::Kind::kNode) && !played.load()) {
+      while (!stop.stop_requested() && !play.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      const auto start = Clock::now();
+      for (std::size_t i = 0; i < events_.size() && !stop.stop_requested(); ++i) {
+        std::this_thread::sleep_until(start + std::chrono::microseconds(1'000'000LL * i / per_second_));
+        if (!callbacks.line(events_[i])) return cluster::ApiResponse{200, ""};
+      }
+      played.store(true);
+      while (!stop.stop_requested() && !gone.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      callbacks.line(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})");
+      return cluster::ApiResponse{200, ""};
+    }
+    while (!stop.stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return make_error("stopped");
+  }
+
+  [[nodiscard]] std::string endpoint() const override { return "in-process"; }
+
+  std::atomic<bool> play{false};
+  std::atomic<bool> played{false};
+  std::atomic<bool> gone{false};
+
+ private:
+  static bool is(std::string_view target, cluster::Kind kind) {
+    const std::string_view path = cluster::info(kind).path;
+    return target.starts_with(path) && (target.size() == path.size() || target[path.size()] == '?');
+  }
+  static std::size_t number_after(std::string_view target, std::string_view name, std::size_t otherwise) {
+    const std::size_t at = target.find(name);
+    if (at == std::string_view::npos) return otherwise;
+    return std::strtoull(std::string(target.substr(at + name.size())).c_str(), nullptr, 10);
+  }
+
+  std::vector<std::string> nodes_;
+  std::vector<std::string> events_;
+  int per_second_;
+};
+
+// The largest heap in use while `busy` holds, sampled every 2 ms.
+class HeapPeak {
+ public:
+  HeapPeak()
+      : thread_([this](const std::stop_token& stop) {
+          while (!stop.stop_requested()) {
+            const double now = heap_mib();
+            double seen = peak_.load();
+            while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          }
+        }) {}
+  double take() {
+    const double peak = peak_.load();
+    peak_.store(0);
+    return peak;
+  }
+
+ private:
+  std::atomic<double> peak_{0};
+  std::jthread thread_;
+};
+
+// Node changes as a churning cluster makes them: a node cordoned (spec.unschedulable and the
+// node.kubernetes.io/unschedulable taint), the one cordoned 50 changes earlier uncordoned, and every tenth
+// change a relabel. Each event changes what the rules read, so none is skipped as a heartbeat.
+std::vector<std::string> churn_events(const json& list, std::size_t count) {
+  const json& items = list["items"];
+  std::vector<json> nodes(items.begin(), items.end());
+  std::vector<std::string> out;
+  out.reserve(count);
+  const std::size_t n = nodes.size();
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t cordon = (k / 2 * 7919) % n;
+    const std::size_t uncordon = ((k / 2 + n - 25) * 7919) % n;
+    json& node = nodes[k % 2 == 0 ? cordon : uncordon];
+    json& spec = node["spec"];
+    const bool on = k % 2 == 0;
+    spec["unschedulable"] = on;
+    json taints = json::array();
+    for (const json& t : spec["taints"]) {
+      if (t["key"] != "node.kubernetes.io/unschedulable") taints.push_back(t);
+    }
+    if (on) taints.push_back({{"key", "node.kubernetes.io/unschedulable"}, {"effect", "NoSchedule"}});
+    spec["taints"] = taints;
+    if (k % 10 == 0) node["metadata"]["labels"]["gpuadmit.io/churn-round"] = std::to_string(k / 10 % 3);
+    node["metadata"]["resourceVersion"] = std::to_string(100000 + k);
+    out.push_back(json{{"type", "MODIFIED"}, {"object", node}}.dump());
+  }
+  return out;
+}
+
+// The watch as a real ClusterWatcher runs it: the first sync (heap peak), `count` node changes at
+// churn_per_second (CPU, rebuilds), then a relist after 410 Gone (heap peak: the old cache and the new
+// LIST are alive together).
+void run_churn(const Shape& shape, json list) {
+  const std::size_t count = static_cast<std::size_t>(shape.churn_per_second) * shape.churn_seconds;
+  std::vector<std::string> events = churn_events(list, count);
+  std::vector<std::string> nodes;
+  for (const json& item : list["items"]) nodes.push_back(item.dump());
+  list = json();
+  auto transport =
+      std::make_shared<ChurnTransport>(std::move(nodes), std::move(events), shape.churn_per_second);
+  cluster::WatcherOptions options;
+  options.log = cluster::null_sink();
+  options.probe_interval = std::chrono::milliseconds(0);
+  HeapPeak peak;
+  const double heap_before = heap_mib();
+  peak.take();
+  cluster::ClusterWatcher watcher(transport, options);
+  watcher.start();
+  if (!watcher.wait_for_sync(std::chrono::minutes(5))) {
+    std::printf("  churn: the watcher did not sync\n");
+    return;
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the first snapshot's aftermath settles
+  const double sync_peak = peak.take() - heap_before;
+  const double synced = heap_mib() - heap_before;
+  const std::uint64_t rebuilds_before = watcher.stats().snapshot_rebuilds;
+  const double cpu_before = cpu_seconds();
+  const auto start = Clock::now();
+  transport->play.store(true);
+  while (!transport->played.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the last change's rebuild
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const double cpu = cpu_seconds() - cpu_before;
+  const std::uint64_t rebuilds = watcher.stats().snapshot_rebuilds - rebuilds_before;
+
+  const double before_relist = heap_mib() - heap_before;
+  peak.take();
+  const auto relist_start = Clock::now();
+  transport->gone.store(true);
+  const auto node_stats = [&] { return watcher.stats().kinds[cluster::index(cluster::Kind::kNode)]; };
+  while (node_stats().relists == 0 || !node_stats().watching)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const double relist_ms = ms_since(relist_start);
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the rebuild after it, the old snapshot freed
+  const double relist_peak = peak.take() - heap_before;
+  const double after_relist = heap_mib() - heap_before;
+  watcher.stop();
+  std::printf(
+      "  watch: first sync          heap %.1f MiB after, %.1f MiB at the peak (paged LIST, 500 a page)\n",
+      synced, sync_peak);
+  std::printf(
+      "  watch under churn          %d node changes/s for %d s: %.1f %% of one core (%.2f s CPU in "
+      "%.1f s), %llu rebuilds, %.1f ms CPU per change\n",
+      shape.churn_per_second, shape.churn_seconds, 100.0 * cpu / wall, cpu, wall,
+      static_cast<unsigned long long>(rebuilds), 1000.0 * cpu / static_cast<double>(count));
+  std::printf(
+      "  watch: relist after 410    %.0f ms; heap %.1f MiB before, %.1f MiB at the peak, %.1f MiB after\n",
+      relist_ms, before_relist, relist_peak, after_relist);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,13 +428,21 @@ int main(int argc, char** argv) {
       shape.nodes = value;
     } else if (flag == "--gpu-percent" && value >= 0 && value <= 100) {
       shape.gpu_percent = value;
+    } else if (flag == "--churn-per-second" && value > 0) {
+      shape.churn_per_second = value;
+    } else if (flag == "--churn-seconds" && value >= 0) {
+      shape.churn_seconds = value;
     } else {
-      std::fprintf(stderr, "usage: gpuadmit_cluster_bench [--nodes N] [--gpu-percent P]\n");
+      std::fprintf(stderr,
+                   "usage: gpuadmit_cluster_bench [--nodes N] [--gpu-percent P] [--churn-per-second R] "
+                   "[--churn-seconds S]\n");
       return 2;
     }
   }
   if (argc % 2 == 0) {
-    std::fprintf(stderr, "usage: gpuadmit_cluster_bench [--nodes N] [--gpu-percent P]\n");
+    std::fprintf(stderr,
+                 "usage: gpuadmit_cluster_bench [--nodes N] [--gpu-percent P] [--churn-per-second R] "
+                 "[--churn-seconds S]\n");
     return 2;
   }
   std::printf(
@@ -346,5 +551,8 @@ int main(int argc, char** argv) {
   }
   std::printf("  (target: node-fit < 100 us per pod; checksum %zu violations, %zu nodes in the snapshot)\n",
               violations, view.snapshot->nodes.size());
+
+  // 4. The watch under churn, on a watcher of its own (the store above is done with).
+  if (shape.churn_seconds > 0) run_churn(shape, make_list(shape));
   return 0;
 }

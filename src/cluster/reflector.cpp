@@ -135,7 +135,7 @@ void Reflector::wait(std::chrono::milliseconds delay, std::stop_token stop) cons
 
 bool Reflector::list(std::stop_token stop) {
   const std::string_view resource = info(kind_).resource;
-  SnapshotStore::Entries entries;
+  SnapshotStore::SharedEntries entries;
   std::size_t skipped = 0;
   const auto add = [&](json&& item) {
     auto key = object_key(item);
@@ -148,7 +148,8 @@ bool Reflector::list(std::stop_token stop) {
            {{"kind", resource}, {"key", key ? *key : std::string()}, {"error", parsed.error().message}});
       return;
     }
-    entries.emplace_back(std::move(*key), std::move(*parsed));
+    SnapshotStore::SharedObject object = store_.share(kind_, *key, std::move(*parsed));
+    entries.emplace_back(std::move(*key), std::move(object));
   };
   int status = 0;
   auto listed =
@@ -159,7 +160,7 @@ bool Reflector::list(std::stop_token stop) {
     return false;
   }
   const std::size_t count = entries.size();
-  store_.replace(kind_, std::move(entries));
+  store_.replace_shared(kind_, std::move(entries));
   {
     const std::lock_guard lock(rv_mutex_);
     resource_version_ = *listed;

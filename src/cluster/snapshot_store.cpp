@@ -13,11 +13,13 @@ std::int64_t to_ns(Instant t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
+// The cached objects of one kind, shared: each pointer owns its variant and points at the alternative.
 template <typename T>
-std::vector<T> values_of(const std::map<std::string, ClusterObject>& objects) {
-  std::vector<T> out;
+policy::SharedList<T> shared_values_of(const std::map<std::string, SnapshotStore::SharedObject>& objects) {
+  policy::SharedList<T> out;
   out.reserve(objects.size());
-  for (const auto& [key, object] : objects) out.push_back(std::get<T>(object));
+  for (const auto& [key, object] : objects)
+    out.push_back(std::shared_ptr<const T>(object, &std::get<T>(*object)));
   return out;
 }
 
@@ -41,11 +43,33 @@ void SnapshotStore::changed_locked() {
   changed_.notify_all();
 }
 
+SnapshotStore::SharedObject SnapshotStore::share(Kind kind, const std::string& key,
+                                                 ClusterObject object) const {
+  {
+    const std::lock_guard lock(mutex_);
+    const auto& objects = kinds_[index(kind)].objects;
+    const auto it = objects.find(key);
+    if (it != objects.end() && same_view(*it->second, object)) return it->second;
+  }
+  return std::make_shared<const ClusterObject>(std::move(object));
+}
+
 void SnapshotStore::replace(Kind kind, Entries entries) {
+  SharedEntries shared;
+  shared.reserve(entries.size());
+  for (auto& [key, object] : entries) {
+    SharedObject one = share(kind, key, std::move(object));
+    shared.emplace_back(std::move(key), std::move(one));
+  }
+  replace_shared(kind, std::move(shared));
+}
+
+void SnapshotStore::replace_shared(Kind kind, SharedEntries entries) {
+  std::map<std::string, SharedObject> objects;
+  for (auto& [key, object] : entries) objects.insert_or_assign(std::move(key), std::move(object));
   const std::lock_guard lock(mutex_);
   KindState& k = kinds_[index(kind)];
-  k.objects.clear();
-  for (auto& [key, object] : entries) k.objects.insert_or_assign(std::move(key), std::move(object));
+  k.objects.swap(objects);
   k.object_count.store(k.objects.size(), std::memory_order_relaxed);
   k.listed = true;
   k.lists.fetch_add(1, std::memory_order_relaxed);
@@ -53,18 +77,20 @@ void SnapshotStore::replace(Kind kind, Entries entries) {
   if (!complete_)
     complete_ = std::all_of(kinds_.begin(), kinds_.end(), [](const KindState& s) { return s.listed; });
   changed_locked();
+  // `objects` now holds the old content: freed here, after the lock.
 }
 
 void SnapshotStore::upsert(Kind kind, std::string key, ClusterObject object) {
+  auto shared = std::make_shared<const ClusterObject>(std::move(object));
   const std::lock_guard lock(mutex_);
   KindState& k = kinds_[index(kind)];
   answered(k);
   const auto it = k.objects.find(key);
   if (it != k.objects.end()) {
-    if (same_view(it->second, object)) return;  // a heartbeat: nothing the rules read changed
-    it->second = std::move(object);
+    if (same_view(*it->second, *shared)) return;  // a heartbeat: nothing the rules read changed
+    it->second = std::move(shared);
   } else {
-    k.objects.emplace(std::move(key), std::move(object));
+    k.objects.emplace(std::move(key), std::move(shared));
   }
   k.object_count.store(k.objects.size(), std::memory_order_relaxed);
   changed_locked();
@@ -204,19 +230,20 @@ Instant SnapshotStore::next_rebuild_at() const {
 bool SnapshotStore::rebuild() {
   // One rebuild at a time, so an older snapshot can never be published after a newer one.
   const std::lock_guard rebuilding(rebuild_mutex_);
-  std::vector<k8s::Node> nodes;
-  std::vector<k8s::ResourceQuota> quotas;
-  std::vector<k8s::StorageClass> classes;
-  std::vector<k8s::PersistentVolumeClaim> claims;
+  policy::SharedList<k8s::Node> nodes;
+  policy::SharedList<k8s::ResourceQuota> quotas;
+  policy::SharedList<k8s::StorageClass> classes;
+  policy::SharedList<k8s::PersistentVolumeClaim> claims;
   std::uint64_t version = 0;
   {
     const std::lock_guard lock(mutex_);
     if (!complete_ || version_ == built_version_) return false;
     version = version_;
-    nodes = values_of<k8s::Node>(kinds_[index(Kind::kNode)].objects);
-    quotas = values_of<k8s::ResourceQuota>(kinds_[index(Kind::kResourceQuota)].objects);
-    classes = values_of<k8s::StorageClass>(kinds_[index(Kind::kStorageClass)].objects);
-    claims = values_of<k8s::PersistentVolumeClaim>(kinds_[index(Kind::kPersistentVolumeClaim)].objects);
+    nodes = shared_values_of<k8s::Node>(kinds_[index(Kind::kNode)].objects);
+    quotas = shared_values_of<k8s::ResourceQuota>(kinds_[index(Kind::kResourceQuota)].objects);
+    classes = shared_values_of<k8s::StorageClass>(kinds_[index(Kind::kStorageClass)].objects);
+    claims =
+        shared_values_of<k8s::PersistentVolumeClaim>(kinds_[index(Kind::kPersistentVolumeClaim)].objects);
   }
   // The expensive part (indexes, sorting) runs without the cache lock, so watch events are not held up.
   auto built = std::make_shared<const policy::ClusterSnapshot>(

@@ -1,7 +1,9 @@
 #include "gpuadmit/policy/cluster_snapshot.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -31,73 +33,116 @@ const k8s::PersistentVolumeClaim* ClusterSnapshot::claim(std::string_view ns, st
 
 namespace {
 
-// Everything node-fit reads of a node except its name and hostname label, as one string. Quantities are
-// written as given, so 1Ti and 1024Gi make two groups: harmless, only slightly less sharing.
-std::string group_signature(const k8s::Node& node) {
-  std::string out;
-  out += node.unschedulable ? 'U' : 'u';
-  out += node.ready ? 'R' : 'r';
-  for (const auto& [key, value] : node.labels) {
-    if (key == "kubernetes.io/hostname") continue;
-    out.append(key).push_back('\x01');
-    out.append(value).push_back('\x02');
+constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
+
+void mix(std::size_t& seed, std::size_t value) {
+  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6U) + (seed >> 2U);
+}
+
+bool same_labels_but_hostname(const k8s::StringMap& a, const k8s::StringMap& b) {
+  auto i = a.begin();
+  auto j = b.begin();
+  for (;;) {
+    while (i != a.end() && i->first == kHostnameLabel) ++i;
+    while (j != b.end() && j->first == kHostnameLabel) ++j;
+    if (i == a.end() || j == b.end()) return i == a.end() && j == b.end();
+    if (*i != *j) return false;
+    ++i;
+    ++j;
   }
-  out.push_back('\x03');
-  for (const k8s::Taint& t : node.taints) {
-    out.append(t.key).push_back('\x01');
-    out.append(t.value).push_back('\x01');
-    out.append(t.effect).push_back('\x02');
-  }
-  out.push_back('\x03');
-  for (const auto& [name, amount] : node.allocatable) {
-    out.append(name).push_back('\x01');
-    out.append(amount.to_string()).push_back('\x02');
-  }
-  return out;
 }
 
 }  // namespace
 
-ClusterSnapshot make_snapshot(std::vector<k8s::Node> nodes, std::vector<k8s::ResourceQuota> quotas,
-                              std::vector<k8s::StorageClass> storage_classes,
-                              std::vector<k8s::PersistentVolumeClaim> claims) {
+bool same_group(const k8s::Node& a, const k8s::Node& b) {
+  return a.unschedulable == b.unschedulable && a.ready == b.ready && a.taints == b.taints &&
+         a.allocatable == b.allocatable && same_labels_but_hostname(a.labels, b.labels);
+}
+
+std::size_t group_hash(const k8s::Node& node) {
+  const std::hash<std::string_view> text;
+  std::size_t seed = (node.unschedulable ? 2U : 0U) | (node.ready ? 1U : 0U);
+  for (const auto& [key, value] : node.labels) {
+    if (key == kHostnameLabel) continue;
+    mix(seed, text(key));
+    mix(seed, text(value));
+  }
+  for (const k8s::Taint& t : node.taints) {
+    mix(seed, text(t.key));
+    mix(seed, text(t.value));
+    mix(seed, text(t.effect));
+  }
+  for (const auto& [name, amount] : node.allocatable) {
+    mix(seed, text(name));
+    mix(seed, static_cast<std::size_t>(amount.milli_ceil()));  // equal quantities, equal hashes
+  }
+  return seed;
+}
+
+ClusterSnapshot make_snapshot(SharedList<k8s::Node> nodes, SharedList<k8s::ResourceQuota> quotas,
+                              SharedList<k8s::StorageClass> storage_classes,
+                              SharedList<k8s::PersistentVolumeClaim> claims) {
   ClusterSnapshot s;
   s.nodes = std::move(nodes);
   s.quotas = std::move(quotas);
   s.storage_classes = std::move(storage_classes);
   s.claims = std::move(claims);
   // Stable order whatever order the API server listed them in: messages and tests must not depend on it.
-  std::sort(s.nodes.begin(), s.nodes.end(),
-            [](const k8s::Node& a, const k8s::Node& b) { return a.name < b.name; });
+  // The watcher's cache is already in name order, so this is one pass there.
+  auto& pointers = s.nodes.pointers();
+  const auto by_name = [](const auto& a, const auto& b) { return a->name < b->name; };
+  if (!std::is_sorted(pointers.begin(), pointers.end(), by_name))
+    std::sort(pointers.begin(), pointers.end(), by_name);
+
+  // Groups: nodes node-fit cannot tell apart, found by hash and confirmed field by field.
+  std::unordered_multimap<std::size_t, std::size_t> groups_by_hash;  // hash → group id
+  std::vector<std::size_t> group_of(s.nodes.size());
   for (std::size_t i = 0; i < s.nodes.size(); ++i) {
     const k8s::Node& node = s.nodes[i];
+    const std::size_t hash = group_hash(node);
+    std::size_t id = s.node_groups.size();
+    for (auto [it, last] = groups_by_hash.equal_range(hash); it != last; ++it) {
+      if (same_group(node, s.nodes[s.node_groups[it->second].first])) {
+        id = it->second;
+        break;
+      }
+    }
+    if (id == s.node_groups.size()) {
+      s.node_groups.push_back({i, 0});
+      groups_by_hash.emplace(hash, id);
+    }
+    group_of[i] = id;
+    ++s.node_groups[id].count;
+  }
+
+  // The indexes, per group: a group's nodes have the same allocatable, cordon and readiness. Groups are in
+  // the order of their first node, so each resource's groups are too.
+  std::vector<std::vector<std::vector<std::size_t>*>> offered(s.node_groups.size());  // group → its lists
+  for (std::size_t id = 0; id < s.node_groups.size(); ++id) {
+    const ClusterSnapshot::NodeGroup& group = s.node_groups[id];
+    const k8s::Node& node = s.nodes[group.first];
     for (const auto& [name, amount] : node.allocatable) {
       if (!(amount > k8s::Quantity{})) continue;
-      s.nodes_by_resource[name].push_back(i);
+      offered[id].push_back(&s.nodes_by_resource[name]);
+      s.groups_by_resource[name].push_back(group);
       if (node.unschedulable || !node.ready) continue;
       auto [it, inserted] = s.max_allocatable.try_emplace(name, amount);
       if (!inserted && amount > it->second) it->second = amount;
     }
   }
-  // Groups: one signature per node, equal signatures share a group id.
-  std::unordered_map<std::string, std::size_t> group_ids;
-  std::vector<std::size_t> group_of(s.nodes.size());
   for (std::size_t i = 0; i < s.nodes.size(); ++i) {
-    const auto [it, inserted] = group_ids.try_emplace(group_signature(s.nodes[i]), group_ids.size());
-    if (inserted) s.node_groups.push_back({i, 0});
-    group_of[i] = it->second;
-    ++s.node_groups[it->second].count;
-  }
-  for (const auto& [name, positions] : s.nodes_by_resource) {
-    std::vector<ClusterSnapshot::NodeGroup>& groups = s.groups_by_resource[name];
-    std::unordered_map<std::size_t, std::size_t> slot;  // group id → position in `groups`
-    for (const std::size_t i : positions) {
-      const auto [it, inserted] = slot.try_emplace(group_of[i], groups.size());
-      if (inserted) groups.push_back({i, 0});
-      ++groups[it->second].count;
-    }
+    for (std::vector<std::size_t>* positions : offered[group_of[i]]) positions->push_back(i);
   }
   return s;
+}
+
+ClusterSnapshot make_snapshot(std::vector<k8s::Node> nodes, std::vector<k8s::ResourceQuota> quotas,
+                              std::vector<k8s::StorageClass> storage_classes,
+                              std::vector<k8s::PersistentVolumeClaim> claims) {
+  return make_snapshot(SharedList<k8s::Node>(std::move(nodes)),
+                       SharedList<k8s::ResourceQuota>(std::move(quotas)),
+                       SharedList<k8s::StorageClass>(std::move(storage_classes)),
+                       SharedList<k8s::PersistentVolumeClaim>(std::move(claims)));
 }
 
 Result<ClusterSnapshot> snapshot_from_list(const nlohmann::json& list) {

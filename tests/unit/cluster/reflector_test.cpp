@@ -172,6 +172,27 @@ TEST_CASE("410 Gone, as an ERROR event or as the HTTP status, makes the reflecto
   }
 }
 
+TEST_CASE("a relist keeps the cached object of every node whose view did not change", "[reflector]") {
+  Rig rig;
+  rig.transport.push(kNodes,
+                     list_response("[" + node_json("a", "5") + "," + node_json("b", "6") + "]", "10"));
+  rig.start();
+  const auto before = rig.settle();
+  REQUIRE(before->nodes.size() == 2);
+  rig.transport.push(kNodes, watch_stream({error_event(410, "too old resource version")}));
+  // "a" comes back with another resourceVersion only; "b" has 8 GPUs now.
+  rig.transport.push(kNodes,
+                     list_response("[" + node_json("a", "25") + "," + node_json("b", "26", "8") + "]", "30"));
+  REQUIRE(rig.transport.wait_for_calls(kNodes, 4));  // LIST, the watch that said 410, LIST, a watch
+  rig.store.rebuild();
+  const auto after = rig.store.snapshot();
+  REQUIRE(rig.node_stats().relists == 1);
+  REQUIRE(after->nodes.size() == 2);
+  CHECK(&after->nodes[0] == &before->nodes[0]);  // one copy of "a", however many relists
+  CHECK(&after->nodes[1] != &before->nodes[1]);
+  CHECK(after->nodes[1].allocatable.at("nvidia.com/gpu") == k8s::Quantity::parse("8").value());
+}
+
 TEST_CASE("a malformed watch line is counted and followed by a relist, never a crash", "[reflector]") {
   const std::vector<std::pair<const char*, std::string>> cases{
       {"a line that is not JSON", "this is not json"},

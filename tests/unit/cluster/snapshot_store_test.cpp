@@ -241,6 +241,40 @@ TEST_CASE("a request keeps the snapshot it started with while newer ones are pub
   CHECK(held != store.snapshot());
 }
 
+TEST_CASE("a rebuild shares the objects that did not change with the snapshot before it", "[store]") {
+  FakeClock clock;
+  cluster::SnapshotStore store(options(), clock);
+  list_everything(store);
+  store.upsert(Kind::kNode, "b", node("b"));
+  REQUIRE(store.rebuild());
+  const auto held = store.snapshot();
+  auto changed = cluster::parse_object(Kind::kNode, nlohmann::json::parse(node_json("b", "2", "8"))).value();
+  store.upsert(Kind::kNode, "b", std::move(changed));
+  clock.advance(1s);
+  REQUIRE(store.rebuild());
+  const auto now = store.snapshot();
+  REQUIRE(now->nodes.size() == 2);
+  CHECK(&now->nodes[0] == &held->nodes[0]);  // "a": the same object, not a copy
+  CHECK(&now->nodes[1] != &held->nodes[1]);
+  // The request that holds the old snapshot still sees "b" as it was.
+  CHECK(held->nodes[1].allocatable.find("nvidia.com/gpu")->second.to_string() == "4");
+  CHECK(now->nodes[1].allocatable.find("nvidia.com/gpu")->second.to_string() == "8");
+}
+
+TEST_CASE("share() hands back the cached object when the view is the same, and the new one otherwise",
+          "[store]") {
+  FakeClock clock;
+  cluster::SnapshotStore store(options(), clock);
+  list_everything(store);
+  const auto cached = store.share(Kind::kNode, "a", node("a"));
+  CHECK(store.share(Kind::kNode, "a", node("a")) == cached);
+  const auto changed =
+      cluster::parse_object(Kind::kNode, nlohmann::json::parse(node_json("a", "2", "8"))).value();
+  CHECK(store.share(Kind::kNode, "a", changed) != cached);
+  CHECK(cluster::same_view(*store.share(Kind::kNode, "a", changed), changed));
+  CHECK(*store.share(Kind::kNode, "z", node("z")) == node("z"));  // not cached: its own
+}
+
 TEST_CASE("erasing an object that is not cached changes nothing and needs no rebuild", "[store]") {
   FakeClock clock;
   cluster::SnapshotStore store(options(), clock);

@@ -59,6 +59,9 @@ struct ClusterStats {
 class SnapshotStore {
  public:
   using Entries = std::vector<std::pair<std::string, ClusterObject>>;
+  // Objects are immutable once cached and shared with the snapshots built from them.
+  using SharedObject = std::shared_ptr<const ClusterObject>;
+  using SharedEntries = std::vector<std::pair<std::string, SharedObject>>;
 
   explicit SnapshotStore(StoreOptions options = {}, const Clock& clock = steady_clock());
   SnapshotStore(const SnapshotStore&) = delete;
@@ -67,7 +70,12 @@ class SnapshotStore {
 
   // --- written by the reflectors (thread-safe) ---
   // A complete LIST: `entries` (key → object) become the kind's whole content.
-  void replace(Kind kind, Entries entries);
+  void replace_shared(Kind kind, SharedEntries entries);
+  void replace(Kind kind, Entries entries);  // each entry through share()
+  // `object` as the cache should hold it: the cached object under `key` when its view is the same, else
+  // `object` itself. A relist collects its entries through this, so while it runs the cache and the new
+  // list hold one copy of every object that did not change, not two (65,000 nodes are 100 MiB each time).
+  [[nodiscard]] SharedObject share(Kind kind, const std::string& key, ClusterObject object) const;
   void upsert(Kind kind, std::string key, ClusterObject object);
   void erase(Kind kind, const std::string& key);
   // The API server answered for `kind` (an event, a bookmark, a watch that ended on schedule).
@@ -112,8 +120,9 @@ class SnapshotStore {
 
  private:
   struct KindState {
-    std::map<std::string, ClusterObject> objects;  // guarded by mutex_
-    bool listed = false;                           // guarded by mutex_
+    // Shared with the snapshots built from them: a rebuild copies pointers (policy::SharedList).
+    std::map<std::string, std::shared_ptr<const ClusterObject>> objects;  // guarded by mutex_
+    bool listed = false;                                                  // guarded by mutex_
     std::atomic<std::uint64_t> object_count{0};
     std::atomic<std::uint64_t> lists{0};
     std::atomic<std::uint64_t> watch_restarts{0};

@@ -1,6 +1,8 @@
 // ClusterSnapshot: the cluster as the cluster-aware rules see it. Immutable once built; the watcher builds a
 // new one on every change and swaps a shared_ptr<const ClusterSnapshot>, so a request keeps the snapshot it
-// started with. Pure data plus indexes: the policy core never fetches anything.
+// started with. The objects themselves are shared with the watcher's cache and the snapshots before and
+// after (SharedList), so a rebuild copies pointers and recomputes the indexes. Pure data plus indexes: the
+// policy core never fetches anything.
 #pragma once
 
 #include <cstddef>
@@ -13,14 +15,15 @@
 
 #include "gpuadmit/common/result.hpp"
 #include "gpuadmit/k8s/objects.hpp"
+#include "gpuadmit/policy/shared_list.hpp"
 
 namespace gpuadmit::policy {
 
 struct ClusterSnapshot {
-  std::vector<k8s::Node> nodes;
-  std::vector<k8s::ResourceQuota> quotas;
-  std::vector<k8s::StorageClass> storage_classes;
-  std::vector<k8s::PersistentVolumeClaim> claims;
+  SharedList<k8s::Node> nodes;  // sorted by name
+  SharedList<k8s::ResourceQuota> quotas;
+  SharedList<k8s::StorageClass> storage_classes;
+  SharedList<k8s::PersistentVolumeClaim> claims;
 
   // Indexes, built by make_snapshot(); rules use them instead of scanning every node.
   // resource name → positions in `nodes` of the nodes with a positive allocatable amount of it.
@@ -45,9 +48,17 @@ struct ClusterSnapshot {
   [[nodiscard]] const k8s::PersistentVolumeClaim* claim(std::string_view ns, std::string_view name) const;
 };
 
+ClusterSnapshot make_snapshot(SharedList<k8s::Node> nodes, SharedList<k8s::ResourceQuota> quotas,
+                              SharedList<k8s::StorageClass> storage_classes,
+                              SharedList<k8s::PersistentVolumeClaim> claims);
 ClusterSnapshot make_snapshot(std::vector<k8s::Node> nodes, std::vector<k8s::ResourceQuota> quotas,
                               std::vector<k8s::StorageClass> storage_classes,
                               std::vector<k8s::PersistentVolumeClaim> claims);
+
+// Whether node-fit can tell two nodes apart: everything it reads but the name and the
+// kubernetes.io/hostname label. Equal nodes share a NodeGroup; group_hash is equal for them.
+[[nodiscard]] bool same_group(const k8s::Node& a, const k8s::Node& b);
+[[nodiscard]] std::size_t group_hash(const k8s::Node& node);
 
 // The output of `kubectl get nodes,resourcequotas,storageclasses,persistentvolumeclaims -A -o json|yaml`
 // (a List), or a single object of one of those kinds. Other kinds are ignored; a malformed object is an
