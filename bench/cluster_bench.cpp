@@ -192,6 +192,16 @@ json make_pod(const std::string& gpus, const json& extra_spec = json::object()) 
   return pod;
 }
 
+json with_annotation(json pod, const std::string& key, const std::string& value) {
+  pod["metadata"]["annotations"][key] = value;
+  return pod;
+}
+
+json with_image(json pod, const std::string& image) {
+  pod["spec"]["containers"][0]["image"] = image;
+  return pod;
+}
+
 constexpr std::string_view kNodeFitOnly = R"(apiVersion: gpuadmit.io/v1alpha1
 kind: Policy
 metadata: {name: node-fit-only}
@@ -535,10 +545,15 @@ int main(int argc, char** argv) {
       {"16 GPUs: no node, full breakdown", make_pod("16")},
       {"4 GPUs on a model nobody has",
        make_pod("4", {{"nodeSelector", {{"nvidia.com/gpu.product", "NVIDIA-B200"}}}})},
+      {"8 GPUs of type a100 (gpu-type reads nodes)",
+       with_annotation(make_pod("8"), "gpuadmit.io/gpu-type", "a100")},
+      {"1 GPU, a CUDA 12.4 image (cuda-driver too)",
+       with_image(make_pod("1"), "nvcr.io/nvidia/cuda:12.4.0-runtime-ubuntu22.04")},
   };
   std::size_t violations = 0;
   std::printf(
-      "  per pod (validate)                     node-fit only | all rules, with view | all rules, no view\n");
+      "  per pod (validate)                             node-fit only | all rules, with view | all rules, no "
+      "view\n");
   for (const Case& c : cases) {
     int n1 = 0;
     int n2 = 0;
@@ -546,7 +561,7 @@ int main(int argc, char** argv) {
     const double fit = evaluate_us(c.pod, *node_fit_only, &view, &violations, &n1);
     const double all = evaluate_us(c.pod, all_rules, &view, &violations, &n2);
     const double blind = evaluate_us(c.pod, all_rules, nullptr, &violations, &n3);
-    std::printf("    %-36s %10.2f us | %14.2f us     | %8.2f us   (rounds %d/%d/%d)\n", c.what, fit, all,
+    std::printf("    %-44s %10.2f us | %14.2f us     | %8.2f us   (rounds %d/%d/%d)\n", c.what, fit, all,
                 blind, n1, n2, n3);
   }
   std::printf("  (target: node-fit < 100 us per pod; checksum %zu violations, %zu nodes in the snapshot)\n",

@@ -106,8 +106,9 @@ std::string describe(const k8s::Container& c);
 const std::string* annotation(const k8s::Pod& pod, std::string_view key);
 // ASCII lower case (product names, image references).
 std::string lower(std::string_view s);
-// Nodes that offer any of the GPU resources the pod's containers limit (index lookups, no full scan).
-std::vector<const k8s::Node*> gpu_nodes_for(const RuleContext& ctx);
+// The node groups that offer any of the GPU resources the pod's containers limit, each once and in node
+// order (candidate_units: node by node when the pod names nodes).
+std::vector<ClusterSnapshot::NodeGroup> gpu_groups_for(const RuleContext& ctx);
 // A node label read as an integer (nvidia.com/gpu.memory, nvidia.com/cuda.driver.major), if it is one.
 std::optional<std::int64_t> int_label(const k8s::Node& node, const std::string& key);
 // The amount of `name` in the list, or nullptr when it names none.

@@ -100,15 +100,17 @@ struct Drivers {
 Drivers drivers_for(const RuleContext& ctx, const DriverFloor& floor) {
   const CudaDriver& cfg = ctx.rules().cuda_driver;
   Drivers out;
-  for (const k8s::Node* node : gpu_nodes_for(ctx)) {
-    const auto major = int_label(*node, cfg.major_label);
-    const auto minor = int_label(*node, cfg.minor_label);
+  for (const ClusterSnapshot::NodeGroup& group : gpu_groups_for(ctx)) {
+    const k8s::Node& node = ctx.cluster()->nodes[group.first];
+    const auto major = int_label(node, cfg.major_label);
+    const auto minor = int_label(node, cfg.minor_label);
     if (!major) continue;
-    ++out.labelled;
-    ++out.versions[std::to_string(*major) + "." + (minor ? std::to_string(*minor) : std::string("?"))];
+    out.labelled += group.count;
+    out.versions[std::to_string(*major) + "." + (minor ? std::to_string(*minor) : std::string("?"))] +=
+        group.count;
     if (*major > floor.driver_major ||
         (*major == floor.driver_major && minor && *minor >= floor.driver_minor)) {
-      ++out.qualifying;
+      out.qualifying += group.count;
     }
   }
   return out;

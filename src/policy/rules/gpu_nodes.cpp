@@ -1,26 +1,26 @@
-// The GPU nodes a pod's resources point at, and their numeric labels: what gpu-type and cuda-driver read.
+// The GPU nodes a pod's resources point at, by group, and their numeric labels: what gpu-type and cuda-driver
+// read. A group's nodes share every label but the hostname, so one node tells the labels of all.
 #include <charconv>
-#include <set>
+#include <map>
 
 #include "../rule_context.hpp"
 
 namespace gpuadmit::policy {
 
-// Nodes that offer any of the GPU resources the pod asks for (index lookups, no full scan).
-std::vector<const k8s::Node*> gpu_nodes_for(const RuleContext& ctx) {
-  std::set<std::size_t> positions;
+// The groups of nodes that offer any of the GPU resources the pod asks for, each once (index lookups, no
+// full scan; node by node when the pod names nodes).
+std::vector<ClusterSnapshot::NodeGroup> gpu_groups_for(const RuleContext& ctx) {
+  std::map<std::size_t, std::size_t> count_by_first;  // a group's first node → its size, in node order
   for (const k8s::Container& c : ctx.pod().containers) {
     for (const auto& [name, q] : c.resources.limits) {
       if (!ctx.rules().is_gpu_resource(name)) continue;
-      if (const auto it = ctx.cluster()->nodes_by_resource.find(name);
-          it != ctx.cluster()->nodes_by_resource.end()) {
-        positions.insert(it->second.begin(), it->second.end());
-      }
+      for (const ClusterSnapshot::NodeGroup& g : candidate_units(*ctx.cluster(), name, ctx.pod()))
+        count_by_first.emplace(g.first, g.count);
     }
   }
-  std::vector<const k8s::Node*> out;
-  out.reserve(positions.size());
-  for (const std::size_t i : positions) out.push_back(&ctx.cluster()->nodes[i]);
+  std::vector<ClusterSnapshot::NodeGroup> out;
+  out.reserve(count_by_first.size());
+  for (const auto& [first, count] : count_by_first) out.push_back({first, count});
   return out;
 }
 

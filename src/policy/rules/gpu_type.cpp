@@ -55,12 +55,13 @@ struct Products {
 Products products_for(const RuleContext& ctx, const Wanted& wanted) {
   const GpuType& cfg = ctx.rules().gpu_type;
   Products out;
-  for (const k8s::Node* node : gpu_nodes_for(ctx)) {
+  for (const ClusterSnapshot::NodeGroup& group : gpu_groups_for(ctx)) {
+    const k8s::Node* node = &ctx.cluster()->nodes[group.first];
     const auto product = node->labels.find(cfg.product_label);
     if (product == node->labels.end()) continue;
     const auto memory_mib = int_label(*node, cfg.memory_label);
     Product& entry = out.present[product->second];
-    ++entry.nodes;
+    entry.nodes += group.count;
     if (memory_mib) entry.memory_mib = memory_mib;
     const bool type_ok =
         wanted.patterns.empty() ||
@@ -76,7 +77,8 @@ Products products_for(const RuleContext& ctx, const Wanted& wanted) {
 // The first GPU node the pod could be scheduled on that carries no allowed product, or nullptr.
 const k8s::Node* stray_node(const RuleContext& ctx, const std::set<std::string>& allowed) {
   const std::string& label = ctx.rules().gpu_type.product_label;
-  for (const k8s::Node* node : gpu_nodes_for(ctx)) {
+  for (const ClusterSnapshot::NodeGroup& group : gpu_groups_for(ctx)) {
+    const k8s::Node* node = &ctx.cluster()->nodes[group.first];  // the group's first: the first such node
     const auto product = node->labels.find(label);
     const bool ok = product != node->labels.end() && allowed.contains(product->second);
     if (!ok && k8s::node_selector_matches(ctx.pod(), *node)) return node;
