@@ -3,6 +3,10 @@
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuadmit/server/allocator.hpp"
 
 namespace gpuadmit::server {
 namespace {
@@ -99,9 +103,22 @@ Handler metrics_handler(const Metrics& metrics, JsonLog log, std::function<std::
       "gpuadmit_log_lines_dropped_total",
       "Log lines dropped because stdout was not read fast enough (reviews never wait for the log).",
       [log = std::move(log)] { return log.dropped_lines(); });
-  return [&metrics, dropped = std::move(dropped), extra = std::move(extra)](const Request&) {
+  auto allocator = std::make_shared<const SampledGauges>(
+      "gpuadmit_allocator_bytes",
+      "Heap memory by state: in_use by gpuadmit, free (held by the allocator, given back to the system when "
+      "more than 16 MiB), released (already given back).",
+      std::vector<std::string>{"allocator", "state"}, [] {
+        const AllocatorStats stats = allocator_stats();
+        const std::string name(stats.allocator);
+        return SampledGauges::Series{{{name, "in_use"}, stats.in_use},
+                                     {{name, "free"}, stats.free},
+                                     {{name, "released"}, stats.released}};
+      });
+  return [&metrics, dropped = std::move(dropped), allocator = std::move(allocator),
+          extra = std::move(extra)](const Request&) {
     std::string body = metrics.render();
     dropped->render(body);
+    allocator->render(body);
     if (extra) body += extra();
     return Response{200, std::string(kPrometheusContentType), std::move(body), {}};
   };

@@ -171,6 +171,11 @@ void SampledCounter::render(std::string& out) const {
   out += series("", {}) + ' ' + std::to_string(read_()) + '\n';
 }
 
+void SampledGauges::render(std::string& out) const {
+  header(out, "gauge");
+  for (const auto& [labels, value] : read_()) out += series("", labels) + ' ' + std::to_string(value) + '\n';
+}
+
 template class Family<Counter>;
 template class Family<Gauge>;
 template class Family<Histogram>;

@@ -14,9 +14,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "gpuadmit/common/text.hpp"
 #include "gpuadmit/policy/catalogue.hpp"
+#include "gpuadmit/server/allocator.hpp"
 #include "gpuadmit/server/certs.hpp"
 #include "gpuadmit/server/webhook.hpp"
 #include "gpuadmit/version.hpp"
@@ -218,6 +220,26 @@ void serve_until_stopped(Webhook& webhook, ClusterViewProvider* cluster, const J
         signals.async_wait(on_signal);
       };
   signals.async_wait(on_signal);
+
+  // Memory freed after a burst (connections, a relist of a large cluster) goes back to the system within
+  // kReleaseInterval instead of staying in the allocator for the life of the process (allocator.hpp).
+  net::steady_timer release_timer(signals_context);
+  std::function<void(const boost::system::error_code&)> on_release_tick =
+      [&](const boost::system::error_code& ec) {
+        if (ec) return;
+        const AllocatorStats before = allocator_stats();
+        if (should_release(before)) {
+          release_free_memory();
+          log.info("free memory given back to the system", {{"allocator", std::string(before.allocator)},
+                                                            {"free_bytes", before.free},
+                                                            {"free_bytes_after", allocator_stats().free},
+                                                            {"in_use_bytes", before.in_use}});
+        }
+        release_timer.expires_after(kReleaseInterval);
+        release_timer.async_wait(on_release_tick);
+      };
+  release_timer.expires_after(kReleaseInterval);
+  release_timer.async_wait(on_release_tick);
 
   // The watch starts before the listener: /readyz answers "cluster view synced: not yet" until it is.
   if (cluster != nullptr) cluster->start();

@@ -1,6 +1,7 @@
 // The HTTP surface over real TLS: routing, status codes, limits, keep-alive, deadlines, connection cap.
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <chrono>
 #include <thread>
 
@@ -56,6 +57,23 @@ TEST_CASE("each route answers with its status code") {
   if (!header.empty()) {
     const auto colon = header.find(": ");
     CHECK(reply->header(header.substr(0, colon)) == header.substr(colon + 2));
+  }
+}
+
+TEST_CASE("metrics report the heap the allocator holds, by state") {
+  TestWebhook webhook;
+  HttpsClient client = webhook.client();
+  auto reply = client.request("GET", "/metrics", "");
+  REQUIRE(reply);
+  INFO(reply->body);
+  CHECK_THAT(reply->body, Catch::Contains("# TYPE gpuadmit_allocator_bytes gauge\n"));
+  for (const char* state : {"in_use", "free", "released"}) {
+    const std::string series = std::string("\",state=\"") + state + "\"} ";
+    const std::size_t at = reply->body.find(series);
+    REQUIRE(at != std::string::npos);
+    CHECK(reply->body.rfind("\ngpuadmit_allocator_bytes{allocator=\"", at) ==
+          reply->body.rfind('\n', at));  // on a line of its own family
+    CHECK(std::isdigit(static_cast<unsigned char>(reply->body[at + series.size()])) != 0);
   }
 }
 

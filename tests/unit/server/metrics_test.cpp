@@ -50,6 +50,24 @@ TEST_CASE("a sampled counter renders the value its function returns at each scra
   CHECK_THAT(second, Catch::EndsWith("\nlines_dropped_total 42\n"));
 }
 
+TEST_CASE("sampled gauges render every series their function returns at each scrape") {
+  std::uint64_t free = 5;
+  const SampledGauges gauges("heap_bytes", "Heap by state.", {"allocator", "state"}, [&free] {
+    return SampledGauges::Series{{{"tcmalloc", "in_use"}, 7}, {{"tcmalloc", "free"}, free}};
+  });
+  std::string first;
+  gauges.render(first);
+  free = 0;
+  std::string second;
+  gauges.render(second);
+  CHECK(first ==
+        "# HELP heap_bytes Heap by state.\n"
+        "# TYPE heap_bytes gauge\n"
+        "heap_bytes{allocator=\"tcmalloc\",state=\"in_use\"} 7\n"
+        "heap_bytes{allocator=\"tcmalloc\",state=\"free\"} 5\n");
+  CHECK_THAT(second, Catch::EndsWith("\nheap_bytes{allocator=\"tcmalloc\",state=\"free\"} 0\n"));
+}
+
 TEST_CASE("the webhook's metrics start at zero for every known series") {
   const Metrics metrics("1.2.3");
   const std::string text = metrics.render();

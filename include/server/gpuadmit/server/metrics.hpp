@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpuadmit/admission/review.hpp"
@@ -109,6 +110,21 @@ class SampledCounter final : public FamilyBase {
 
  private:
   std::function<std::uint64_t()> read_;
+};
+
+// Gauges read at scrape time from something Metrics does not own (the allocator's figures): each read gives
+// every series, as label values and a value.
+class SampledGauges final : public FamilyBase {
+ public:
+  using Series = std::vector<std::pair<std::vector<std::string>, std::uint64_t>>;
+  SampledGauges(std::string name, std::string help, std::vector<std::string> label_names,
+                std::function<Series()> read)
+      : FamilyBase(std::move(name), std::move(help), std::move(label_names)), read_(std::move(read)) {}
+
+  void render(std::string& out) const override;
+
+ private:
+  std::function<Series()> read_;
 };
 
 // Everything the webhook reports on /metrics.
