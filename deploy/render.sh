@@ -9,6 +9,15 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HELM=${1:?usage: deploy/render.sh HELM [--check]}
 OUT=$ROOT/deploy/gpuadmit.yaml
+# The documents of a rendering, the webhook configurations moved to the front (kept in their order).
+webhooks_first() {
+  python3 -c '
+import re, sys
+docs = [d for d in re.split(r"(?m)^---\n", sys.stdin.read()) if d.strip()]
+hook = lambda d: re.search(r"(?m)^kind: (Mutating|Validating)WebhookConfiguration$", d) is not None
+print("---\n".join([d for d in docs if hook(d)] + [d for d in docs if not hook(d)]), end="")
+'
+}
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 {
@@ -19,16 +28,19 @@ trap 'rm -f "$tmp"' EXIT
 #   kubectl apply -f deploy/gpuadmit.yaml
 # Change the policy: edit ConfigMap gpuadmit-policy (picked up without a restart).
 # Remove: kubectl delete -f deploy/gpuadmit.yaml
-apiVersion: v1
+# The two webhook configurations come first, so that delete removes them before the server they call
+# (under failurePolicy Fail, a webhook left without its server fails every create it matches).
+HEADER
+  {
+    printf -- '---\n%s\n' 'apiVersion: v1
 kind: Namespace
 metadata:
   name: gpuadmit
   labels:
-    app.kubernetes.io/part-of: gpuadmit
-HEADER
-  echo "---"
-  "$HELM" template gpuadmit "$ROOT/charts/gpuadmit" --namespace gpuadmit --skip-tests \
-    -f "$ROOT/deploy/gpuadmit.values.yaml"
+    app.kubernetes.io/part-of: gpuadmit'
+    "$HELM" template gpuadmit "$ROOT/charts/gpuadmit" --namespace gpuadmit --skip-tests \
+      -f "$ROOT/deploy/gpuadmit.values.yaml"
+  } | webhooks_first
 } >"$tmp"
 if [[ ${2:-} == --check ]]; then
   if ! diff -u "$OUT" "$tmp"; then

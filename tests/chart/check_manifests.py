@@ -85,6 +85,18 @@ def main(path, namespace):
                 cc = w.get("clientConfig", {})
                 if "service" in cc and not cc.get("caBundle") and "cert-manager.io/inject-ca-from" not in d["metadata"].get("annotations", {}):
                     bad(f"{wn}: no caBundle and no cert-manager CA injection")
+    # A critical priority class needs a ResourceQuota scoped to it, or GKE admits no gpuadmit pod.
+    quota_classes = set()
+    for d in docs:
+        if d["kind"] == "ResourceQuota":
+            for e in d["spec"].get("scopeSelector", {}).get("matchExpressions", []):
+                if e.get("scopeName") == "PriorityClass" and e.get("operator") == "In":
+                    quota_classes |= set(e.get("values", []))
+    for d in docs:
+        if d["kind"] == "Deployment":
+            pc = d["spec"]["template"]["spec"].get("priorityClassName", "")
+            if pc in ("system-cluster-critical", "system-node-critical") and pc not in quota_classes:
+                bad(f"Deployment/{d['metadata']['name']}: priorityClassName {pc} without a ResourceQuota scoped to it")
     for need in ("Deployment", "Service", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         if need not in kinds:
             bad(f"missing {need}")

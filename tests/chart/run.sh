@@ -97,6 +97,16 @@ default_policy_is_builtin() {
   return "$rc"
 }
 
+priority_quota_rendered() {
+  local out
+  out=$(render --show-only templates/resourcequota.yaml --set replicas=3) || return 1
+  echo "$out"
+  grep -q 'pods: "6"' <<<"$out" && grep -q 'values: \["system-cluster-critical"\]' <<<"$out" || return 1
+  out=$(render --show-only templates/resourcequota.yaml --set priorityClassQuota.pods=9) && grep -q 'pods: "9"' <<<"$out" || return 1
+  ! render --show-only templates/resourcequota.yaml --set priorityClassName= >/dev/null 2>&1 || { echo "rendered without a class"; return 1; }
+  ! render --show-only templates/resourcequota.yaml --set priorityClassQuota.enabled=false >/dev/null 2>&1 || { echo "rendered when off"; return 1; }
+}
+
 phase_static() {
   local f
   for f in "$CHART"/ci/*.yaml; do
@@ -123,12 +133,17 @@ phase_static() {
   check "install into kube-system fails" \
     bash -c '"$0" template g "$1" -n kube-system 2>&1 | grep -q "cannot be installed in kube-system"' "$HELM" "$CHART"
   check "PDB that blocks every drain fails" expect_fail "podDisruptionBudget.minAvailable \(2\) must be below replicas \(2\)" --set podDisruptionBudget.minAvailable=2
+  check "priority-class quota at or below replicas fails" \
+    expect_fail "priorityClassQuota.pods \(3\) must be above replicas \(3\)" --set replicas=3 --set priorityClassQuota.pods=3
+  check "priority-class quota: twice replicas, scoped to the class; none without a class or when off" priority_quota_rendered
   check "every value documented (values.yaml comments, schema descriptions)" python3 "$HERE/check_values_documented.py" "$CHART"
   check "ClusterRole = the RBAC in docs/cluster.md" \
     bash -c '"$0" template g "$1" -n gpuadmit >"$2/role.yaml" && python3 "$3/check_rbac_doc.py" "$2/role.yaml" "$4/docs/cluster.md"' \
     "$HELM" "$CHART" "$WORK" "$HERE" "$ROOT"
   check "chart default policy = the built-in default (gpuadmit check gives the same verdicts)" default_policy_is_builtin
   check "deploy/gpuadmit.yaml in sync with the chart" "$ROOT/deploy/render.sh" "$HELM" --check
+  check "deploy/gpuadmit.yaml: the webhook configurations first (kubectl delete -f removes them before the server)" \
+    python3 -c 'import sys, yaml; k = [d["kind"] for d in yaml.safe_load_all(open(sys.argv[1])) if d]; print(k[:3]); sys.exit(sorted(k[:2]) != ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])' "$ROOT/deploy/gpuadmit.yaml"
   check "deploy/gpuadmit.yaml invariants" python3 "$HERE/check_manifests.py" "$ROOT/deploy/gpuadmit.yaml" "$NS"
   check "example policies and chart policies valid (gpuadmit policy validate)" policies_valid
   check "Dockerfile runtime packages = ldd of the binary" "$HERE/check-dockerfile.sh" "$BIN"
@@ -141,11 +156,15 @@ cluster_up() {
   local envs
   # One retry: ports are picked at random and other clusters may run on the machine (a lost race shows
   # as "etcd exited during start-up"); `up` cleans up after a failure, `down` removes its state.
+  # With kube-controller-manager (the Deployment creates its pods, the quota controller fills in quota
+  # status) and GKE's quota admission for the critical priority classes.
+  export GPUADMIT_E2E_CONTROLLERS=1 GPUADMIT_E2E_ADMISSION_CONFIG=$HERE/gke-admission.yaml
   envs=$(GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" up) || {
     echo "cluster.sh up failed; retrying once"
     GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" down || true
     envs=$(GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" up) || return 1
   }
+  unset GPUADMIT_E2E_CONTROLLERS GPUADMIT_E2E_ADMISSION_CONFIG
   eval "$envs"
   CLUSTER_UP=1
   KUBECTL=$GPUADMIT_E2E_KUBECTL
@@ -177,9 +196,42 @@ helm_install() {
   "$HELM" install "$NS" "$CHART" -n "$NS" && status=$("$HELM" status "$NS" -n "$NS") &&
     grep -q 'STATUS: deployed' <<<"$status" &&
     kc -n "$NS" get deployment/gpuadmit service/gpuadmit serviceaccount/gpuadmit secret/gpuadmit-tls \
-      configmap/gpuadmit-policy poddisruptionbudget/gpuadmit &&
+      configmap/gpuadmit-policy poddisruptionbudget/gpuadmit resourcequota/gpuadmit-critical-pods &&
     kc get clusterrole/gpuadmit clusterrolebinding/gpuadmit \
       mutatingwebhookconfiguration/mutate.gpuadmit.io validatingwebhookconfiguration/validate.gpuadmit.io
+}
+
+# The API server refuses a system-cluster-critical pod where no quota covers the class, as GKE does: so
+# the next check means something.
+critical_pod_refused_without_quota() {
+  local out
+  kc get namespace chart-no-quota >/dev/null 2>&1 || kc create namespace chart-no-quota || return 1
+  if out=$(kc -n chart-no-quota create --dry-run=server -f - 2>&1 <<'POD'
+apiVersion: v1
+kind: Pod
+metadata: {name: critical}
+spec:
+  priorityClassName: system-cluster-critical
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
+POD
+  ); then
+    echo "created without a quota: $out"; return 1
+  fi
+  echo "$out"
+  grep -q "insufficient quota to match these scopes" <<<"$out"
+}
+
+# The installed Deployment gets its pods under that admission: the chart's ResourceQuota covers them.
+deployment_pods_created() {
+  local i pods
+  for ((i = 0; i < 90; i++)); do
+    pods=$(kc -n "$NS" get pods -l app.kubernetes.io/name=gpuadmit -o name | wc -l)
+    ((pods == 2)) && break
+    sleep 1
+  done
+  kc -n "$NS" get resourcequota -o wide
+  kc -n "$NS" get events --field-selector reason=FailedCreate -o custom-columns=MESSAGE:.message
+  ((pods == 2)) || { echo "the Deployment has $pods pods, want 2"; return 1; }
 }
 
 ca_bundle_matches_secret() {
@@ -406,7 +458,9 @@ phase_cluster() {
     notes_say "$CHART/ci/single-replica-values.yaml" "webhooks.mutate.failurePolicy is Fail without matchConditions" ""
   check "NOTES: Fail with matchConditions not warned" \
     notes_say "$CHART/ci/fail-closed-values.yaml" "matchConditions .*: on" "WARNING"
+  check "GKE's quota admission: a critical pod refused where no quota covers its class" critical_pod_refused_without_quota
   check "helm install (defaults) into the API server" helm_install
+  check "the Deployment's pods created under GKE's quota admission (the chart's ResourceQuota)" deployment_pods_created
   check "caBundle = Secret's CA, which signed the serving certificate" ca_bundle_matches_secret
   check "RBAC: exactly get/list/watch of the cluster view (kubectl auth can-i)" rbac
   check "helm upgrade reuses the generated certificate" upgrade_keeps_certificate

@@ -44,6 +44,9 @@
 #   GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS  extra kube-apiserver admission plugins, comma-separated
 #                         (e.g. ExtendedResourceToleration, which GKE enables: a pod asking for
 #                         nvidia.com/gpu gets a toleration for a taint of that key); default none
+#   GPUADMIT_E2E_ADMISSION_CONFIG  an AdmissionConfiguration file for kube-apiserver's
+#                         --admission-control-config-file (tests/chart gives GKE's ResourceQuota
+#                         limitedResources for the critical priority classes); default none
 #   GPUADMIT_E2E_CONTROLLERS  1: also start kube-controller-manager with the controllers of
 #                         KCM_CONTROLLERS below (workloads create Pods, garbage collection, quota,
 #                         namespace deletion, ServiceAccounts); 0 (default): no controllers
@@ -535,6 +538,7 @@ cmd_up() {
     --allow-privileged=true \
     --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
     ${GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS:+--enable-admission-plugins="$GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS"} \
+    ${GPUADMIT_E2E_ADMISSION_CONFIG:+--admission-control-config-file="$GPUADMIT_E2E_ADMISSION_CONFIG"} \
     --endpoint-reconciler-type=none \
     --profiling=false \
     --v=1

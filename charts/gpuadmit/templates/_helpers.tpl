@@ -111,3 +111,9 @@ and iterating null is an error: hence `has(x) && x != null` on every list and ma
     (has(object.metadata.labels) && object.metadata.labels != null && {{ toJson $m.labelKeys }}.exists(k, k in object.metadata.labels)) ||
     (has(object.metadata.annotations) && object.metadata.annotations != null && object.metadata.annotations.exists(k, {{ toJson $m.annotationPrefixes }}.exists(p, k.startsWith(p))))))
 {{- end -}}
+
+{{/* Pods the priority-class quota allows: the value, or twice the replicas (a rollout's surge pod, and
+pods evicted or being replaced, count until they are gone). */}}
+{{- define "gpuadmit.priorityClassQuotaPods" -}}
+{{- .Values.priorityClassQuota.pods | default (mul (int .Values.replicas) 2) -}}
+{{- end }}
