@@ -99,18 +99,20 @@ Handler ready_handler(const Readiness& readiness) {
 }
 
 Handler metrics_handler(const Metrics& metrics, JsonLog log, std::function<std::string()> extra) {
-  auto dropped = std::make_shared<const SampledCounter>(
+  auto dropped = std::make_shared<const SampledFamily>(
       "gpuadmit_log_lines_dropped_total",
       "Log lines dropped because stdout was not read fast enough (reviews never wait for the log).",
-      [log = std::move(log)] { return log.dropped_lines(); });
-  auto allocator = std::make_shared<const SampledGauges>(
+      "counter", std::vector<std::string>{}, [log = std::move(log)] {
+        return SampledFamily::Series{{{}, log.dropped_lines()}};
+      });
+  auto allocator = std::make_shared<const SampledFamily>(
       "gpuadmit_allocator_bytes",
       "Heap memory by state: in_use by gpuadmit, free (held by the allocator, given back to the system when "
       "more than 16 MiB), released (already given back).",
-      std::vector<std::string>{"allocator", "state"}, [] {
+      "gauge", std::vector<std::string>{"allocator", "state"}, [] {
         const AllocatorStats stats = allocator_stats();
         const std::string name(stats.allocator);
-        return SampledGauges::Series{{{name, "in_use"}, stats.in_use},
+        return SampledFamily::Series{{{name, "in_use"}, stats.in_use},
                                      {{name, "free"}, stats.free},
                                      {{name, "released"}, stats.released}};
       });

@@ -166,13 +166,8 @@ void Family<Metric>::render(std::string& out) const {
   }
 }
 
-void SampledCounter::render(std::string& out) const {
-  header(out, "counter");
-  out += series("", {}) + ' ' + std::to_string(read_()) + '\n';
-}
-
-void SampledGauges::render(std::string& out) const {
-  header(out, "gauge");
+void SampledFamily::render(std::string& out) const {
+  header(out, type_);
   for (const auto& [labels, value] : read_()) out += series("", labels) + ' ' + std::to_string(value) + '\n';
 }
 

@@ -37,7 +37,9 @@ TEST_CASE("histograms render cumulative buckets, +Inf, sum and count") {
 
 TEST_CASE("a sampled counter renders the value its function returns at each scrape") {
   std::uint64_t value = 0;
-  const SampledCounter counter("lines_dropped_total", "Lines dropped.", [&value] { return value; });
+  const SampledFamily counter("lines_dropped_total", "Lines dropped.", "counter", {}, [&value] {
+    return SampledFamily::Series{{{}, value}};
+  });
   std::string first;
   counter.render(first);
   value = 42;
@@ -52,8 +54,8 @@ TEST_CASE("a sampled counter renders the value its function returns at each scra
 
 TEST_CASE("sampled gauges render every series their function returns at each scrape") {
   std::uint64_t free = 5;
-  const SampledGauges gauges("heap_bytes", "Heap by state.", {"allocator", "state"}, [&free] {
-    return SampledGauges::Series{{{"tcmalloc", "in_use"}, 7}, {{"tcmalloc", "free"}, free}};
+  const SampledFamily gauges("heap_bytes", "Heap by state.", "gauge", {"allocator", "state"}, [&free] {
+    return SampledFamily::Series{{{"tcmalloc", "in_use"}, 7}, {{"tcmalloc", "free"}, free}};
   });
   std::string first;
   gauges.render(first);

@@ -99,31 +99,22 @@ class Family final : public FamilyBase {
   std::map<std::vector<std::string>, std::unique_ptr<Metric>> children_;
 };
 
-// An unlabelled counter whose value is read at scrape time, for counts kept outside Metrics (the
-// LogWriter's dropped lines: the writer exists before Metrics does, to log start-up errors).
-class SampledCounter final : public FamilyBase {
- public:
-  SampledCounter(std::string name, std::string help, std::function<std::uint64_t()> read)
-      : FamilyBase(std::move(name), std::move(help), {}), read_(std::move(read)) {}
-
-  void render(std::string& out) const override;
-
- private:
-  std::function<std::uint64_t()> read_;
-};
-
-// Gauges read at scrape time from something Metrics does not own (the allocator's figures): each read gives
-// every series, as label values and a value.
-class SampledGauges final : public FamilyBase {
+// Series read at scrape time from something Metrics does not own: the LogWriter's dropped lines (the writer
+// exists before Metrics does, to log start-up errors), the allocator's figures. Each read gives every
+// series, as label values and a value; `type` is the Prometheus type ("counter", "gauge").
+class SampledFamily final : public FamilyBase {
  public:
   using Series = std::vector<std::pair<std::vector<std::string>, std::uint64_t>>;
-  SampledGauges(std::string name, std::string help, std::vector<std::string> label_names,
-                std::function<Series()> read)
-      : FamilyBase(std::move(name), std::move(help), std::move(label_names)), read_(std::move(read)) {}
+  SampledFamily(std::string name, std::string help, std::string_view type,
+                std::vector<std::string> label_names, std::function<Series()> read)
+      : FamilyBase(std::move(name), std::move(help), std::move(label_names)),
+        type_(type),
+        read_(std::move(read)) {}
 
   void render(std::string& out) const override;
 
  private:
+  std::string_view type_;
   std::function<Series()> read_;
 };
 
