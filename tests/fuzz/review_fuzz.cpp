@@ -30,7 +30,7 @@ using gpuadmit::fuzz::require;
 using nlohmann::json;
 
 const gpuadmit::policy::ClusterView& cluster_view() {
-  return gpuadmit::test::gpu_cluster_view();
+  return gpuadmit::test::shared_gpu_cluster_view();
 }
 
 // The patched object inside the same review, for the second /mutate.

@@ -12,7 +12,7 @@
 namespace gpuadmit::test {
 
 // tests/fixtures/cluster/gpu-cluster.yaml; throws if the fixture does not load.
-inline const policy::ClusterView& gpu_cluster_view() {
+inline const policy::ClusterView& shared_gpu_cluster_view() {
   static const policy::ClusterView view = [] {
     auto snapshot = policy::snapshot_from_list(fixture("cluster/gpu-cluster.yaml"));
     if (!snapshot) throw std::runtime_error(snapshot.error().message);

@@ -16,7 +16,8 @@
 #                     gpuadmit with its cluster view off
 #   --gpuadmit BIN    default $GPUADMIT_BIN, else build/release/src/cli/gpuadmit
 #   --out DIR         results.json and matrix.md (default /tmp/gpuadmit-truth)
-#   --parallel N      runs at once (default 4; runs whose Pending reason other runs could cause are repeated alone)
+#   --parallel N      runs at once (default 8: a run mostly waits on the scheduler, and 8 halve the time of 4
+#                     on 2 cores; runs whose Pending reason other runs could cause are repeated alone)
 #   --enable-admission-plugins LIST  extra kube-apiserver admission plugins, e.g. ExtendedResourceToleration
 #                     (GKE enables it: without it a GKE-shaped profile's plain GPU pod stays Pending on the taint)
 #
@@ -36,7 +37,7 @@ CLUSTERS=$HERE/clusters
 MANIFESTS=$HERE/manifests
 OUT=/tmp/gpuadmit-truth
 BIN=${GPUADMIT_BIN:-$ROOT/build/release/src/cli/gpuadmit}
-PARALLEL=4
+PARALLEL=8
 CASE_TIMEOUT=20
 TOTAL_TIMEOUT=${GPUADMIT_TRUTH_TIMEOUT:-3600}
 POLICIES=()

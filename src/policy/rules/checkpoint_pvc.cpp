@@ -31,15 +31,15 @@ double bytes_per_parameter(const k8s::StringMap& annotations) {
   return 4;
 }
 
-struct Need {
+struct CheckpointSize {
   k8s::Quantity size;
   std::string how;
 };
 
 // What a checkpoint store for this model needs: params × bytes × kept × headroom, at least the policy
 // minimum.
-Need checkpoint_need(const k8s::StringMap& annotations, const CheckpointPvc& cfg) {
-  Need need{cfg.minimum, "the policy minimum " + human(cfg.minimum)};
+CheckpointSize checkpoint_need(const k8s::StringMap& annotations, const CheckpointPvc& cfg) {
+  CheckpointSize need{cfg.minimum, "the policy minimum " + human(cfg.minimum)};
   const std::string* params_text = find(annotations, "gpuadmit.io/model-parameters");
   const auto params = params_text != nullptr ? parse_parameter_count(*params_text) : std::nullopt;
   if (!params) return need;
@@ -116,7 +116,7 @@ void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules,
     }
     return;
   }
-  const Need need = checkpoint_need(claim->meta.annotations, cfg);
+  const CheckpointSize need = checkpoint_need(claim->meta.annotations, cfg);
   const std::string name = k8s::display_name(claim->meta);
   if (!claim->request || *claim->request < need.size) {
     const std::string have = claim->request ? human(*claim->request) : std::string("no size");
@@ -199,7 +199,7 @@ void rule_checkpoint_pvc(RuleContext& ctx) {
         pod.meta.annotations.find("gpuadmit.io/model-parameters") == pod.meta.annotations.end()) {
       continue;
     }
-    const Need need = checkpoint_need(pod.meta.annotations, cfg);
+    const CheckpointSize need = checkpoint_need(pod.meta.annotations, cfg);
     if (claim->request && *claim->request >= need.size) continue;
     ctx.report(Action::kWarn, field,
                "checkpoint claim \"" + v.claim_name + "\" holds " +

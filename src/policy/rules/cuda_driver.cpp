@@ -68,13 +68,13 @@ std::optional<DriverFloor> floor_for(CudaVersion v) {
 }
 
 // The newest CUDA a GPU container's image is built for, and the driver it needs.
-struct Need {
+struct DriverNeed {
   CudaVersion cuda;
   std::string image;
   DriverFloor floor;
 };
 
-std::optional<Need> need_of(const RuleContext& ctx) {
+std::optional<DriverNeed> need_of(const RuleContext& ctx) {
   std::optional<CudaVersion> newest;
   std::string image;
   for (const k8s::Container& c : ctx.pod().containers) {
@@ -87,7 +87,7 @@ std::optional<Need> need_of(const RuleContext& ctx) {
   if (!newest) return std::nullopt;
   const auto floor = floor_for(*newest);
   if (!floor) return std::nullopt;
-  return Need{*newest, std::move(image), *floor};
+  return DriverNeed{*newest, std::move(image), *floor};
 }
 
 // The drivers of the GPU nodes the pod's resources point at, as their labels say.
@@ -116,17 +116,17 @@ Drivers drivers_for(const RuleContext& ctx, const DriverFloor& floor) {
   return out;
 }
 
-std::string cuda_text(const Need& need) {
+std::string cuda_text(const DriverNeed& need) {
   return std::to_string(need.cuda.major) + "." + std::to_string(need.cuda.minor);
 }
 
-std::string driver_text(const Need& need) {
+std::string driver_text(const DriverNeed& need) {
   return std::to_string(need.floor.driver_major) + "." + std::to_string(need.floor.driver_minor);
 }
 
 // Keeps the pod on nodes whose driver is new enough: a major above the floor's, or the floor's major and a
 // minor at least its minor.
-void require_driver(RuleContext& ctx, const Need& need) {
+void require_driver(RuleContext& ctx, const DriverNeed& need) {
   using nlohmann::json;
   const CudaDriver& cfg = ctx.rules().cuda_driver;
   const std::string major = std::to_string(need.floor.driver_major);
@@ -143,7 +143,7 @@ void require_driver(RuleContext& ctx, const Need& need) {
   }
 }
 
-void report_old_drivers(RuleContext& ctx, const Need& need, const Drivers& drivers) {
+void report_old_drivers(RuleContext& ctx, const DriverNeed& need, const Drivers& drivers) {
   std::string present;
   for (const auto& [version, count] : drivers.versions) {
     present += (present.empty() ? "" : ", ") + version + " (" + std::to_string(count) +
@@ -166,7 +166,7 @@ void report_old_drivers(RuleContext& ctx, const Need& need, const Drivers& drive
 
 void rule_cuda_driver(RuleContext& ctx) {
   if (!ctx.is_gpu_pod()) return;
-  const std::optional<Need> need = need_of(ctx);
+  const std::optional<DriverNeed> need = need_of(ctx);
   if (!need) return;
   const Drivers drivers = drivers_for(ctx, need->floor);
   if (drivers.labelled == 0 || drivers.qualifying == drivers.labelled) return;  // unknown, or all new enough

@@ -30,7 +30,7 @@ nlohmann::json to_json(const k8s::Toleration& t) {
   return out;
 }
 
-std::string describe(const k8s::Toleration& t) {
+std::string describe_toleration(const k8s::Toleration& t) {
   std::string out = t.key.empty() ? "every taint" : t.key;
   if (t.op != "Exists" && !t.value.empty()) out += "=" + t.value;
   if (!t.effect.empty()) out += ":" + t.effect;
@@ -107,14 +107,14 @@ void rule_gpu_tolerations(RuleContext& ctx) {
   if (cfg.action == Action::kEnforce && ctx.can_fix()) {
     for (const k8s::Toleration* t : missing) {
       ctx.append(spec_part("tolerations")) = to_json(*t);
-      ctx.fixed("spec.tolerations", "added a toleration for the GPU taint " + describe(*t));
+      ctx.fixed("spec.tolerations", "added a toleration for the GPU taint " + describe_toleration(*t));
     }
     return;
   }
   std::string list;
   std::string yaml;
   for (const k8s::Toleration* t : missing) {
-    list += (list.empty() ? "" : ", ") + describe(*t);
+    list += (list.empty() ? "" : ", ") + describe_toleration(*t);
     yaml += "\n    - key: " + t->key + "\n      operator: " + (t->op.empty() ? "Equal" : t->op) +
             (t->value.empty() ? "" : "\n      value: \"" + t->value + "\"") +
             (t->effect.empty() ? "" : "\n      effect: " + t->effect);

@@ -960,7 +960,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--gpuadmit", required=True)
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--parallel", type=int, default=4)
+    ap.add_argument("--parallel", type=int, default=8)
     ap.add_argument("--case-timeout", type=float, default=20.0)
     ap.add_argument("--settle", type=float, default=1.0)
     ap.add_argument("--only-profile", action="append", default=[])

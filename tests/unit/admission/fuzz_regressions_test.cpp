@@ -23,7 +23,7 @@ using gpuadmit::admission::Verdict;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const gpuadmit::policy::RuleSet kRules;
+const gpuadmit::policy::RuleSet kDefaultRules;
 
 std::vector<fs::path> files_in(const std::string& folder) {
   std::vector<fs::path> files;
@@ -35,7 +35,7 @@ std::vector<fs::path> files_in(const std::string& folder) {
 }
 
 const gpuadmit::policy::ClusterView& cluster_view() {
-  return gpuadmit::test::gpu_cluster_view();
+  return gpuadmit::test::shared_gpu_cluster_view();
 }
 
 // What the API server needs from any answer: 400 for a body that is not a review, else a review that echoes
@@ -67,7 +67,7 @@ TEST_CASE("every saved review input gets a well-formed answer with and without a
       for (const gpuadmit::policy::ClusterView* view :
            {static_cast<const gpuadmit::policy::ClusterView*>(nullptr), &cluster_view()}) {
         CAPTURE(file.filename().string(), to_string(endpoint), view != nullptr);
-        check_well_formed(review(body, endpoint, kRules, view), body, endpoint);
+        check_well_formed(review(body, endpoint, kDefaultRules, view), body, endpoint);
       }
     }
   }
@@ -84,7 +84,7 @@ TEST_CASE("the overflow reproducers are decided, not answered with could-not-dec
   const std::string body =
       gpuadmit::test::read_text(std::string(GPUADMIT_FIXTURES_DIR) + "/fuzz/review/" + file);
   for (const Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
-    const Outcome outcome = review(body, endpoint, kRules, &cluster_view());
+    const Outcome outcome = review(body, endpoint, kDefaultRules, &cluster_view());
     CAPTURE(file, to_string(endpoint), outcome.error);
     CHECK(outcome.http_status == 200);
     CHECK(outcome.verdict != Verdict::kError);
@@ -99,11 +99,11 @@ TEST_CASE("a review whose object kind disagrees with request.kind is malformed, 
   const std::string control = gpuadmit::test::read_text(dir + "control-fractional-gpu.json");
   for (const Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
     CAPTURE(to_string(endpoint));
-    const Outcome bad = review(mismatch, endpoint, kRules);
+    const Outcome bad = review(mismatch, endpoint, kDefaultRules);
     CHECK(bad.http_status == 400);
     CHECK(bad.verdict == Verdict::kMalformed);
     CHECK_THAT(bad.error, Catch::Contains("request.kind is Pod") && Catch::Contains("object.kind is Foo"));
-    CHECK(review(control, endpoint, kRules).verdict == Verdict::kDenied);
+    CHECK(review(control, endpoint, kDefaultRules).verdict == Verdict::kDenied);
   }
 }
 

@@ -22,7 +22,7 @@ using gpuadmit::test::view_of;
 using nlohmann::json;
 
 // A GPU pod in ml-team; `spec_extra` goes into its spec, `resources` is its container's resources.
-json pod(const std::string& spec_extra, const std::string& resources) {
+json quota_pod(const std::string& spec_extra, const std::string& resources) {
   return gpuadmit::test::yaml(R"(apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: ml-team}
@@ -62,7 +62,8 @@ TEST_CASE("gpu-quota counts a pod only against the quotas whose scopes match it"
   }));
   CAPTURE(spec_extra, resources);
   const auto view = view_of("scoped-quotas");
-  const std::string text = quota_messages(pod(spec_extra, resources), gpuadmit::test::policy_with(""), view);
+  const std::string text =
+      quota_messages(quota_pod(spec_extra, resources), gpuadmit::test::policy_with(""), view);
   if (expected.empty()) {
     CHECK(text.empty());
   } else {
@@ -73,7 +74,7 @@ TEST_CASE("gpu-quota counts a pod only against the quotas whose scopes match it"
 TEST_CASE("gpu-quota says a BestEffort GPU pod is refused by a BestEffort pods quota", "[gpu-quota]") {
   const auto view = view_of("scoped-quotas");
   const auto rules = gpuadmit::test::policy_with("    guaranteed-qos: {action: off}\n");
-  CHECK_THAT(quota_messages(pod("", "{limits: {nvidia.com/gpu: 1}}"), rules, view),
+  CHECK_THAT(quota_messages(quota_pod("", "{limits: {nvidia.com/gpu: 1}}"), rules, view),
              Catch::Contains("0 of 0 pods left (ResourceQuota no-best-effort)"));
 }
 
@@ -82,11 +83,11 @@ TEST_CASE("gpu-quota names the containers that leave out a resource a matching q
   const auto view = view_of("scoped-quotas");
   const auto rules = gpuadmit::test::policy_with("    guaranteed-qos: {action: off}\n");
   const std::string text =
-      quota_messages(pod("", "{requests: {cpu: '2'}, limits: {nvidia.com/gpu: 1}}"), rules, view);
+      quota_messages(quota_pod("", "{requests: {cpu: '2'}, limits: {nvidia.com/gpu: 1}}"), rules, view);
   CHECK_THAT(text,
              Catch::Contains("ResourceQuota memory-limits in namespace ml-team constrains limits.memory") &&
                  Catch::Contains("must specify limits.memory for: main"));
-  const auto enforced = check(pod("", "{requests: {cpu: '2'}, limits: {nvidia.com/gpu: 1}}"),
+  const auto enforced = check(quota_pod("", "{requests: {cpu: '2'}, limits: {nvidia.com/gpu: 1}}"),
                               gpuadmit::test::policy_with("    guaranteed-qos: {action: off}\n"
                                                           "    gpu-quota: {action: enforce}\n"),
                               &view);
@@ -98,7 +99,7 @@ TEST_CASE("gpu-quota names the containers that leave out a resource a matching q
 
 TEST_CASE("gpu-quota is silent when every container sets what the quota constrains", "[gpu-quota]") {
   const auto view = view_of("scoped-quotas");
-  CHECK(quota_messages(pod("", kGuaranteed), gpuadmit::test::policy_with(""), view).empty());
+  CHECK(quota_messages(quota_pod("", kGuaranteed), gpuadmit::test::policy_with(""), view).empty());
 }
 
 TEST_CASE("gpu-quota warns with the namespace's headroom", "[cluster][quota][gpu-quota]") {

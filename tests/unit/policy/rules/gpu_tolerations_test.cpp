@@ -19,8 +19,8 @@ using gpuadmit::test::pod_with_spec;
 using gpuadmit::test::view_of;
 using nlohmann::json;
 
-json pod(const std::string& gpus, const std::string& metadata_extra = "",
-         const std::string& spec_extra = "") {
+json toleration_pod(const std::string& gpus, const std::string& metadata_extra = "",
+                    const std::string& spec_extra = "") {
   return gpuadmit::test::yaml(R"(apiVersion: v1
 kind: Pod
 metadata:
@@ -47,15 +47,15 @@ TEST_CASE("gpu-tolerations tolerates the taints of the pool the pod is narrowed 
   auto [about, object, expected] = GENERATE_COPY(table<std::string, json, json>({
       // gpu-type steers the pod to the A100 pool; without that pool's own taint node-fit denied the pod
       // for the taint of the pool gpuadmit sent it to.
-      {"steered by gpu-type", pod("1", "  annotations: {gpuadmit.io/gpu-type: a100}"),
+      {"steered by gpu-type", toleration_pod("1", "  annotations: {gpuadmit.io/gpu-type: a100}"),
        json{kA100Taint, kGpuTaint}},
       {"the pod's own nodeSelector",
-       pod("1", "", "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}"),
+       toleration_pod("1", "", "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}"),
        json{kA100Taint, kGpuTaint}},
       // Only the A100 nodes hold 8 GPUs.
-      {"more GPUs than the T4 pool has", pod("8"), json{kA100Taint, kGpuTaint}},
+      {"more GPUs than the T4 pool has", toleration_pod("8"), json{kA100Taint, kGpuTaint}},
       // Not narrowed: the A100 pool's taint reserves it, and stays untolerated.
-      {"not narrowed", pod("1"), json{kGpuTaint}},
+      {"not narrowed", toleration_pod("1"), json{kGpuTaint}},
   }));
   CAPTURE(about);
   const auto view = view_of("two-pools");
@@ -68,7 +68,7 @@ TEST_CASE("with no node offering the GPU (a pool scaled to zero), the policy's t
           "[gpu-tolerations]") {
   // An autoscaler never scales up a tainted pool for a pod that does not tolerate its taint.
   const auto view = view_of("cpu-only");
-  const auto r = check(pod("1"), gpuadmit::test::policy_with(""), &view);
+  const auto r = check(toleration_pod("1"), gpuadmit::test::policy_with(""), &view);
   CHECK(r.allowed);
   const json expected =
       json::parse(R"([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])");

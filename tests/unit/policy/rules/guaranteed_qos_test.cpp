@@ -21,7 +21,7 @@ using gpuadmit::test::view_of;
 using gpuadmit::test::warnings_text;
 using nlohmann::json;
 
-json pod(const std::string& resources, const std::string& extra = "") {
+json qos_pod(const std::string& resources, const std::string& extra = "") {
   return gpuadmit::test::yaml(R"(apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: ml-team}
@@ -54,7 +54,7 @@ TEST_CASE("guaranteed-qos sizes a container that set nothing from the smallest n
   CAPTURE(cluster, gpus);
   const auto view = view_of(cluster);
   const auto r =
-      check(pod("{limits: {nvidia.com/gpu: " + gpus + "}}"), gpuadmit::test::policy_with(""), &view);
+      check(qos_pod("{limits: {nvidia.com/gpu: " + gpus + "}}"), gpuadmit::test::policy_with(""), &view);
   CHECK(r.allowed);
   CHECK(resources_of(r)["requests"]["cpu"] == cpu);
   CHECK(resources_of(r)["limits"]["cpu"] == cpu);
@@ -66,12 +66,12 @@ TEST_CASE("guaranteed-qos sizes a container that set nothing from the smallest n
 TEST_CASE("guaranteed-qos without a cluster view sets no cpu or memory and suggests them in a warning",
           "[guaranteed-qos]") {
   // Without a view gpuadmit cannot know what fits, and a size that fits no node strands the pod.
-  const auto r = check(pod("{limits: {nvidia.com/gpu: 1}}"), gpuadmit::test::policy_with(""), nullptr);
+  const auto r = check(qos_pod("{limits: {nvidia.com/gpu: 1}}"), gpuadmit::test::policy_with(""), nullptr);
   CHECK(r.allowed);
   CHECK_FALSE(resources_of(r)["limits"].contains("cpu"));
   CHECK_FALSE(resources_of(r)["limits"].contains("memory"));
   CHECK(r.violations.empty());
-  const std::string text = gpuadmit::test::messages(pod("{limits: {nvidia.com/gpu: 1}}"),
+  const std::string text = gpuadmit::test::messages(qos_pod("{limits: {nvidia.com/gpu: 1}}"),
                                                     gpuadmit::test::policy_with(""), nullptr);
   CHECK_THAT(text,
              Catch::Contains("cpu has neither request nor limit; with no cluster view gpuadmit cannot tell "
@@ -84,7 +84,7 @@ TEST_CASE("guaranteed-qos does not raise a request to a limit no node it could u
           "[guaranteed-qos]") {
   const auto view = view_of("gke-t4");
   const json object =
-      pod("{requests: {cpu: \"2\", memory: 8Gi}, limits: {cpu: \"16\", memory: 8Gi, nvidia.com/gpu: 1}}");
+      qos_pod("{requests: {cpu: \"2\", memory: 8Gi}, limits: {cpu: \"16\", memory: 8Gi, nvidia.com/gpu: 1}}");
   const auto r = check(object, gpuadmit::test::policy_with(""), &view);
   CHECK(r.allowed);
   CHECK(resources_of(r)["requests"]["cpu"] == "2");
@@ -98,7 +98,7 @@ TEST_CASE("guaranteed-qos does not raise a request to a limit no node it could u
 TEST_CASE("guaranteed-qos still raises a request to a limit that a node holds", "[guaranteed-qos]") {
   const auto view = view_of("gke-t4");
   const auto r = check(
-      pod("{requests: {cpu: \"2\", memory: 8Gi}, limits: {cpu: \"4\", memory: 8Gi, nvidia.com/gpu: 1}}"),
+      qos_pod("{requests: {cpu: \"2\", memory: 8Gi}, limits: {cpu: \"4\", memory: 8Gi, nvidia.com/gpu: 1}}"),
       gpuadmit::test::policy_with(""), &view);
   CHECK(r.allowed);
   CHECK(resources_of(r)["requests"]["cpu"] == "4");

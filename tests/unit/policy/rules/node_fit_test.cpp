@@ -20,7 +20,7 @@ using gpuadmit::test::gpu_pod;
 using gpuadmit::test::view_of;
 using nlohmann::json;
 
-json pod(const std::string& cpu, const std::string& memory) {
+json pod_sized(const std::string& cpu, const std::string& memory) {
   return gpuadmit::test::yaml(R"(apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: ml-team}
@@ -66,7 +66,7 @@ TEST_CASE("node-fit denies cpu or memory beyond every GPU node's allocatable, wi
   }));
   CAPTURE(cpu, memory);
   const auto view = view_of("gke-t4");
-  const auto r = check(pod(cpu, memory), gpuadmit::test::policy_with(""), &view);
+  const auto r = check(pod_sized(cpu, memory), gpuadmit::test::policy_with(""), &view);
   REQUIRE_FALSE(r.allowed);
   REQUIRE(r.violations.size() == 1);
   CHECK(r.violations[0].rule == "node-fit");
@@ -76,7 +76,7 @@ TEST_CASE("node-fit denies cpu or memory beyond every GPU node's allocatable, wi
 
 TEST_CASE("node-fit lets through cpu and memory that one GPU node holds", "[node-fit]") {
   const auto view = view_of("gke-t4");
-  const auto r = check(pod("7", "24Gi"), gpuadmit::test::policy_with(""), &view);
+  const auto r = check(pod_sized("7", "24Gi"), gpuadmit::test::policy_with(""), &view);
   CHECK(r.allowed);
 }
 
