@@ -260,17 +260,33 @@ Result<policy::ClusterView> load_view(const std::optional<std::string>& cluster_
   return view;
 }
 
+// An object of a document and where it is in it (a JSON Pointer: "" for the document, "/items/3").
+struct DocumentObject {
+  const json* object;
+  std::string pointer;
+};
+
 // The objects of a document: a List's items (kubectl accepts a List in one document; so do we), else the
 // document itself.
-std::vector<const json*> objects_of(const json& document) {
-  std::vector<const json*> objects;
+std::vector<DocumentObject> objects_of(const json& document) {
+  std::vector<DocumentObject> objects;
   if (document.is_object() && document.value("kind", std::string()) == "List" && document.contains("items") &&
       document["items"].is_array()) {
-    for (const json& item : document["items"]) objects.push_back(&item);
+    const json& items = document["items"];
+    for (std::size_t i = 0; i < items.size(); ++i)
+      objects.push_back({&items[i], "/items/" + std::to_string(i)});
   } else {
-    objects.push_back(&document);
+    objects.push_back({&document, ""});
   }
   return objects;
+}
+
+// "file:line" of an object; "file:line:column" of the field an error is about, when it names one.
+std::string location(const Source& source, const config::Document& doc, const std::string& pointer,
+                     bool with_column) {
+  const config::Mark mark = config::mark_of(doc, pointer);
+  return source.name + ":" + std::to_string(mark.line) +
+         (with_column ? ":" + std::to_string(mark.column) : "");
 }
 
 // Every object of every source, checked in order; the first that cannot be read or checked is the error.
@@ -282,11 +298,14 @@ Result<std::vector<Located>> check_sources(const std::vector<Source>& sources, c
     auto documents = config::read_documents(source.text, source.name);
     if (!documents) return documents.error();
     for (const config::Document& doc : *documents) {
-      for (const json* object : objects_of(doc.object)) {
-        const std::string where = source.name + ":" + std::to_string(doc.line);
-        auto checked = admission::check_object(*object, rules, default_namespace, view);
-        if (!checked) return make_error(where + ": " + checked.error().message);
-        results.push_back({std::move(*checked), where});
+      for (const DocumentObject& item : objects_of(doc.object)) {
+        auto checked = admission::check_object(*item.object, rules, default_namespace, view);
+        if (!checked) {
+          const Error& e = checked.error();
+          return make_error(location(source, doc, item.pointer + e.pointer, !e.pointer.empty()) + ": " +
+                            e.message);
+        }
+        results.push_back({std::move(*checked), location(source, doc, item.pointer, false)});
       }
     }
   }

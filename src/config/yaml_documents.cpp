@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -204,7 +205,49 @@ void emit(std::ostringstream& out, const json& value, int indent, bool in_sequen
   out << scalar_text(value) << "\n";
 }
 
+// The next token of a JSON Pointer from `pos` (at a '/'), unescaped; pos moves past it.
+std::string next_token(std::string_view pointer, std::size_t& pos) {
+  const std::size_t end = std::min(pointer.find('/', pos + 1), pointer.size());
+  std::string token;
+  for (std::size_t i = pos + 1; i < end; ++i) {
+    if (pointer[i] == '~' && i + 1 < end && (pointer[i + 1] == '0' || pointer[i + 1] == '1')) {
+      token += pointer[++i] == '0' ? '~' : '/';
+    } else {
+      token += pointer[i];
+    }
+  }
+  pos = end;
+  return token;
+}
+
+// The child of `node` named by a pointer token (a key of a map, an index of a sequence); undefined if none.
+YAML::Node child_of(const YAML::Node& node, const std::string& token) {
+  if (node.IsMap()) return node[token];  // const: a missing key is not added
+  if (node.IsSequence()) {
+    std::size_t index = 0;
+    const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
+    if (ec == std::errc() && end == token.data() + token.size() && index < node.size()) return node[index];
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
 }  // namespace
+
+struct DocumentNodes {
+  YAML::Node root;
+};
+
+Mark mark_of(const Document& doc, std::string_view pointer) {
+  if (!doc.nodes) return {doc.line, 1};
+  YAML::Node node = doc.nodes->root;
+  std::size_t pos = 0;
+  while (pos < pointer.size() && pointer[pos] == '/') {
+    YAML::Node child = child_of(static_cast<const YAML::Node&>(node), next_token(pointer, pos));
+    if (!child.IsDefined()) break;
+    node.reset(child);  // reset, not =: assigning one node to another copies the value into the first
+  }
+  return {node.Mark().line + 1, node.Mark().column + 1};
+}
 
 Result<LoadedDocuments> load_documents(std::string_view text, std::string_view source_name,
                                        const YamlLimits& limits) {
@@ -222,7 +265,8 @@ Result<LoadedDocuments> load_documents(std::string_view text, std::string_view s
     Converter converter(limits);
     for (const YAML::Node& node : loaded.nodes) {
       if (node.IsNull()) continue;
-      loaded.documents.push_back({converter.convert(node, 0), node.Mark().line + 1});
+      loaded.documents.push_back({converter.convert(node, 0), node.Mark().line + 1,
+                                  std::make_shared<const DocumentNodes>(DocumentNodes{node})});
     }
   } catch (const ConvertError& e) {
     return make_error(location(source_name, e.mark) + ": " + e.message);

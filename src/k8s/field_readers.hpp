@@ -11,6 +11,7 @@
 
 #include "gpuadmit/common/result.hpp"
 #include "gpuadmit/k8s/json_access.hpp"
+#include "gpuadmit/k8s/json_output.hpp"
 #include "gpuadmit/k8s/objects.hpp"
 #include "gpuadmit/k8s/quantity.hpp"
 
@@ -19,6 +20,7 @@ namespace gpuadmit::k8s::fields {
 // Internal only: thrown deep inside the walk and turned into a Result by guarded, at the public functions.
 struct FieldError {
   std::string message;
+  std::string pointer;  // the field's JSON Pointer (Error::pointer)
 };
 
 // A field path built on the stack and rendered only when an error needs it: parsing a pod must not pay for
@@ -39,11 +41,20 @@ struct Path {
     out += key;
     return out;
   }
+  [[nodiscard]] std::string pointer() const {
+    std::string out = parent != nullptr ? parent->pointer() : std::string();
+    if (index != std::string_view::npos) {
+      out += '/';
+      return out + std::to_string(index);
+    }
+    if (!key.empty()) append_pointer_token(out, key);
+    return out;
+  }
 };
 
 template <class J>
 [[noreturn]] void fail(const Path& path, const char* expected, const J& got) {
-  throw FieldError{path.str() + ": expected " + expected + ", got " + type_name(got)};
+  throw FieldError{path.str() + ": expected " + expected + ", got " + type_name(got), path.pointer()};
 }
 
 // Returns the member or nullptr when absent or null (Kubernetes treats both as unset).
@@ -128,7 +139,7 @@ Quantity quantity(const J& value, const Path& path) {
   } else {
     fail(path, R"(a quantity such as "2" or "16Gi")", value);
   }
-  if (!parsed) throw FieldError{path.str() + ": " + parsed.error().message};
+  if (!parsed) throw FieldError{path.str() + ": " + parsed.error().message, path.pointer()};
   return *parsed;
 }
 
@@ -184,7 +195,7 @@ Result<T> guarded(F&& parse) {
   try {
     return parse();
   } catch (const FieldError& e) {
-    return make_error(e.message);
+    return Error{e.message, e.pointer};
   }
 }
 

@@ -1,5 +1,6 @@
 #include "gpuadmit/k8s/json_output.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -159,6 +160,23 @@ std::string json_text(const nlohmann::json& value) {
   std::string out;
   append_json(out, value);
   return out;
+}
+
+void append_pointer_token(std::string& path, std::string_view token) {
+  path.push_back('/');
+  if (std::none_of(token.begin(), token.end(), [](char c) { return c == '~' || c == '/'; })) {
+    path.append(token);  // most keys need no escape: one append, not a push_back per byte
+    return;
+  }
+  for (const char c : token) {
+    if (c == '~') {
+      path += "~0";
+    } else if (c == '/') {
+      path += "~1";
+    } else {
+      path.push_back(c);
+    }
+  }
 }
 
 }  // namespace gpuadmit::k8s

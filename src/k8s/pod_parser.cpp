@@ -156,7 +156,7 @@ Pod parse_pod_or_throw(const JsonValue& object) {
   Pod pod;
   pod.meta = parse_meta(object, root);
   const JsonValue* spec = object_at(object, "spec", root);
-  if (spec == nullptr) throw FieldError{"spec: missing (a pod needs a spec with containers)"};
+  if (spec == nullptr) throw FieldError{"spec: missing (a pod needs a spec with containers)", ""};
   const Path spec_path = root / "spec";
   const JsonValue* init = array_at(*spec, "initContainers", spec_path);
   const JsonValue* app = array_at(*spec, "containers", spec_path);

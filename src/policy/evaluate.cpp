@@ -173,7 +173,7 @@ struct TemplateSite {
 
   [[nodiscard]] std::string pointer() const {  // "/spec/template"
     std::string out;
-    for (const std::string& key : keys) append_pointer_token(out, key);
+    for (const std::string& key : keys) k8s::append_pointer_token(out, key);
     return out;
   }
   [[nodiscard]] std::string field() const {  // "spec.template"
@@ -283,7 +283,11 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
     sub.replicas = site.replicas;
     sub.controller_kind = pod_controller_kind(k8s::string_member(object, "kind"));
     auto result = evaluate_pod(sub, rules);
-    if (!result) return make_error(site.field() + ": " + result.error().message);
+    if (!result) {
+      const Error& e = result.error();
+      return Error{site.field() + ": " + e.message,
+                   e.pointer.empty() ? std::string() : site.pointer() + e.pointer};
+    }
     merge(site, sites.size() > 1, std::move(*result), decision);
     ++judged;
   }

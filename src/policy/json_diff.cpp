@@ -63,7 +63,7 @@ void diff_object(const J& source, const json& target, std::string& path, json& p
   auto t = to.begin();
   for (const auto& [key, value] : k8s::entries(source)) {
     while (t != to.end() && t->first < key) added.push_back(&*t++);
-    append_pointer_token(path, key);
+    k8s::append_pointer_token(path, key);
     if (t != to.end() && t->first == key) {
       diff(value, t->second, path, patch);
       ++t;
@@ -74,7 +74,7 @@ void diff_object(const J& source, const json& target, std::string& path, json& p
   }
   for (; t != to.end(); ++t) added.push_back(&*t);
   for (const auto* member : added) {
-    append_pointer_token(path, member->first);
+    k8s::append_pointer_token(path, member->first);
     patch.push_back(patch_op("add", path, member->second));
     path.resize(base);
   }
@@ -135,23 +135,6 @@ json patch_op(const char* name, const std::string& path, const json& value) {
   json out = patch_op(name, path);
   out.get_ref<json::object_t&>().emplace_hint(out.get_ref<json::object_t&>().end(), "value", value);
   return out;
-}
-
-void append_pointer_token(std::string& path, std::string_view token) {
-  path.push_back('/');
-  if (std::none_of(token.begin(), token.end(), [](char c) { return c == '~' || c == '/'; })) {
-    path.append(token);  // most keys need no escape: one append, not a push_back per byte
-    return;
-  }
-  for (const char c : token) {
-    if (c == '~') {
-      path += "~0";
-    } else if (c == '/') {
-      path += "~1";
-    } else {
-      path.push_back(c);
-    }
-  }
 }
 
 void append_diff(const json& source, const json& target, std::string& path, json& patch) {

@@ -15,9 +15,6 @@ namespace gpuadmit::policy {
 nlohmann::json patch_op(const char* name, const std::string& path);
 nlohmann::json patch_op(const char* name, const std::string& path, const nlohmann::json& value);
 
-// Appends "/" and `token` escaped as RFC 6901 says (~ → ~0, / → ~1) to the JSON Pointer `path`.
-void append_pointer_token(std::string& path, std::string_view token);
-
 // Appends to `patch` (a JSON array) the operations that turn `source` into `target`, with paths
 // prefixed by `path` (a JSON Pointer, "" for the root). Arrays are compared index by index: changed
 // elements are diffed, extra source elements removed from the end backwards, extra target elements

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpuadmit/k8s/json_access.hpp"
+#include "gpuadmit/k8s/json_output.hpp"
 #include "json_diff.hpp"
 
 namespace gpuadmit::policy {
@@ -42,13 +43,13 @@ std::string pointer_of(const k8s::PodPart& part) {
   constexpr std::size_t kRoom = 96;
   std::string path;
   path.reserve(kRoom);
-  append_pointer_token(path, scope_key(part));
+  k8s::append_pointer_token(path, scope_key(part));
   if (part.scope == Scope::kContainer) {
-    append_pointer_token(path, part.array);
+    k8s::append_pointer_token(path, part.array);
     path += '/';
     path += std::to_string(part.index);
   }
-  append_pointer_token(path, part.member);
+  k8s::append_pointer_token(path, part.member);
   return path;
 }
 

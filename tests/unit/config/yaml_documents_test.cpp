@@ -13,6 +13,47 @@ TEST_CASE("multi-document YAML yields one JSON object per non-empty document", "
   CHECK(docs->at(1).object["b"] == "two");
 }
 
+TEST_CASE("a JSON Pointer into a document gives the line and column of its value", "[yaml]") {
+  const char* text = R"(apiVersion: v1
+kind: List
+items:
+  - kind: Pod
+    spec:
+      containers:
+        - name: train
+          resources:
+            limits: {nvidia.com/gpu: [1], "a~b": 2}
+---
+{"kind": "Pod", "spec": {"containers": []}}
+)";
+  auto docs = read_documents(text, "m.yaml");
+  REQUIRE(docs.ok());
+  REQUIRE(docs->size() == 2);
+  auto [doc, pointer, line, column] = GENERATE(table<int, const char*, int, int>({
+      {0, "", 1, 1},
+      {0, "/items/0", 4, 5},
+      {0, "/items/0/spec/containers/0/name", 7, 17},
+      {0, "/items/0/spec/containers/0/resources/limits/nvidia.com~1gpu", 9, 38},
+      {0, "/items/0/spec/containers/0/resources/limits/a~0b", 9, 50},
+      // Missing members and indexes out of range stop at the deepest value that exists.
+      {0, "/items/0/spec/containers/0/image", 7, 11},
+      {0, "/items/7/spec", 4, 3},
+      {0, "/items/x", 4, 3},
+      {1, "/spec/containers", 11, 40},
+  }));
+  CAPTURE(pointer);
+  const gpuadmit::config::Mark mark = gpuadmit::config::mark_of(docs->at(doc), pointer);
+  CHECK(mark.line == line);
+  CHECK(mark.column == column);
+}
+
+TEST_CASE("a document made without text marks every pointer at its first line", "[yaml]") {
+  const gpuadmit::config::Document doc{nlohmann::json::object(), 3, nullptr};
+  const gpuadmit::config::Mark mark = gpuadmit::config::mark_of(doc, "/spec");
+  CHECK(mark.line == 3);
+  CHECK(mark.column == 1);
+}
+
 TEST_CASE("scalars resolve as kubectl resolves them", "[yaml]") {
   auto docs = read_documents(
       "int: 2\nfrac: 0.5\nexp: 1e3\nquoted: \"2\"\nyes_word: yes\nnull_word: ~\nstr: 16Gi\nhex: 0x10\n",

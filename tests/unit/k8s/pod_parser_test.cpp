@@ -50,6 +50,26 @@ TEST_CASE("wrong types in a pod are errors that name the field", "[pod]") {
   CHECK_THAT(pod.error().message, Catch::Contains(fragment));
 }
 
+TEST_CASE("a field's error carries the field's JSON Pointer, escaped, so a reader can show its line",
+          "[pod]") {
+  auto [spec, pointer] = GENERATE(table<const char*, const char*>({
+      {"spec: {containers: {name: a}}", "/spec/containers"},
+      {"spec: {containers: [{name: a}, {name: 3}]}", "/spec/containers/1/name"},
+      {"spec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: [1]}}}]}",
+       "/spec/containers/0/resources/limits/nvidia.com~1gpu"},
+      {"spec: {containers: [{name: a, resources: {requests: {memory: lots}}}]}",
+       "/spec/containers/0/resources/requests/memory"},
+      {"metadata: {annotations: {a~b: {c: d}}}\nspec: {containers: []}", "/metadata/annotations/a~0b"},
+      {"spec: {containers: [{name: a}], tolerations: [{key: k, tolerationSeconds: soon}]}",
+       "/spec/tolerations/0/tolerationSeconds"},
+      {"metadata: {name: x}", ""},  // no spec: about the whole pod, no one member
+  }));
+  CAPTURE(spec);
+  auto pod = gpuadmit::k8s::parse_pod(gpuadmit::test::yaml(spec));
+  REQUIRE_FALSE(pod.ok());
+  CHECK(pod.error().pointer == pointer);
+}
+
 TEST_CASE("quantities written as YAML numbers are accepted like the API server accepts them", "[pod]") {
   auto pod = gpuadmit::k8s::parse_pod(gpuadmit::test::yaml(
       "spec: {containers: [{name: a, resources: {limits: {cpu: 2, nvidia.com/gpu: 0.5, memory: 1e9}}}]}"));

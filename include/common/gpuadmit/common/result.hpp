@@ -10,6 +10,10 @@ namespace gpuadmit {
 
 struct Error {
   std::string message;
+  // The member of the object being read that the error is about, as a JSON Pointer (RFC 6901, for example
+  // "/spec/containers/0/resources/limits/nvidia.com~1gpu"); empty when it is about no one member. Readers
+  // of YAML turn it into the member's line and column.
+  std::string pointer;
 };
 
 template <typename T>
@@ -38,7 +42,7 @@ class [[nodiscard]] Result {
 };
 
 inline Error make_error(std::string message) {
-  return Error{std::move(message)};
+  return Error{std::move(message), {}};
 }
 
 }  // namespace gpuadmit

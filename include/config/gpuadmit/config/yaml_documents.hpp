@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,10 +21,26 @@ struct YamlLimits {
   std::size_t max_nodes = 1'000'000;
 };
 
+// Where a value stands in its text, 1-based.
+struct Mark {
+  int line = 0;
+  int column = 0;
+};
+
+// The parsed YAML behind a Document, kept for mark_of (defined in yaml_documents.cpp: yaml-cpp stays
+// private).
+struct DocumentNodes;
+
 struct Document {
   nlohmann::json object;
-  int line = 0;  // 1-based line where the document starts
+  int line = 0;                                // 1-based line where the document starts
+  std::shared_ptr<const DocumentNodes> nodes;  // null for a document not read from text
 };
+
+// Where the value at `pointer` (a JSON Pointer into doc.object, RFC 6901) stands in the text; the deepest
+// value on its way that exists when it does not (an error about a missing member points at its parent),
+// and the document's start when nothing is known.
+Mark mark_of(const Document& doc, std::string_view pointer);
 
 // Empty documents (a lone `---`) are skipped. Errors carry `source:line:column`.
 Result<std::vector<Document>> read_documents(std::string_view text, std::string_view source_name,

@@ -23,4 +23,7 @@ enum class InvalidUtf8 { kThrow, kReplace };
 void append_json_string(std::string& out, std::string_view text, InvalidUtf8 invalid = InvalidUtf8::kThrow);
 std::string json_text(const nlohmann::json& value);
 
+// Appends "/" and `token` escaped as RFC 6901 says (~ → ~0, / → ~1) to the JSON Pointer `path`.
+void append_pointer_token(std::string& path, std::string_view token);
+
 }  // namespace gpuadmit::k8s
