@@ -65,7 +65,10 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
   result.violations = std::move(validated->violations);
   result.audits = std::move(validated->audits);
   std::vector<std::string> lines = mutated->notices;
-  for (const policy::Finding& f : validated->warnings) lines.push_back(f.summary);
+  for (const policy::Finding& f : validated->warnings) {
+    lines.push_back(f.summary);
+    result.warned_rules.push_back(f.rule);
+  }
   result.warnings = warning_lines(lines);
   result.controller = validated->controller;
   return result;

@@ -14,6 +14,7 @@ inline constexpr int kExitDenied = 1;
 inline constexpr int kExitUsage = 2;
 
 int check_command(Args args);
+int test_command(Args args);
 int policy_command(Args args);
 int serve_command(Args args);
 int certs_command(Args args);

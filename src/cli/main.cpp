@@ -17,8 +17,9 @@ Usage:
 
 Commands:
   check     Check manifests offline, as the API server with gpuadmit would (exit 1 when any is denied)
+  test      Run policy test suites (gpuadmit-test.yaml) against their expected results; JUnit for CI
   serve     Run the admission webhook over HTTPS
-  policy    Print the default policy (policy default) or validate a policy file (policy validate FILE)
+  policy    Print the default policy, validate policy files, or print the policy's JSON Schema
   certs     Generate a CA and a serving certificate (certs generate)
   cluster   Dump a live cluster's nodes, quotas, storage classes and claims for check --cluster
   version   Print the version
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   const gpuadmit::cli::Args rest(args.data() + 1, args.size() - 1);
   try {
     if (command == "check") return gpuadmit::cli::check_command(rest);
+    if (command == "test") return gpuadmit::cli::test_command(rest);
     if (command == "serve") return gpuadmit::cli::serve_command(rest);
     if (command == "policy") return gpuadmit::cli::policy_command(rest);
     if (command == "certs") return gpuadmit::cli::certs_command(rest);

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "flags.hpp"
 #include "gpuadmit/config/policy_loader.hpp"
+#include "gpuadmit/config/policy_schema.hpp"
 #include "gpuadmit/version.hpp"
 
 namespace gpuadmit::cli {
@@ -13,6 +14,7 @@ namespace {
 constexpr std::string_view kPolicyUsage = R"(Usage:
   gpuadmit policy default            Print the embedded default policy (a starting point for your own)
   gpuadmit policy validate FILE...   Check policy files; errors are printed as file:line:column (exit 2)
+  gpuadmit policy schema             Print the policy's JSON Schema (draft-07), for editors and CI
 )";
 
 }  // namespace
@@ -22,6 +24,10 @@ int policy_command(Args args) {
   if (args[0] == "default" && args.size() == 1) {
     const std::string_view text = config::default_policy_yaml();
     std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
+  if (args[0] == "schema" && args.size() == 1) {
+    std::printf("%s\n", config::policy_schema().dump(2).c_str());
     return kExitOk;
   }
   if (args[0] == "validate" && args.size() >= 2) {

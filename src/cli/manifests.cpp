@@ -1,0 +1,155 @@
+#include "manifests.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "gpuadmit/config/policy_loader.hpp"
+#include "gpuadmit/config/yaml_documents.hpp"
+
+namespace gpuadmit::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Result<policy::ClusterSnapshot> load_cluster(const std::string& path) {
+  auto sources = read_sources({path});
+  if (!sources) return sources.error();
+  nlohmann::json items = nlohmann::json::array();
+  for (const Source& source : *sources) {
+    auto documents = config::read_documents(source.text, source.name);
+    if (!documents) return documents.error();
+    for (const config::Document& doc : *documents) {
+      if (doc.object.is_object() && doc.object.contains("items") && doc.object["items"].is_array()) {
+        for (const auto& item : doc.object["items"]) items.push_back(item);
+      } else {
+        items.push_back(doc.object);
+      }
+    }
+  }
+  auto snapshot = policy::snapshot_from_list({{"items", items}});
+  if (!snapshot) return make_error(path + ": " + snapshot.error().message);
+  return snapshot;
+}
+
+// An object of a document and where it is in it (a JSON Pointer: "" for the document, "/items/3").
+struct DocumentObject {
+  const json* object;
+  std::string pointer;
+};
+
+// The objects of a document: a List's items (kubectl accepts a List in one document; so do we), else the
+// document itself.
+std::vector<DocumentObject> objects_of(const json& document) {
+  std::vector<DocumentObject> objects;
+  if (document.is_object() && document.value("kind", std::string()) == "List" && document.contains("items") &&
+      document["items"].is_array()) {
+    const json& items = document["items"];
+    for (std::size_t i = 0; i < items.size(); ++i)
+      objects.push_back({&items[i], "/items/" + std::to_string(i)});
+  } else {
+    objects.push_back({&document, ""});
+  }
+  return objects;
+}
+
+// "file:line" of an object; "file:line:column" of the field an error is about, when it names one.
+std::string location(const Source& source, const config::Document& doc, const std::string& pointer,
+                     bool with_column) {
+  const config::Mark mark = config::mark_of(doc, pointer);
+  return source.name + ":" + std::to_string(mark.line) +
+         (with_column ? ":" + std::to_string(mark.column) : "");
+}
+
+}  // namespace
+
+Result<std::vector<Source>> read_sources(const std::vector<std::string>& paths) {
+  std::vector<Source> sources;
+  const auto read_file = [&](const fs::path& path) -> Result<bool> {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return make_error(path.string() + ": cannot open");
+    constexpr std::size_t kCap = 8 * 1024 * 1024 + 1;  // one past the limit, so the reader reports it
+    std::string text(kCap, '\0');
+    file.read(text.data(), static_cast<std::streamsize>(kCap));
+    text.resize(static_cast<std::size_t>(file.gcount()));
+    sources.push_back({path.string(), std::move(text)});
+    return true;
+  };
+  for (const std::string& path : paths) {
+    if (path == "-") {
+      std::string text;
+      std::array<char, 65536> chunk{};
+      std::size_t n = 0;
+      while ((n = std::fread(chunk.data(), 1, chunk.size(), stdin)) > 0 &&
+             text.size() <= std::size_t{8} * 1024 * 1024) {
+        text.append(chunk.data(), n);
+      }
+      sources.push_back({"<stdin>", std::move(text)});
+      continue;
+    }
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      std::vector<fs::path> files;
+      for (const auto& entry : fs::recursive_directory_iterator(path, ec)) {
+        const std::string ext = entry.path().extension().string();
+        if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json"))
+          files.push_back(entry.path());
+      }
+      if (ec) return make_error(path + ": " + ec.message());
+      std::sort(files.begin(), files.end());
+      for (const fs::path& f : files) {
+        if (auto r = read_file(f); !r) return r.error();
+      }
+      continue;
+    }
+    if (!fs::exists(path, ec)) return make_error(path + ": no such file or directory");
+    if (auto r = read_file(path); !r) return r.error();
+  }
+  return sources;
+}
+
+// --policy's rules, or the embedded policy's without it.
+Result<policy::RuleSet> load_rules(const std::optional<std::string>& policy_path) {
+  if (!policy_path) return config::default_rule_set();
+  auto loaded = config::load_policy_file(*policy_path);
+  if (!loaded) return make_error("invalid policy:\n" + loaded.error().message);
+  return loaded;
+}
+
+// --cluster's snapshot as the policy sees it; without it, a view with no snapshot.
+Result<policy::ClusterView> load_view(const std::optional<std::string>& cluster_path) {
+  policy::ClusterView view;
+  if (!cluster_path) return view;
+  auto loaded = load_cluster(*cluster_path);
+  if (!loaded) return loaded.error();
+  view.snapshot = std::make_shared<const policy::ClusterSnapshot>(std::move(*loaded));
+  return view;
+}
+
+// Every object of every source, checked in order; the first that cannot be read or checked is the error.
+Result<std::vector<Located>> check_sources(const std::vector<Source>& sources, const policy::RuleSet& rules,
+                                           const std::string& default_namespace,
+                                           const policy::ClusterView* view) {
+  std::vector<Located> results;
+  for (const Source& source : sources) {
+    auto documents = config::read_documents(source.text, source.name);
+    if (!documents) return documents.error();
+    for (const config::Document& doc : *documents) {
+      for (const DocumentObject& item : objects_of(doc.object)) {
+        auto checked = admission::check_object(*item.object, rules, default_namespace, view);
+        if (!checked) {
+          const Error& e = checked.error();
+          return make_error(location(source, doc, item.pointer + e.pointer, !e.pointer.empty()) + ": " +
+                            e.message);
+        }
+        results.push_back({std::move(*checked), location(source, doc, item.pointer, false)});
+      }
+    }
+  }
+  return results;
+}
+
+}  // namespace gpuadmit::cli
