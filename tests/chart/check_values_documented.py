@@ -13,6 +13,20 @@ values = yaml.safe_load("\n".join(lines))
 schema = json.load(open(f"{chart}/values.schema.json"))
 problems = []
 
+def in_list_item(i, indent):
+    """Whether line i, a key at `indent`, belongs to a list item ("- key: ..." above it at indent - 2)."""
+    for j in range(i - 1, -1, -1):
+        text = lines[j]
+        if not text.strip() or text.strip().startswith("#"):
+            continue
+        at = len(text) - len(text.lstrip())
+        if re.match(r"^\s*-\s", text) and at + 2 == indent:
+            return True
+        if at < indent:
+            return False
+    return False
+
+
 # 1. A comment directly above each mapping key line (nested keys may share their block's comment
 #    when they are one-line flow maps; list items inherit the list's comment).
 for i, line in enumerate(lines):
@@ -27,7 +41,7 @@ for i, line in enumerate(lines):
     if line.rstrip().endswith(":") and i + 1 < len(lines) and lines[i + 1].strip().startswith("#"):
         continue
     # keys inside list items (webhooks.workloads entries) are documented by the list.
-    if re.match(r"^\s*-\s", line) or re.match(r"^\s*-\s", lines[i - 1]) or "- apiGroup" in lines[i - 1] or "apiVersion" in prev:
+    if re.match(r"^\s*-\s", line) or in_list_item(i, len(m.group(1))):
         continue
     problems.append(f"values.yaml:{i + 1}: key '{m.group(2)}' has no comment above it")
 

@@ -137,6 +137,9 @@ phase_static() {
     expect_fail "priorityClassQuota.pods \(3\) must be above replicas \(3\)" --set replicas=3 --set priorityClassQuota.pods=3
   check "priority-class quota: twice replicas, scoped to the class; none without a class or when off" priority_quota_rendered
   check "every value documented (values.yaml comments, schema descriptions)" python3 "$HERE/check_values_documented.py" "$CHART"
+  check "webhooks.workloads and matchConditions cover what the default policy judges" \
+    bash -c '"$0" policy default >"$1/policy-default.yaml" && python3 "$2/check_match_conditions.py" "$3" "$1/policy-default.yaml"' \
+    "$BIN" "$WORK" "$HERE" "$CHART"
   check "ClusterRole = the RBAC in docs/cluster.md" \
     bash -c '"$0" template g "$1" -n gpuadmit >"$2/role.yaml" && python3 "$3/check_rbac_doc.py" "$2/role.yaml" "$4/docs/cluster.md"' \
     "$HELM" "$CHART" "$WORK" "$HERE" "$ROOT"
@@ -340,13 +343,14 @@ routing() {
     [[ $out == *"failed calling webhook"* ]] && break
     sleep 0.3
   done
-  # With matchConditions a CPU pod is not sent, and a pod without containers is not sent either (the CEL
-  # guards it: no evaluation error) and is left to the API server's validation.
-  local cpu_pod=sent no_containers=sent
-  [[ $mode == matchConditions ]] && cpu_pod="not sent" no_containers=invalid
+  # With matchConditions nothing that is not GPU-related is sent: a CPU pod, a CPU workload (its template), a claim
+  # without gpuadmit's marker. A pod without containers is not sent either (the CEL guards it: no
+  # evaluation error) and is left to the API server's validation.
+  local not_gpu=sent no_containers=sent
+  [[ $mode == matchConditions ]] && not_gpu="not sent" no_containers=invalid
   while read -r ns file want; do
     [[ -n $ns ]] || continue
-    case $want in cpu_pod) want=$cpu_pod ;; no_containers) want=$no_containers ;; esac
+    case $want in not_gpu) want=$not_gpu ;; no_containers) want=$no_containers ;; esac
     want=${want//_/ }
     if out=$(kc -n "$ns" create --dry-run=server -f "$HERE/routing/$file" 2>&1); then got="not sent"
     elif [[ $out == *"failed calling webhook"* ]]; then got=sent
@@ -356,7 +360,7 @@ routing() {
     [[ $got == "$want" ]] || rc=1
   done <<TABLE
 routing gpu-pod.yaml sent
-routing cpu-pod.yaml cpu_pod
+routing cpu-pod.yaml not_gpu
 routing no-containers-pod.yaml no_containers
 routing mig-init-pod.yaml sent
 routing cuda-image-pod.yaml sent
@@ -364,14 +368,29 @@ routing gpu-toleration-pod.yaml sent
 routing labelled-pod.yaml sent
 routing annotated-pod.yaml sent
 routing claim.yaml sent
-routing cpu-deployment.yaml sent
+routing plain-claim.yaml not_gpu
+routing cpu-deployment.yaml not_gpu
+routing gpu-deployment.yaml sent
 routing gpu-job.yaml sent
+routing cpu-cronjob.yaml not_gpu
+routing gpu-cronjob.yaml sent
+routing gpu-pytorchjob.yaml sent
+routing cpu-pytorchjob.yaml not_gpu
 routing configmap.yaml not_sent
 kube-system gpu-pod.yaml not_sent
 kube-node-lease gpu-pod.yaml not_sent
 $NS gpu-pod.yaml not_sent
 routing-optout gpu-pod.yaml not_sent
 TABLE
+  if [[ $mode == matchConditions ]]; then
+    # Not a dry run: with gpuadmit down under Fail, a claim and a CPU Deployment are really created.
+    if kc -n routing create -f "$HERE/routing/plain-claim.yaml" -f "$HERE/routing/cpu-deployment.yaml" >/dev/null; then
+      echo "ok        routing          created for real: persistentvolumeclaim/data, deployment.apps/web"
+      kc -n routing delete -f "$HERE/routing/plain-claim.yaml" -f "$HERE/routing/cpu-deployment.yaml" --wait=false >/dev/null || rc=1
+    else
+      echo "WRONG     routing          a claim or a CPU Deployment was not created while gpuadmit is down"; rc=1
+    fi
+  fi
   kc delete -f "$WORK/routing.yaml" >/dev/null || rc=1
   return "$rc"
 }
@@ -467,7 +486,7 @@ phase_cluster() {
   check "default install fails open while no gpuadmit answers" fail_open_by_default
   check "helm uninstall removes the webhook configurations" uninstall_removes_webhooks
   check "routing: what reaches gpuadmit (namespaces, rules; defaults)" routing default
-  check "routing: what reaches gpuadmit with matchConditions (GPU-related pods only)" routing matchConditions
+  check "routing: what reaches gpuadmit with matchConditions (only GPU-related pods, workloads and claims; under Fail with gpuadmit down a claim and a CPU Deployment are created)" routing matchConditions
   check "helm install with webhooks.url at a gpuadmit on loopback" live_start
   check "helm test's dry-run GPU pod passes (test ServiceAccount, installed webhooks)" helm_test_passes
   check "helm test fails when gpuadmit does not answer" helm_test_fails_without_gpuadmit

@@ -89,27 +89,75 @@ request"); any other release gets mutate.<fullname>.gpuadmit.io so two releases 
 {{- end -}}
 
 {{/*
-matchConditions (CEL, evaluated by the API server): a pod is sent to gpuadmit only when something in
-it is GPU-related; claims and workloads are always sent (few, and their templates are checked by
-gpuadmit itself). Every list comes from webhooks.matchConditions and must cover what the policy looks
-at (gpuResources, gpu-intent imagePatterns and labels, stray-gpu-toleration taintKeys), or pods that
-the policy would fix are never shown to it. Guards (has) on every optional field: a CEL error counts
-as a webhook failure and failurePolicy applies.
+matchConditions (CEL, evaluated by the API server): an object is sent to gpuadmit only when something in
+it is GPU-related, so that a gpuadmit outage under failurePolicy Fail blocks nothing else:
+- a pod, when a container asks for a GPU resource or runs a GPU image, or it tolerates a GPU taint, or
+  carries a GPU label or a gpuadmit.io/ annotation;
+- a workload (webhooks.workloads), when its pod template (each entry's `template` path, the policy's) is
+  such a pod;
+- a claim, when it carries a gpuadmit.io/ label or annotation (checkpoint-pvc's marker).
+Every list comes from webhooks.matchConditions and must cover what the policy looks at (gpuResources,
+gpu-intent imagePatterns and labels, stray-gpu-toleration taintKeys, checkpoint-pvc's marker): the chart
+test checks them against the default policy. Guards (has, != null) on every optional field: a CEL error
+counts as a webhook failure and failurePolicy applies.
 */}}
+{{- /* gpuadmit.gpuPodCEL (dict "m" matchConditions "v" VAR): VAR (a pod, or a pod template) is GPU-related.
+has(x) is true for a field present as null (a pod without containers arrives with "containers": null),
+and iterating null is an error: hence `has(x) && x != null` on every list and map. */ -}}
+{{- define "gpuadmit.gpuPodCEL" -}}
+{{- $m := .m -}}{{- $v := .v -}}
+{{- $res := printf "%s.exists(p, r.startsWith(p))" (toJson $m.resourcePrefixes) -}}
+{{- $gpuContainer := printf "(has(c.resources) && ((has(c.resources.limits) && c.resources.limits != null && c.resources.limits.exists(r, %s)) || (has(c.resources.requests) && c.resources.requests != null && c.resources.requests.exists(r, %s)))) || (has(c.image) && %s.exists(s, c.image.contains(s)))" $res $res (toJson $m.imageSubstrings) -}}
+(has({{ $v }}.spec) && {{ $v }}.spec != null && (
+(has({{ $v }}.spec.containers) && {{ $v }}.spec.containers != null && {{ $v }}.spec.containers.exists(c, {{ $gpuContainer }})) ||
+(has({{ $v }}.spec.initContainers) && {{ $v }}.spec.initContainers != null && {{ $v }}.spec.initContainers.exists(c, {{ $gpuContainer }})) ||
+(has({{ $v }}.spec.tolerations) && {{ $v }}.spec.tolerations != null && {{ $v }}.spec.tolerations.exists(t, has(t.key) && t.key in {{ toJson $m.tolerationKeys }})))) ||
+(has({{ $v }}.metadata) && {{ $v }}.metadata != null && (
+(has({{ $v }}.metadata.labels) && {{ $v }}.metadata.labels != null && {{ toJson $m.labelKeys }}.exists(k, k in {{ $v }}.metadata.labels)) ||
+(has({{ $v }}.metadata.annotations) && {{ $v }}.metadata.annotations != null && {{ $v }}.metadata.annotations.exists(k, {{ toJson $m.annotationPrefixes }}.exists(p, k.startsWith(p))))))
+{{- end -}}
+
+{{- /* gpuadmit.templateCEL (dict "path" "spec.*ReplicaSpecs.*.template" "pod" CEL-over-pt): some pod template
+at the dotted path of `object` (bound to `pt`) satisfies the pod expression. A * segment matches map keys (alone: any key;
+*suffix or prefix*), as in the policy's spec.workloads. */ -}}
+{{- define "gpuadmit.templateCEL" -}}
+{{- $base := "object" -}}{{- $open := "" -}}{{- $close := "" -}}
+{{- range $i, $seg := splitList "." .path -}}
+{{- if contains "*" $seg -}}
+{{- $k := printf "k%d" $i -}}
+{{- $match := "true" -}}
+{{- if and (hasPrefix "*" $seg) (gt (len $seg) 1) -}}{{- $match = printf "%s.endsWith(%s)" $k (trimPrefix "*" $seg | quote) -}}
+{{- else if and (hasSuffix "*" $seg) (gt (len $seg) 1) -}}{{- $match = printf "%s.startsWith(%s)" $k (trimSuffix "*" $seg | quote) -}}
+{{- else if ne $seg "*" -}}{{- fail (printf "webhooks.workloads template %q: a * segment is *, *suffix or prefix*" $.path) -}}
+{{- end -}}
+{{- $open = printf "%s%s.exists(%s, %s && %s[%s] != null && " $open $base $k $match $base $k -}}
+{{- $close = printf "%s)" $close -}}
+{{- $base = printf "%s[%s]" $base $k -}}
+{{- else -}}
+{{- $open = printf "%shas(%s.%s) && %s.%s != null && " $open $base $seg $base $seg -}}
+{{- $base = printf "%s.%s" $base $seg -}}
+{{- end -}}
+{{- end -}}
+{{- printf "(%s[%s].exists(pt, %s)%s)" $open $base .pod $close -}}
+{{- end -}}
+
 {{- define "gpuadmit.matchConditions" -}}
 {{- $m := .Values.webhooks.matchConditions -}}
-{{- $res := printf "%s.exists(p, r.startsWith(p))" (toJson $m.resourcePrefixes) -}}
-{{- /* has(x) is true for a field present as null (a pod without containers arrives with "containers": null),
-and iterating null is an error: hence `has(x) && x != null` on every list and map. */ -}}
-{{- $gpuContainer := printf "(has(c.resources) && ((has(c.resources.limits) && c.resources.limits != null && c.resources.limits.exists(r, %s)) || (has(c.resources.requests) && c.resources.requests != null && c.resources.requests.exists(r, %s)))) || (has(c.image) && %s.exists(s, c.image.contains(s)))" $res $res (toJson $m.imageSubstrings) -}}
 - name: gpu-related-pods-only
   expression: >-
-    request.resource.resource != "pods" || (has(object.spec) && (
-    (has(object.spec.containers) && object.spec.containers != null && object.spec.containers.exists(c, {{ $gpuContainer }})) ||
-    (has(object.spec.initContainers) && object.spec.initContainers != null && object.spec.initContainers.exists(c, {{ $gpuContainer }})) ||
-    (has(object.spec.tolerations) && object.spec.tolerations != null && object.spec.tolerations.exists(t, has(t.key) && t.key in {{ toJson $m.tolerationKeys }})) ||
-    (has(object.metadata.labels) && object.metadata.labels != null && {{ toJson $m.labelKeys }}.exists(k, k in object.metadata.labels)) ||
-    (has(object.metadata.annotations) && object.metadata.annotations != null && object.metadata.annotations.exists(k, {{ toJson $m.annotationPrefixes }}.exists(p, k.startsWith(p))))))
+    request.resource.resource != "pods" || {{ include "gpuadmit.gpuPodCEL" (dict "m" $m "v" "object") | replace "\n" " " }}
+- name: marked-claims-only
+  expression: >-
+    request.resource.resource != "persistentvolumeclaims" ||
+    (has(object.metadata.labels) && object.metadata.labels != null && object.metadata.labels.exists(k, {{ toJson $m.annotationPrefixes }}.exists(p, k.startsWith(p)))) ||
+    (has(object.metadata.annotations) && object.metadata.annotations != null && object.metadata.annotations.exists(k, {{ toJson $m.annotationPrefixes }}.exists(p, k.startsWith(p))))
+{{- $pod := include "gpuadmit.gpuPodCEL" (dict "m" $m "v" "pt") | replace "\n" " " }}
+{{- range $i, $w := .Values.webhooks.workloads }}
+- name: gpu-related-templates-{{ $i }}
+  expression: >-
+    !(request.resource.group == {{ $w.apiGroup | quote }} && request.resource.resource in {{ toJson $w.resources }}) ||
+    {{ include "gpuadmit.templateCEL" (dict "path" ($w.template | default "spec.template") "pod" $pod) }}
+{{- end }}
 {{- end -}}
 
 {{/* Pods the priority-class quota allows: the value, or twice the replicas (a rollout's surge pod, and
