@@ -42,6 +42,11 @@ metadata:
       -f "$ROOT/deploy/gpuadmit.values.yaml"
   } | webhooks_first
 } >"$tmp"
+# A Helm hook in a plain manifest would run at `kubectl apply` (the uninstall hook would delete the webhooks).
+if grep -q 'helm.sh/hook' "$tmp"; then
+  echo "deploy/render.sh: the rendering holds a Helm hook (helm.sh/hook); disable it in deploy/gpuadmit.values.yaml" >&2
+  exit 1
+fi
 if [[ ${2:-} == --check ]]; then
   if ! diff -u "$OUT" "$tmp"; then
     echo "deploy/gpuadmit.yaml is out of date with charts/gpuadmit: run deploy/render.sh $HELM" >&2

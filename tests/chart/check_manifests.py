@@ -50,8 +50,17 @@ def main(path, namespace):
                 for m in c.get("volumeMounts", []):
                     if m.get("subPath"):
                         bad(f"{where}: subPath mount {m['name']} never sees Secret/ConfigMap updates")
-        if kind == "ClusterRole" and d.get("rules") != ROLE_RULES:
+        hook = d["metadata"].get("annotations", {}).get("helm.sh/hook")
+        if kind == "ClusterRole" and hook is None and d.get("rules") != ROLE_RULES:
             bad(f"{where}: rules must be exactly {ROLE_RULES}, got {d.get('rules')}")
+        if kind == "ClusterRole" and hook is not None:
+            # The uninstall hook: delete (and get) the release's two webhook configurations, nothing else.
+            names = {w["metadata"]["name"] for w in docs if w["kind"].endswith("WebhookConfiguration")}
+            rules = d.get("rules", [])
+            if hook != "pre-delete" or len(rules) != 2 or any(
+                    r.get("apiGroups") != ["admissionregistration.k8s.io"] or sorted(r.get("verbs", [])) != ["delete", "get"]
+                    or len(r.get("resourceNames", [])) != 1 or r["resourceNames"][0] not in names for r in rules):
+                bad(f"{where}: a hook ClusterRole may only get and delete the release's webhook configurations {sorted(names)}, got {rules}")
         if kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
             for w in d["webhooks"]:
                 wn = f"{where} webhook {w['name']}"

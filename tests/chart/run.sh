@@ -315,11 +315,35 @@ fail_open_by_default() {
     kc -n kube-system create --dry-run=server -o name -f "$ROOT/tests/e2e/manifests/probe-pods.yaml"
 }
 
-uninstall_removes_webhooks() {
-  "$HELM" uninstall "$NS" -n "$NS" || return 1
+# helm uninstall's pre-delete hook, as Helm runs it: its ServiceAccount and RBAC are created, then the
+# Job's script runs (here, since no kubelet runs pods: kubectl acts as the hook's ServiceAccount). The
+# webhook configurations are gone while the Deployment and the Service still stand; then the rest is
+# uninstalled with --no-hooks (Helm would wait for a Job no node runs).
+uninstall_deletes_webhooks_first() {
+  local bin=$WORK/as-cleanup-sa
+  render --show-only templates/webhooks-cleanup.yaml >"$WORK/cleanup.yaml" || return 1
+  python3 - "$WORK/cleanup.yaml" "$WORK/cleanup-rbac.yaml" "$WORK/cleanup.sh" <<'PY' || return 1
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+assert all(d["metadata"]["annotations"]["helm.sh/hook"] == "pre-delete" for d in docs), "not all pre-delete hooks"
+yaml.safe_dump_all([d for d in docs if d["kind"] != "Job"], open(sys.argv[2], "w"))
+job = [d for d in docs if d["kind"] == "Job"][0]
+open(sys.argv[3], "w").write(job["spec"]["template"]["spec"]["containers"][0]["command"][2])
+PY
+  kc apply -f "$WORK/cleanup-rbac.yaml" >/dev/null || return 1
+  mkdir -p "$bin"
+  printf '#!/bin/sh\nexec %q --as=system:serviceaccount:%s:%s-webhooks-cleanup "$@"\n' "$KUBECTL" "$NS" "$NS" >"$bin/kubectl"
+  chmod +x "$bin/kubectl"
+  # The hook may delete the two configurations and nothing else.
+  kc auth can-i delete validatingwebhookconfigurations/other --as="system:serviceaccount:$NS:$NS-webhooks-cleanup" &&
+    { echo "the hook's ServiceAccount may delete other webhook configurations"; return 1; }
+  PATH=$bin:$PATH sh -c "$(<"$WORK/cleanup.sh")" || return 1
   ! kc get mutatingwebhookconfiguration mutate.gpuadmit.io 2>/dev/null &&
-    ! kc get validatingwebhookconfiguration validate.gpuadmit.io 2>/dev/null &&
-    ! kc get clusterrole gpuadmit 2>/dev/null
+    ! kc get validatingwebhookconfiguration validate.gpuadmit.io 2>/dev/null || { echo "a webhook configuration is left"; return 1; }
+  kc -n "$NS" get deployment/gpuadmit service/gpuadmit -o name || { echo "the server went before the webhooks"; return 1; }
+  "$HELM" uninstall "$NS" -n "$NS" --no-hooks || return 1
+  kc delete -f "$WORK/cleanup-rbac.yaml" >/dev/null || return 1
+  ! kc get clusterrole gpuadmit 2>/dev/null && ! kc -n "$NS" get deployment gpuadmit 2>/dev/null
 }
 
 # routing MODE: which objects the API server sends to gpuadmit under the chart's configurations.
@@ -460,7 +484,8 @@ helm_test_fails_without_gpuadmit() {
 }
 
 live_uninstall() {
-  "$HELM" uninstall "$NS" -n "$NS" && kc delete -f "$WORK/helm-test-rbac.yaml" --ignore-not-found
+  # --no-hooks: no node runs the cleanup Job here (uninstall_deletes_webhooks_first runs its script).
+  "$HELM" uninstall "$NS" -n "$NS" --no-hooks && kc delete -f "$WORK/helm-test-rbac.yaml" --ignore-not-found
 }
 
 phase_cluster() {
@@ -484,7 +509,8 @@ phase_cluster() {
   check "RBAC: exactly get/list/watch of the cluster view (kubectl auth can-i)" rbac
   check "helm upgrade reuses the generated certificate" upgrade_keeps_certificate
   check "default install fails open while no gpuadmit answers" fail_open_by_default
-  check "helm uninstall removes the webhook configurations" uninstall_removes_webhooks
+  check "helm uninstall: the pre-delete hook deletes the webhook configurations while the server still runs" \
+    uninstall_deletes_webhooks_first
   check "routing: what reaches gpuadmit (namespaces, rules; defaults)" routing default
   check "routing: what reaches gpuadmit with matchConditions (only GPU-related pods, workloads and claims; under Fail with gpuadmit down a claim and a CPU Deployment are created)" routing matchConditions
   check "helm install with webhooks.url at a gpuadmit on loopback" live_start
