@@ -187,10 +187,25 @@ Outcome patched(Outcome out, const policy::Decision& decision) {
   return answer(std::move(out), Verdict::kPatched, response);
 }
 
-// /validate's allow: the warn findings as kubectl warnings.
-Outcome warned(Outcome out, const policy::Decision& decision) {
+// An object annotated gpuadmit.io/probe (any non-empty value) gets this warning from /validate whatever the
+// policy says, so `helm test` (or anyone) can tell that the API server really calls gpuadmit, under any
+// policy, on any cluster, without a GPU.
+constexpr std::string_view kProbeAnnotation = "gpuadmit.io/probe";
+constexpr std::string_view kProbeWarning = "gpuadmit.io/probe: reviewed by gpuadmit";
+
+bool is_probe(const k8s::JsonValue& object) {
+  const k8s::JsonValue* meta = object_member(object, "metadata");
+  const k8s::JsonValue* annotations = meta != nullptr ? object_member(*meta, "annotations") : nullptr;
+  return annotations != nullptr && !k8s::string_member(*annotations, kProbeAnnotation).empty();
+}
+
+// /validate's allow: the warn findings as kubectl warnings (and the probe's answer).
+Outcome warned(Outcome out, const policy::Decision& decision, bool probe) {
   Response response = judged(out, decision);
-  response.warnings = warning_lines(warning_summaries(decision));
+  std::vector<std::string> summaries = warning_summaries(decision);
+  // First: kubectl shows at most the lines warning_lines keeps, and the probe's must be one of them.
+  if (probe) summaries.insert(summaries.begin(), std::string(kProbeWarning));
+  response.warnings = warning_lines(summaries);
   return answer(std::move(out), Verdict::kAllowed, response);
 }
 
@@ -290,7 +305,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   // from its limit with its own terse message, so /validate would never get to explain them.
   if (!decision->allowed()) return denied(std::move(envelope.facts), *decision);
   if (mode == policy::Mode::kMutate) return patched(std::move(envelope.facts), *decision);
-  return warned(std::move(envelope.facts), *decision);
+  return warned(std::move(envelope.facts), *decision, is_probe(*envelope.object));
 }
 
 }  // namespace gpuadmit::admission

@@ -422,6 +422,22 @@ TABLE
 # A gpuadmit on loopback, installed with `helm install --set webhooks.url=...` and an existing-Secret
 # caBundle, so the configurations Helm created are called for real; then the helm test's own script runs
 # here with the test's ServiceAccount (impersonated), since no kubelet can run the test pod.
+# live_serve [POLICY]: (re)start the loopback gpuadmit on LIVE_PORT, with POLICY or the embedded policy.
+live_serve() {
+  local i policy=()
+  [[ -n ${1:-} ]] && policy=(--policy "$1")
+  [[ -n ${LIVE_PID:-} ]] && { kill "$LIVE_PID"; wait "$LIVE_PID" 2>/dev/null; LIVE_PID=; }
+  "$BIN" serve --listen "127.0.0.1:$LIVE_PORT" --tls-cert-file "$WORK/live-certs/tls.crt" \
+    --tls-private-key-file "$WORK/live-certs/tls.key" --drain-seconds 0 "${policy[@]}" </dev/null >"$WORK/live-gpuadmit.log" 2>&1 &
+  LIVE_PID=$!
+  for ((i = 0; i < 100; i++)); do
+    curl -fsS --max-time 2 --cacert "$WORK/live-certs/ca.crt" "https://127.0.0.1:$LIVE_PORT/readyz" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  tail "$WORK/live-gpuadmit.log"
+  return 1
+}
+
 live_start() {
   local i
   "$BIN" certs generate --ip 127.0.0.1 --dns localhost --out "$WORK/live-certs" >/dev/null || return 1
@@ -429,14 +445,7 @@ live_start() {
     LIVE_PORT=$((20000 + RANDOM % 12000))
     (exec 3<>"/dev/tcp/127.0.0.1/$LIVE_PORT") 2>/dev/null || break
   done
-  "$BIN" serve --listen "127.0.0.1:$LIVE_PORT" --tls-cert-file "$WORK/live-certs/tls.crt" \
-    --tls-private-key-file "$WORK/live-certs/tls.key" --drain-seconds 0 </dev/null >"$WORK/live-gpuadmit.log" 2>&1 &
-  LIVE_PID=$!
-  for ((i = 0; i < 100; i++)); do
-    curl -fsS --max-time 2 --cacert "$WORK/live-certs/ca.crt" "https://127.0.0.1:$LIVE_PORT/readyz" >/dev/null 2>&1 && break
-    sleep 0.2
-  done
-  curl -fsS --max-time 2 --cacert "$WORK/live-certs/ca.crt" "https://127.0.0.1:$LIVE_PORT/readyz" || { tail "$WORK/live-gpuadmit.log"; return 1; }
+  live_serve || return 1
   "$HELM" install "$NS" "$CHART" -n "$NS" --set webhooks.url="https://127.0.0.1:$LIVE_PORT" \
     --set certificates.helm.enabled=false --set certificates.existingSecret.name=gpuadmit-dev \
     --set certificates.existingSecret.caBundle="$(base64 -w0 "$WORK/live-certs/ca.crt")"
@@ -473,14 +482,24 @@ PY
   return 1
 }
 
+# The helm test does not depend on the policy: it passes under each example policy too.
+helm_test_passes_under_every_example_policy() {
+  local policy
+  for policy in "$ROOT"/deploy/policies/*.yaml; do
+    live_serve "$policy" || return 1
+    helm_test_script || { echo "helm test failed under $(basename "$policy")"; return 1; }
+  done
+  live_serve
+}
+
 helm_test_fails_without_gpuadmit() {
   kill "$LIVE_PID" && wait "$LIVE_PID" 2>/dev/null
   LIVE_PID=
-  # failurePolicy Ignore (default): the dry run succeeds without gpuadmit's toleration; the test must say so.
+  # failurePolicy Ignore (default): the dry run succeeds without gpuadmit's probe warning; the test must say so.
   local out rc=0
   out=$(helm_test_script 2>&1) || rc=$?
   echo "$out"
-  ((rc != 0)) && grep -q "FAIL: no nvidia.com/gpu toleration" <<<"$out"
+  ((rc != 0)) && grep -q "FAIL: no gpuadmit.io/probe warning" <<<"$out"
 }
 
 live_uninstall() {
@@ -514,7 +533,8 @@ phase_cluster() {
   check "routing: what reaches gpuadmit (namespaces, rules; defaults)" routing default
   check "routing: what reaches gpuadmit with matchConditions (only GPU-related pods, workloads and claims; under Fail with gpuadmit down a claim and a CPU Deployment are created)" routing matchConditions
   check "helm install with webhooks.url at a gpuadmit on loopback" live_start
-  check "helm test's dry-run GPU pod passes (test ServiceAccount, installed webhooks)" helm_test_passes
+  check "helm test's dry-run probe pod passes (test ServiceAccount, installed webhooks; no GPU node needed)" helm_test_passes
+  check "helm test passes under warn-only-rollout, strict and kubeflow too" helm_test_passes_under_every_example_policy
   check "helm test fails when gpuadmit does not answer" helm_test_fails_without_gpuadmit
   check "helm uninstall (live install)" live_uninstall
   check "e2e control plane down" bash -c 'GPUADMIT_E2E_STATE=$0 "$1" down && test ! -e "$0"' "$WORK/cp" "$ROOT/tests/e2e/cluster.sh" &&

@@ -356,3 +356,30 @@ spec:
                              "the pod:\n  [shm-size] added a memory-backed volume \"dshm\""));
   CHECK_FALSE(r["response"].contains("patch"));
 }
+
+TEST_CASE("a probe annotation gets a warning from validate whatever the policy, so helm test sees gpuadmit answer",
+          "[review][probe]") {
+  // endpoint, annotated, policy action for every rule, whether the probe warning is expected
+  auto [endpoint, annotated, action, expected] = GENERATE(table<Endpoint, bool, gpuadmit::policy::Action, bool>({
+      {Endpoint::kValidate, true, gpuadmit::policy::Action::kEnforce, true},
+      {Endpoint::kValidate, true, gpuadmit::policy::Action::kWarn, true},
+      {Endpoint::kValidate, true, gpuadmit::policy::Action::kOff, true},
+      {Endpoint::kValidate, false, gpuadmit::policy::Action::kEnforce, false},
+      {Endpoint::kMutate, true, gpuadmit::policy::Action::kEnforce, false},
+  }));
+  CAPTURE(annotated, static_cast<int>(action));
+  gpuadmit::policy::RuleSet rules;
+  rules.gpu_intent.action = action;
+  rules.stray_gpu_toleration.action = action;
+  json pod = json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "gpuadmit-probe", "namespace": "default"},
+      "spec": {"containers": [{"name": "probe", "image": "registry.invalid/gpuadmit-probe:0"}]}})");
+  if (annotated) pod["metadata"]["annotations"] = {{"gpuadmit.io/probe", "helm-test"}};
+  const json r = response_of(review(gpuadmit::test::admission_review(pod), endpoint, rules));
+  CHECK(r["response"]["allowed"] == true);
+  const json warnings = r["response"].value("warnings", json::array());
+  const bool probed = std::any_of(warnings.begin(), warnings.end(), [](const json& w) {
+    return w.get<std::string>().starts_with("gpuadmit.io/probe: ");
+  });
+  CHECK(probed == expected);
+}
