@@ -137,6 +137,8 @@ phase_static() {
     expect_fail "priorityClassQuota.pods \(3\) must be above replicas \(3\)" --set replicas=3 --set priorityClassQuota.pods=3
   check "priority-class quota: twice replicas, scoped to the class; none without a class or when off" priority_quota_rendered
   check "every value documented (values.yaml comments, schema descriptions)" python3 "$HERE/check_values_documented.py" "$CHART"
+  check "charts/gpuadmit/README.md is generated from the values (scripts/chart-readme.py --check)" \
+    python3 "$ROOT/scripts/chart-readme.py" "$CHART" --check
   check "webhooks.workloads and matchConditions cover what the default policy judges" \
     bash -c '"$0" policy default >"$1/policy-default.yaml" && python3 "$2/check_match_conditions.py" "$3" "$1/policy-default.yaml"' \
     "$BIN" "$WORK" "$HERE" "$CHART"
