@@ -29,9 +29,9 @@ helm uninstall gpuadmit -n gpuadmit       # a pre-delete hook removes the webhoo
 ```
 
 - Values are checked by `values.schema.json`: an unknown or misspelled key fails the install.
-- Roll out with the default `Ignore` failure policies and a warn-only policy first
-  (`deploy/policies/warn-only-rollout.yaml`); move to `Fail` with `webhooks.matchConditions.enabled`, so an
-  outage of gpuadmit blocks only GPU work.
+- Roll out along `policy.preset` (warn-only, default, strict), with pilot namespaces
+  (`webhooks.namespaceSelector.matchLabels`) if you like, then `Fail` with `webhooks.matchConditions.enabled`,
+  so an outage of gpuadmit blocks only GPU work: the steps are in the repository's docs/rollout.md.
 - Break glass: deleting the two webhook configurations always works (NOTES prints the commands).
 - Upgrade notes are in the repository's CHANGELOG.md.
 

@@ -76,6 +76,16 @@ lint_and_invariants() {
 
 policies_valid() {
   "$BIN" policy validate "$ROOT"/deploy/policies/*.yaml || return 1
+  # Each preset's ConfigMap holds its file, and the chart's copies are deploy/policies' byte for byte.
+  local preset file
+  for preset in warn-only:warn-only-rollout strict:strict kubeflow:kubeflow; do
+    file=${preset#*:}
+    cmp "$CHART/files/policies/$file.yaml" "$ROOT/deploy/policies/$file.yaml" || return 1
+    render --set policy.preset="${preset%%:*}" --show-only templates/configmap-policy.yaml |
+      python3 -c 'import sys,yaml; print(yaml.safe_load(sys.stdin)["data"]["policy.yaml"], end="")' >"$WORK/policy.yaml" || return 1
+    cmp "$WORK/policy.yaml" "$ROOT/deploy/policies/$file.yaml" || { echo "preset ${preset%%:*} is not $file.yaml"; return 1; }
+  done
+  [[ $(ls "$CHART"/files/policies/*.yaml | wc -l) == 3 ]] || { echo "files/policies holds a policy no preset names"; return 1; }
   # What the chart puts in its ConfigMap (default and from values) is a valid policy too.
   local f
   for f in "$CHART/ci/default-values.yaml" "$CHART/ci/single-replica-values.yaml"; do
@@ -150,7 +160,7 @@ phase_static() {
   check "deploy/gpuadmit.yaml: the webhook configurations first (kubectl delete -f removes them before the server)" \
     python3 -c 'import sys, yaml; k = [d["kind"] for d in yaml.safe_load_all(open(sys.argv[1])) if d]; print(k[:3]); sys.exit(sorted(k[:2]) != ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])' "$ROOT/deploy/gpuadmit.yaml"
   check "deploy/gpuadmit.yaml invariants" python3 "$HERE/check_manifests.py" "$ROOT/deploy/gpuadmit.yaml" "$NS"
-  check "example policies and chart policies valid (gpuadmit policy validate)" policies_valid
+  check "example policies and chart policies valid; each policy.preset is its deploy/policies file" policies_valid
   check "Dockerfile runtime packages = ldd of the binary" "$HERE/check-dockerfile.sh" "$BIN"
 }
 
@@ -421,6 +431,62 @@ TABLE
   return "$rc"
 }
 
+# Pilot mode (webhooks.namespaceSelector.matchLabels): with the configurations at a closed port under Fail,
+# a GPU pod in a labelled namespace is sent, one in an unlabelled namespace is not. The loop also waits out
+# the API server's cache of the previous (unfiltered) configurations.
+routing_pilot() {
+  local i sent=no skipped=no rc=0
+  render --show-only templates/webhooks.yaml --set webhooks.url=https://127.0.0.1:1 \
+    --set certificates.helm.enabled=false --set certificates.existingSecret.name=unused \
+    --set certificates.existingSecret.caBundle="$(base64 -w0 "$GPUADMIT_E2E_CA")" \
+    --set webhooks.mutate.failurePolicy=Fail --set webhooks.validate.failurePolicy=Fail \
+    --set-string 'webhooks.namespaceSelector.matchLabels.gpuadmit\.io/pilot=true' >"$WORK/pilot.yaml" || return 1
+  kc get namespace routing >/dev/null 2>&1 || kc create namespace routing || return 1
+  kc get namespace routing-pilot >/dev/null 2>&1 ||
+    { kc create namespace routing-pilot && kc label namespace routing-pilot gpuadmit.io/pilot=true; } || return 1
+  kc apply -f "$WORK/pilot.yaml" >/dev/null || return 1
+  for ((i = 0; i < 100; i++)); do
+    [[ $(kc -n routing-pilot create --dry-run=server -f "$HERE/routing/gpu-pod.yaml" 2>&1) == *"failed calling webhook"* ]] && sent=yes || sent=no
+    kc -n routing create --dry-run=server -f "$HERE/routing/gpu-pod.yaml" >/dev/null 2>&1 && skipped=yes || skipped=no
+    [[ $sent == yes && $skipped == yes ]] && break
+    sleep 0.3
+  done
+  echo "GPU pod in the labelled namespace sent: $sent; in an unlabelled one not sent: $skipped"
+  [[ $sent == yes && $skipped == yes ]] || rc=1
+  kc delete -f "$WORK/pilot.yaml" >/dev/null || rc=1
+  return "$rc"
+}
+
+# docs/rollout.md's ValidatingAdmissionPolicy, applied from the page: a user who may update namespaces
+# cannot add the opt-out label but can set others; an admin (system:masters) can add it.
+opt_out_guard() {
+  local i out rc=0
+  python3 - "$ROOT/docs/rollout.md" "$WORK/guard.yaml" <<'PY' || return 1
+import re, sys
+m = re.search(r"<!-- opt-out-guard -->\s*```yaml\n(.*?)```", open(sys.argv[1]).read(), re.S)
+open(sys.argv[2], "w").write(m.group(1))
+PY
+  kc create namespace guard-test >/dev/null || return 1
+  kc create clusterrole guard-test-ns --verb=get,update,patch --resource=namespaces >/dev/null &&
+    kc create clusterrolebinding guard-test-ns --clusterrole=guard-test-ns --user=alice >/dev/null || return 1
+  kc apply -f "$WORK/guard.yaml" >/dev/null || return 1
+  # The policy reaches the API server's admission asynchronously: wait until alice is refused.
+  for ((i = 0; i < 100; i++)); do
+    out=$(kc label namespace guard-test gpuadmit.io/ignore=true --as=alice 2>&1) || break
+    kc label namespace guard-test gpuadmit.io/ignore- >/dev/null
+    sleep 0.3
+  done
+  echo "alice adds the opt-out label: $out"
+  [[ $out == *"only cluster admins may add or remove the gpuadmit.io/ignore label"* ]] || rc=1
+  kc label namespace guard-test team=ml --as=alice || rc=1
+  kc label namespace guard-test gpuadmit.io/ignore=true || rc=1
+  out=$(kc label namespace guard-test gpuadmit.io/ignore- --as=alice 2>&1) && { echo "alice removed it: $out"; rc=1; }
+  kc delete -f "$WORK/guard.yaml" >/dev/null || rc=1
+  kc delete namespace guard-test --wait=false >/dev/null || rc=1
+  kc delete clusterrolebinding guard-test-ns >/dev/null && kc delete clusterrole guard-test-ns >/dev/null || rc=1
+  return "$rc"
+}
+
 # A gpuadmit on loopback, installed with `helm install --set webhooks.url=...` and an existing-Secret
 # caBundle, so the configurations Helm created are called for real; then the helm test's own script runs
 # here with the test's ServiceAccount (impersonated), since no kubelet can run the test pod.
@@ -534,6 +600,8 @@ phase_cluster() {
     uninstall_deletes_webhooks_first
   check "routing: what reaches gpuadmit (namespaces, rules; defaults)" routing default
   check "routing: what reaches gpuadmit with matchConditions (only GPU-related pods, workloads and claims; under Fail with gpuadmit down a claim and a CPU Deployment are created)" routing matchConditions
+  check "routing: pilot mode sends only namespaces with webhooks.namespaceSelector.matchLabels" routing_pilot
+  check "docs/rollout.md's opt-out guard: only admins add or remove gpuadmit.io/ignore" opt_out_guard
   check "helm install with webhooks.url at a gpuadmit on loopback" live_start
   check "helm test's dry-run probe pod passes (test ServiceAccount, installed webhooks; no GPU node needed)" helm_test_passes
   check "helm test passes under warn-only-rollout, strict and kubeflow too" helm_test_passes_under_every_example_policy

@@ -165,3 +165,11 @@ pods evicted or being replaced, count until they are gone). */}}
 {{- define "gpuadmit.priorityClassQuotaPods" -}}
 {{- .Values.priorityClassQuota.pods | default (mul (int .Values.replicas) 2) -}}
 {{- end }}
+
+{{/* The policy of policy.preset: the chart's default policy, or one of the example policies (the files under
+files/policies are deploy/policies', byte for byte; the chart test checks it). */}}
+{{- define "gpuadmit.presetPolicy" -}}
+{{- $files := dict "default" "files/default-policy.yaml" "warn-only" "files/policies/warn-only-rollout.yaml" "strict" "files/policies/strict.yaml" "kubeflow" "files/policies/kubeflow.yaml" -}}
+{{- $file := required (printf "policy.preset %q is not one of default, warn-only, strict, kubeflow" .Values.policy.preset) (get $files .Values.policy.preset) -}}
+{{- .Files.Get $file -}}
+{{- end -}}
