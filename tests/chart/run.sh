@@ -107,6 +107,29 @@ default_policy_is_builtin() {
   return "$rc"
 }
 
+# ci/other-clusters-values.yaml: no runAsUser/runAsGroup/fsGroup anywhere (the helm test and the uninstall
+# hook included), the server on the host network with ClusterFirstWithHostNet, and the extra label and
+# annotation on both webhook configurations.
+other_clusters_rendered() {
+  render -f "$CHART/ci/other-clusters-values.yaml" | python3 -c '
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+text = yaml.safe_dump_all(docs)
+problems = [k for k in ("runAsUser", "runAsGroup", "fsGroup") if k in text]
+dep = [d for d in docs if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
+if dep.get("hostNetwork") is not True or dep.get("dnsPolicy") != "ClusterFirstWithHostNet":
+    problems.append("hostNetwork/dnsPolicy")
+if dep["containers"][0]["ports"][0]["containerPort"] != 9443:
+    problems.append("port")
+hooks = [d for d in docs if d["kind"].endswith("WebhookConfiguration")]
+for h in hooks:
+    if h["metadata"]["labels"].get("admissions.enforcer/disabled") != "true" or \
+            "argocd.argoproj.io/compare-options" not in h["metadata"].get("annotations", {}):
+        problems.append(h["kind"] + " labels/annotations")
+print("problems:", problems or "none", "in", len(docs), "objects")
+sys.exit(1 if problems or len(hooks) != 2 else 0)'
+}
+
 priority_quota_rendered() {
   local out
   out=$(render --show-only templates/resourcequota.yaml --set replicas=3) || return 1
@@ -130,7 +153,8 @@ phase_static() {
     expect_fail "/webhooks/validate/failurePolicy" --set webhooks.validate.failurePolicy=fail
   check "misspelled key inside objectSelector fails" \
     expect_fail "at '/webhooks/objectSelector': additional properties 'matchExpresions' not allowed" --set 'webhooks.objectSelector.matchExpresions[0].key=a'
-  check "timeout above 30 s fails" expect_fail "timeoutSeconds" --set webhooks.validate.timeoutSeconds=31
+  check "timeout above 10 s fails" expect_fail "timeoutSeconds" --set webhooks.validate.timeoutSeconds=11
+  check "other clusters: no UID set, host network, labels and annotations on both webhooks" other_clusters_rendered
   check "two certificate sources fail" \
     expect_fail "contradictory values: certificates.helm.enabled and certificates.certManager.enabled" --set certificates.certManager.enabled=true
   check "existing Secret plus helm certificates fail" \
