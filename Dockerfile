@@ -5,6 +5,9 @@
 #            `ldd` of the built binary by tests/chart/check-dockerfile.sh), a non-root user, the
 #            binary as ENTRYPOINT.
 # Build: docker build -t gpuadmit:dev .      Run: docker run --rm gpuadmit:dev serve --help
+# Multi-arch: docker buildx build --platform linux/amd64,linux/arm64 \
+#               --build-arg VERSION=0.1.0 --build-arg REVISION="$(git rev-parse HEAD)" -t REPO:TAG --push .
+#   (each platform builds natively or under QEMU; the build stage compiles for the platform it runs on).
 
 FROM debian:bookworm AS build
 # make, sudo-free apt (root here) and the compiler come from deps.sh itself; only make is needed to start.
@@ -16,6 +19,14 @@ RUN scripts/deps.sh && make build JOBS="$(nproc)" \
  && /gpuadmit --help >/dev/null
 
 FROM debian:bookworm-slim AS runtime
+ARG VERSION=dev
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="gpuadmit" \
+      org.opencontainers.image.description="Kubernetes admission webhook for GPU workloads" \
+      org.opencontainers.image.source="https://github.com/gpuadmit/gpuadmit" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"
 # runtime-packages: one package per line; each provides a library the binary needs, nothing else.
 RUN apt-get update && apt-get install -y --no-install-recommends \
       libc6 \

@@ -25,6 +25,9 @@ grep -q 'build/release/src/cli/gpuadmit' <<<"$build_stage" || bad "build stage d
 grep -q '^RELEASE_BIN := build/release/src/cli/gpuadmit' "$ROOT/Makefile" || bad "Makefile's RELEASE_BIN moved; update the Dockerfile"
 grep -q '^USER 65532' <<<"$runtime_stage" || bad "runtime stage must switch to USER 65532 (the chart's runAsUser)"
 grep -q '^ENTRYPOINT \["/usr/local/bin/gpuadmit"\]' <<<"$runtime_stage" || bad "ENTRYPOINT must be the binary"
+for label in title description source version revision; do
+  grep -q "org.opencontainers.image.$label=" <<<"$runtime_stage" || bad "runtime stage lacks the OCI label org.opencontainers.image.$label"
+done
 
 # The packages after `apt-get install ... \` up to the line starting with `&&`.
 listed=$(awk '/apt-get install/{s=1; next} s && /^ *&&/{s=0} s {gsub(/\\/,""); for (i=1;i<=NF;i++) print $i}' <<<"$runtime_stage" | sort -u)

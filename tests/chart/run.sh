@@ -155,6 +155,10 @@ phase_static() {
     expect_fail "at '/webhooks/objectSelector': additional properties 'matchExpresions' not allowed" --set 'webhooks.objectSelector.matchExpresions[0].key=a'
   check "timeout above 10 s fails" expect_fail "timeoutSeconds" --set webhooks.validate.timeoutSeconds=11
   check "other clusters: no UID set, host network, labels and annotations on both webhooks" other_clusters_rendered
+  check "image.digest pulls by digest; a digest that is none fails" bash -c '
+    d=sha256:$(printf "%064d" 7)
+    "$0" template g "$1" --set image.digest="$d" | grep -q "image: ghcr.io/gpuadmit/gpuadmit@$d\$" &&
+      ! "$0" template g "$1" --set image.digest=latest >/dev/null 2>&1' "$HELM" "$CHART"
   check "two certificate sources fail" \
     expect_fail "contradictory values: certificates.helm.enabled and certificates.certManager.enabled" --set certificates.certManager.enabled=true
   check "existing Secret plus helm certificates fail" \

@@ -77,7 +77,11 @@ request"); any other release gets mutate.<fullname>.gpuadmit.io so two releases 
 {{- end -}}
 
 {{- define "gpuadmit.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The certificate source actually in use: helm, certManager or existingSecret. */}}
