@@ -357,16 +357,18 @@ spec:
   CHECK_FALSE(r["response"].contains("patch"));
 }
 
-TEST_CASE("a probe annotation gets a warning from validate whatever the policy, so helm test sees gpuadmit answer",
-          "[review][probe]") {
+TEST_CASE(
+    "a probe annotation gets a warning from validate whatever the policy, so helm test sees gpuadmit answer",
+    "[review][probe]") {
   // endpoint, annotated, policy action for every rule, whether the probe warning is expected
-  auto [endpoint, annotated, action, expected] = GENERATE(table<Endpoint, bool, gpuadmit::policy::Action, bool>({
-      {Endpoint::kValidate, true, gpuadmit::policy::Action::kEnforce, true},
-      {Endpoint::kValidate, true, gpuadmit::policy::Action::kWarn, true},
-      {Endpoint::kValidate, true, gpuadmit::policy::Action::kOff, true},
-      {Endpoint::kValidate, false, gpuadmit::policy::Action::kEnforce, false},
-      {Endpoint::kMutate, true, gpuadmit::policy::Action::kEnforce, false},
-  }));
+  auto [endpoint, annotated, action, expected] =
+      GENERATE(table<Endpoint, bool, gpuadmit::policy::Action, bool>({
+          {Endpoint::kValidate, true, gpuadmit::policy::Action::kEnforce, true},
+          {Endpoint::kValidate, true, gpuadmit::policy::Action::kWarn, true},
+          {Endpoint::kValidate, true, gpuadmit::policy::Action::kOff, true},
+          {Endpoint::kValidate, false, gpuadmit::policy::Action::kEnforce, false},
+          {Endpoint::kMutate, true, gpuadmit::policy::Action::kEnforce, false},
+      }));
   CAPTURE(annotated, static_cast<int>(action));
   gpuadmit::policy::RuleSet rules;
   rules.gpu_intent.action = action;
