@@ -260,4 +260,12 @@ std::string certificate_serial(std::string_view pem) {
   return certificate ? serial_hex(certificate.get()) : std::string();
 }
 
+Result<std::int64_t> certificate_not_after(std::string_view pem) {
+  const X509Ptr certificate = certificate_from_pem(pem);
+  if (!certificate) return make_error("not a PEM certificate");
+  const auto seconds = tls::not_after_seconds(certificate.get());
+  if (!seconds) return make_error("the certificate's notAfter cannot be read");
+  return *seconds;
+}
+
 }  // namespace gpuadmit::server

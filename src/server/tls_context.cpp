@@ -74,6 +74,12 @@ std::string describe_certificate(ssl::context& context) {
   return out;
 }
 
+std::optional<std::int64_t> certificate_not_after(ssl::context& context) {
+  const X509* leaf = SSL_CTX_get0_certificate(context.native_handle());
+  if (leaf == nullptr) return std::nullopt;
+  return tls::not_after_seconds(leaf);
+}
+
 Result<std::unique_ptr<TlsContextStore>> TlsContextStore::open(TlsFiles files) {
   auto certificate = read_file(files.certificate);
   if (!certificate) return certificate.error();

@@ -37,6 +37,23 @@ Result<std::unique_ptr<Webhook>> Webhook::create(WebhookConfig config, JsonLog l
   return webhook;
 }
 
+namespace {
+
+// The serving certificate in use (the newest valid pair) and when it expires, so an alert can fire well
+// before a certificate nobody renewed stops every review.
+std::string certificate_expiry_metric(const TlsContextStore& tls) {
+  const auto context = tls.current();
+  const auto not_after = context ? certificate_not_after(*context) : std::nullopt;
+  if (!not_after) return {};
+  return "# HELP gpuadmit_certificate_expiry_timestamp_seconds When the serving certificate in use expires "
+         "(notAfter, seconds since the Unix epoch).\n"
+         "# TYPE gpuadmit_certificate_expiry_timestamp_seconds gauge\n"
+         "gpuadmit_certificate_expiry_timestamp_seconds " +
+         std::to_string(*not_after) + "\n";
+}
+
+}  // namespace
+
 Webhook::Webhook(WebhookConfig config, JsonLog log, std::unique_ptr<TlsContextStore> tls,
                  std::unique_ptr<PolicyStore> policy)
     : config_(std::move(config)),
@@ -47,7 +64,9 @@ Webhook::Webhook(WebhookConfig config, JsonLog log, std::unique_ptr<TlsContextSt
   readiness_.add_condition("policy loaded", [store = policy_.get()] { return store->current() != nullptr; });
   for (auto& [name, is_met] : config_.readiness_conditions) readiness_.add_condition(name, is_met);
   router_ = make_router(ReviewDependencies{*policy_, metrics_, log_, admission::review, config_.cluster_view},
-                        readiness_, RouterOptions{config_.extra_metrics});
+                        readiness_, RouterOptions{[tls = tls_.get(), extra = config_.extra_metrics] {
+                          return certificate_expiry_metric(*tls) + (extra ? extra() : std::string());
+                        }});
 }
 
 Webhook::~Webhook() {

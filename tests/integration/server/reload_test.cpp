@@ -59,6 +59,31 @@ TEST_CASE("a rotated certificate is served to new handshakes while load continue
   CHECK(webhook.metric(R"(gpuadmit_tls_certificate_reloads_total{result="success"})") == 1);
 }
 
+TEST_CASE("the serving certificate's expiry is exported, and follows a rotation") {
+  TestWebhook webhook;
+  // As Prometheus reads it: the sample on GET /metrics (0 when absent).
+  const auto expiry = [&] {
+    HttpsClient client = webhook.client();
+    auto reply = client.request("GET", "/metrics", "");
+    REQUIRE(reply);
+    const std::string name = "\ngpuadmit_certificate_expiry_timestamp_seconds ";
+    const std::size_t at = reply->body.find(name);
+    return at == std::string::npos ? 0.0 : std::stod(reply->body.substr(at + name.size()));
+  };
+  const auto first = server::certificate_not_after(webhook.certificates().serving.certificate);
+  REQUIRE(first);
+  CHECK(expiry() == static_cast<double>(*first));
+  CHECK(expiry() > static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count()));
+
+  const server::PemPair next = webhook.rotate_certificate();
+  REQUIRE(webhook.webhook().check_files_now().tls.status == ReloadStatus::kReloaded);
+  const auto second = server::certificate_not_after(next.certificate);
+  REQUIRE(second);
+  CHECK(expiry() == static_cast<double>(*second));
+}
+
 TEST_CASE("the watcher picks up a changed certificate without a signal") {
   TestWebhook webhook({.configure = [](server::WebhookConfig& c) { c.reload_interval = 50ms; }});
   const server::PemPair next = webhook.rotate_certificate();

@@ -4,6 +4,7 @@
 // --dev-self-signed`, and by the tests.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -49,5 +50,8 @@ std::string ca_bundle(std::string_view ca_pem);
 
 // Upper-case hex serial of the first certificate in a PEM text; "" if none can be read.
 std::string certificate_serial(std::string_view pem);
+
+// notAfter of the first certificate in a PEM text, in seconds since the Unix epoch.
+Result<std::int64_t> certificate_not_after(std::string_view pem);
 
 }  // namespace gpuadmit::server

@@ -3,9 +3,11 @@
 // time; new handshakes use the newest valid pair, connections already open keep the one they started with.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +30,8 @@ Result<std::shared_ptr<boost::asio::ssl::context>> make_server_context(std::stri
 
 // "serial=… notAfter=…" of the context's leaf certificate, for logs.
 std::string describe_certificate(boost::asio::ssl::context& context);
+// The leaf certificate's notAfter in seconds since the Unix epoch (for the expiry metric).
+std::optional<std::int64_t> certificate_not_after(boost::asio::ssl::context& context);
 
 class TlsContextStore {
  public:

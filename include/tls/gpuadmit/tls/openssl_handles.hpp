@@ -1,7 +1,10 @@
 // Owning handles for OpenSSL objects, so every early return frees what was allocated.
 #pragma once
 
+#include <cstdint>
+#include <ctime>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <openssl/bio.h>
@@ -41,6 +44,13 @@ inline std::string serial_hex(const X509* certificate) {
   if (!serial) return {};
   const OpenSslString hex(BN_bn2hex(serial.get()));
   return hex ? std::string(hex.get()) : std::string();
+}
+
+// The certificate's notAfter as seconds since the Unix epoch; nullopt if it cannot be read.
+inline std::optional<std::int64_t> not_after_seconds(const X509* certificate) {
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(certificate), &tm) != 1) return std::nullopt;
+  return static_cast<std::int64_t>(timegm(&tm));
 }
 
 }  // namespace gpuadmit::tls
