@@ -51,7 +51,8 @@ step deps scripts/deps.sh
 
 # The Go tools, in their own process group (so that an early exit stops the go builds too).
 mkdir -p build
-setsid bash -c 'tests/e2e/build-tools.sh >/dev/null && tests/chart/build-helm.sh >/dev/null' \
+setsid bash -c 'tests/e2e/build-tools.sh >/dev/null && tests/chart/build-helm.sh >/dev/null &&
+  tests/chart/build-promtool.sh >/dev/null' \
   >build/go-tools.log 2>&1 </dev/null &
 TOOLS_PID=$!
 log "Go test tools building in the background (build/go-tools.log)"

@@ -130,6 +130,51 @@ print("problems:", problems or "none", "in", len(docs), "objects")
 sys.exit(1 if problems or len(hooks) != 2 else 0)'
 }
 
+# The PrometheusRule, rendered for both failure policies, passes `promtool check rules` (PromQL and the
+# annotation templates); its alerts pass the unit tests in prometheus/rules-test.yaml.
+prometheus_rules() {
+  local policy
+  for policy in Ignore Fail; do
+    render --set prometheusRule.enabled=true --set webhooks.validate.failurePolicy="$policy" \
+      --show-only templates/prometheusrule.yaml |
+      python3 -c 'import sys, yaml; yaml.safe_dump(yaml.safe_load(sys.stdin)["spec"], sys.stdout)' >"$WORK/rules.yaml" || return 1
+    "$PROMTOOL" check rules "$WORK/rules.yaml" || return 1
+  done
+  mkdir -p "$WORK/promtest"
+  render --set prometheusRule.enabled=true --show-only templates/prometheusrule.yaml | python3 -c '
+import sys, yaml
+spec = yaml.safe_load(sys.stdin)["spec"]
+for group in spec["groups"]:
+    for rule in group["rules"]:
+        rule.pop("annotations", None)
+yaml.safe_dump(spec, sys.stdout)' >"$WORK/promtest/rules.yaml" || return 1
+  cp "$HERE/prometheus/rules-test.yaml" "$WORK/promtest/" && "$PROMTOOL" test rules "$WORK/promtest/rules-test.yaml"
+}
+
+# The dashboard is JSON whose every query is valid PromQL (checked as recording rules, Grafana's
+# $__rate_interval and $namespace filled in), and every gpuadmit_* series the dashboard and the alerts
+# name is one the server exports.
+dashboard_and_metric_names() {
+  render --set grafanaDashboard.enabled=true --set prometheusRule.enabled=true \
+    --show-only templates/grafana-dashboard.yaml --show-only templates/prometheusrule.yaml >"$WORK/observability.yaml" || return 1
+  python3 - "$WORK/observability.yaml" "$WORK/dashboard-rules.yaml" "$ROOT" <<'PY' || return 1
+import json, pathlib, re, sys, yaml
+docs = {d["kind"]: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
+dashboard = json.loads(docs["ConfigMap"]["data"]["gpuadmit.json"])
+exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+rules = [{"record": f"dashboard_query_{i}", "expr": e.replace("$__rate_interval", "5m").replace("$namespace", "gpuadmit")}
+         for i, e in enumerate(exprs)]
+yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}, open(sys.argv[2], "w"))
+text = "\n".join(exprs) + json.dumps(docs["PrometheusRule"]["spec"])
+named = {re.sub(r"_(bucket|sum|count)$", "", m) for m in re.findall(r"\bgpuadmit_[a-z_]+", text)}
+source = "".join(p.read_text() for d in ("src", "include") for p in pathlib.Path(sys.argv[3], d).rglob("*.[ch]pp"))
+missing = sorted(n for n in named if not re.search(re.escape(n) + r"(?![a-z_])", source))
+print(f"{len(exprs)} dashboard queries; gpuadmit series named: {sorted(named)}")
+sys.exit(f"not exported by the server: {missing}" if missing else 0)
+PY
+  "$PROMTOOL" check rules "$WORK/dashboard-rules.yaml"
+}
+
 priority_quota_rendered() {
   local out
   out=$(render --show-only templates/resourcequota.yaml --set replicas=3) || return 1
@@ -155,6 +200,8 @@ phase_static() {
     expect_fail "at '/webhooks/objectSelector': additional properties 'matchExpresions' not allowed" --set 'webhooks.objectSelector.matchExpresions[0].key=a'
   check "timeout above 10 s fails" expect_fail "timeoutSeconds" --set webhooks.validate.timeoutSeconds=11
   check "other clusters: no UID set, host network, labels and annotations on both webhooks" other_clusters_rendered
+  check "PrometheusRule: promtool check rules (Ignore and Fail) and promtool test rules" prometheus_rules
+  check "Grafana dashboard: valid JSON, its queries valid PromQL; every gpuadmit series named is exported" dashboard_and_metric_names
   check "image.digest pulls by digest; a digest that is none fails" bash -c '
     d=sha256:$(printf "%064d" 7)
     "$0" template g "$1" --set image.digest="$d" | grep -q "image: ghcr.io/gpuadmit/gpuadmit@$d\$" &&
@@ -697,6 +744,9 @@ t_start=$SECONDS
 envs=$("$HERE/build-helm.sh") || { echo "FAIL  build helm (tests/chart/build-helm.sh)"; echo "chart: $PASSED passed, $((FAILED + 1)) failed"; exit 1; }
 eval "$envs"
 HELM=$GPUADMIT_HELM
+envs=$("$HERE/build-promtool.sh") || { echo "FAIL  build promtool (tests/chart/build-promtool.sh)"; echo "chart: $PASSED passed, $((FAILED + 1)) failed"; exit 1; }
+eval "$envs"
+PROMTOOL=$GPUADMIT_PROMTOOL
 for phase in "${PHASES[@]}"; do
   case $phase in
     static | cluster | e2e) log "phase $phase"; "phase_$phase" ;;
