@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "flags.hpp"
+#include "gpuadmit/config/policy_crds.hpp"
 #include "gpuadmit/config/policy_loader.hpp"
 #include "gpuadmit/config/policy_schema.hpp"
 #include "gpuadmit/version.hpp"
@@ -15,6 +16,7 @@ constexpr std::string_view kPolicyUsage = R"(Usage:
   gpuadmit policy default            Print the embedded default policy (a starting point for your own)
   gpuadmit policy validate FILE...   Check policy files; errors are printed as file:line:column (exit 2)
   gpuadmit policy schema             Print the policy's JSON Schema (draft-07), for editors and CI
+  gpuadmit policy crds               Print the ClusterGPUPolicy and GPUPolicy CRDs (from the same schema)
 )";
 
 }  // namespace
@@ -28,6 +30,10 @@ int policy_command(Args args) {
   }
   if (args[0] == "schema" && args.size() == 1) {
     std::printf("%s\n", config::policy_schema().dump(2).c_str());
+    return kExitOk;
+  }
+  if (args[0] == "crds" && args.size() == 1) {
+    std::printf("%s\n", config::policy_crds().dump(2).c_str());
     return kExitOk;
   }
   if (args[0] == "validate" && args.size() >= 2) {

@@ -562,6 +562,45 @@ PY
   return "$rc"
 }
 
+# `gpuadmit policy crds` on the real API server (#23 item 4, not in the chart yet): both CRDs become
+# Established (their schemas are structural); every example policy is accepted as a ClusterGPUPolicy and
+# stored without defaults; a misspelt parameter, an action not among the choices and a GPUPolicy that sets
+# more than rules are refused at apply with the field's path.
+policy_crds_on_the_api_server() {
+  local out rc=0
+  "$BIN" policy crds >"$WORK/policy-crds.json" || return 1
+  kc apply -f "$WORK/policy-crds.json" >/dev/null &&
+    kc wait --for=condition=Established --timeout=30s crd/clustergpupolicies.gpuadmit.io crd/gpupolicies.gpuadmit.io >/dev/null ||
+    return 1
+  python3 - "$ROOT/deploy/policies" "$WORK" <<'PY' || return 1
+import pathlib, sys, yaml
+out = pathlib.Path(sys.argv[2])
+for path in sorted(pathlib.Path(sys.argv[1]).glob("*.yaml")):
+    d = yaml.safe_load(path.read_text())
+    d["kind"], d["metadata"] = "ClusterGPUPolicy", {"name": path.stem}
+    (out / f"cgp-{path.stem}.yaml").write_text(yaml.safe_dump(d))
+typo = {"apiVersion": "gpuadmit.io/v1alpha1", "kind": "ClusterGPUPolicy", "metadata": {"name": "typo"},
+        "spec": {"rules": {"memory-floor": {"perGPU": "8Gi"}}}}
+(out / "cgp-bad-typo.yaml").write_text(yaml.safe_dump(typo))
+typo["metadata"]["name"], typo["spec"] = "enum", {"rules": {"memory-floor": {"action": "enforced"}}}
+(out / "cgp-bad-enum.yaml").write_text(yaml.safe_dump(typo))
+team = {"apiVersion": "gpuadmit.io/v1alpha1", "kind": "GPUPolicy", "metadata": {"name": "t", "namespace": "default"},
+        "spec": {"gpuResources": ["x.com/gpu"]}}
+(out / "gp-bad-scope.yaml").write_text(yaml.safe_dump(team))
+PY
+  for f in "$WORK"/cgp-[!b]*.yaml; do kc apply -f "$f" >/dev/null || { echo "refused: $f"; rc=1; }; done
+  [[ $(kc get clustergpupolicy strict -o jsonpath='{.spec.rules.gpu-intent}') == '{"action":"enforce"}' ]] ||
+    { echo "the stored policy gained defaults"; rc=1; }
+  out=$(kc apply -f "$WORK/cgp-bad-typo.yaml" 2>&1) && rc=1
+  [[ $out == *'unknown field "spec.rules.memory-floor.perGPU"'* ]] || { echo "typo: $out"; rc=1; }
+  out=$(kc apply -f "$WORK/cgp-bad-enum.yaml" 2>&1) && rc=1
+  [[ $out == *'spec.rules.memory-floor.action: Unsupported value: "enforced"'* ]] || { echo "enum: $out"; rc=1; }
+  out=$(kc apply -f "$WORK/gp-bad-scope.yaml" 2>&1) && rc=1
+  [[ $out == *'unknown field "spec.gpuResources"'* ]] || { echo "scope: $out"; rc=1; }
+  kc delete -f "$WORK/policy-crds.json" >/dev/null || rc=1
+  return "$rc"
+}
+
 # A gpuadmit on loopback, installed with `helm install --set webhooks.url=...` and an existing-Secret
 # caBundle, so the configurations Helm created are called for real; then the helm test's own script runs
 # here with the test's ServiceAccount (impersonated), since no kubelet can run the test pod.
@@ -677,6 +716,8 @@ phase_cluster() {
   check "routing: what reaches gpuadmit with matchConditions (only GPU-related pods, workloads and claims; under Fail with gpuadmit down a claim and a CPU Deployment are created)" routing matchConditions
   check "routing: pilot mode sends only namespaces with webhooks.namespaceSelector.matchLabels" routing_pilot
   check "docs/rollout.md's opt-out guard: only admins add or remove gpuadmit.io/ignore" opt_out_guard
+  check "gpuadmit policy crds: Established; example policies stored as ClusterGPUPolicy; typos refused at apply" \
+    policy_crds_on_the_api_server
   check "helm install with webhooks.url at a gpuadmit on loopback" live_start
   check "helm test's dry-run probe pod passes (test ServiceAccount, installed webhooks; no GPU node needed)" helm_test_passes
   check "helm test passes under warn-only-rollout, strict and kubeflow too" helm_test_passes_under_every_example_policy

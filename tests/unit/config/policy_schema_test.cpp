@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../../../src/config/policy_docs.hpp"
+#include "gpuadmit/config/policy_crds.hpp"
 #include "gpuadmit/config/policy_schema.hpp"
 #include "gpuadmit/policy/catalogue.hpp"
 
@@ -115,6 +116,61 @@ TEST_CASE("a rule's settings carry the range, choices and default its reader giv
         nlohmann::ordered_json::array({"raise-requests", "lower-limits", "deny"}));
   CHECK(rules["guaranteed-qos"]["properties"]["defaults"]["properties"]["memoryPerGpu"]["default"] == "32Gi");
   CHECK(rules["memory-floor"]["additionalProperties"] == false);
+}
+
+}  // namespace
+}  // namespace gpuadmit::config
+
+namespace gpuadmit::config {
+namespace {
+
+struct StructuralCase {
+  const char* name;
+  const char* schema;
+  const char* structural;
+};
+
+const std::vector<StructuralCase> kStructuralCases = {
+    {"draft-07 keywords and defaults are dropped",
+     R"({"$schema": "x", "title": "t", "type": "string", "default": "a"})", R"({"type":"string"})"},
+    {"a closed object keeps its properties (strict field validation refuses unknown ones)",
+     R"({"type": "object", "additionalProperties": false, "properties": {"a": {"type": "string"}}})",
+     R"({"type":"object","properties":{"a":{"type":"string"}}})"},
+    {"a quantity becomes int-or-string and keeps its pattern",
+     R"({"type": ["string", "number"], "pattern": "^[0-9]+$"})",
+     R"({"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}],"pattern":"^[0-9]+$"})"},
+    {"an object of unnamed fields keeps them", R"({"type": "object", "required": ["name"]})",
+     R"({"type":"object","required":["name"],"x-kubernetes-preserve-unknown-fields":true})"},
+    {"a map keeps its value schema", R"({"type": "object", "additionalProperties": {"type": "string"}})",
+     R"({"type":"object","additionalProperties":{"type":"string"}})"},
+    {"an empty required list is dropped", R"({"type": "object", "required": [], "properties": {}})",
+     R"({"type":"object","properties":{}})"},
+    {"a property named like a keyword is kept",
+     R"({"type": "object", "properties": {"default": {"type": "string", "not": {}}}})",
+     R"({"type":"object","properties":{"default":{"type":"string"}}})"},
+};
+
+TEST_CASE("the CRDs' schemas are the policy schema made structural", "[config][schema]") {
+  for (const StructuralCase& c : kStructuralCases) {
+    SECTION(c.name) {
+      CHECK(structural(nlohmann::ordered_json::parse(c.schema)).dump() == c.structural);
+    }
+  }
+}
+
+TEST_CASE("a GPUPolicy's spec holds only rules; a ClusterGPUPolicy's holds a policy's spec",
+          "[config][schema]") {
+  const nlohmann::ordered_json crds = policy_crds();
+  REQUIRE(crds["items"].size() == 2);
+  const auto spec_of = [&](std::size_t i) {
+    return crds["items"][i]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+  };
+  CHECK(crds["items"][0]["spec"]["scope"] == "Cluster");
+  CHECK(spec_of(0)["properties"].contains("gpuResources"));
+  CHECK(crds["items"][1]["spec"]["scope"] == "Namespaced");
+  CHECK(spec_of(1)["properties"].size() == 1);
+  CHECK(spec_of(1)["properties"].contains("rules"));
+  CHECK(crds.dump().find("\"default\":") == std::string::npos);
 }
 
 }  // namespace
