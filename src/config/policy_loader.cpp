@@ -226,9 +226,7 @@ void read_policy(YamlReader& r, const YAML::Node& root, const nlohmann::json& ro
   if (spec["rules"]) read_rules(r, spec["rules"], rules);
 }
 
-}  // namespace
-
-Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name) {
+Result<RuleSet> load_policy_text(std::string_view yaml, std::string_view source_name, bool marks) {
   if (yaml.size() > kMaxPolicyBytes) {
     return make_error(std::string(source_name) + ": policy of " + std::to_string(yaml.size()) +
                       " bytes exceeds the limit of " + std::to_string(kMaxPolicyBytes) + " bytes");
@@ -237,7 +235,7 @@ Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name)
   auto loaded = load_documents(yaml, source_name);
   if (!loaded) return loaded.error();
   RuleSet rules;
-  YamlReader reader(source_name);
+  YamlReader reader(source_name, marks);
   try {
     const std::vector<YAML::Node>& documents = loaded->nodes;
     if (documents.size() != 1) {
@@ -259,6 +257,37 @@ Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name)
     return make_error(message);
   }
   return rules;
+}
+
+}  // namespace
+
+Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name) {
+  return load_policy_text(yaml, source_name, true);
+}
+
+Result<RuleSet> load_policy_object(const nlohmann::json& object) {
+  if (!object.is_object()) return make_error("a policy object is a mapping");
+  const std::string kind = object.value("kind", std::string());
+  const nlohmann::json metadata = object.value("metadata", nlohmann::json::object());
+  const std::string name = metadata.is_object() ? metadata.value("name", std::string()) : std::string();
+  const std::string source = kind + "/" + name;
+  if (object.value("apiVersion", std::string()) != "gpuadmit.io/v1alpha1" ||
+      (kind != "ClusterGPUPolicy" && kind != "GPUPolicy")) {
+    return make_error(source +
+                      ": expected apiVersion gpuadmit.io/v1alpha1 and kind ClusterGPUPolicy or GPUPolicy");
+  }
+  nlohmann::json spec = object.value("spec", nlohmann::json::object());
+  if (kind == "GPUPolicy" && spec.is_object()) {
+    for (const auto& [key, value] : spec.items()) {
+      if (key != "rules") return make_error(source + ": spec." + key + ": a GPUPolicy sets rules only");
+    }
+  }
+  // The object as a policy file would hold it (the server's metadata left out), read by the same loader.
+  const nlohmann::json policy = {{"apiVersion", "gpuadmit.io/v1alpha1"},
+                                 {"kind", "Policy"},
+                                 {"metadata", {{"name", name}}},
+                                 {"spec", std::move(spec)}};
+  return load_policy_text(to_yaml(policy), source, false);
 }
 
 Result<RuleSet> load_policy_file(const std::string& path) {

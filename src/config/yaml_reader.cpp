@@ -16,6 +16,7 @@ void YamlReader::error(const YAML::Node& node, const std::string& path, const st
 
 std::string YamlReader::located(const YAML::Node& node, const std::string& path,
                                 const std::string& what) const {
+  if (!marks_) return std::string(source_) + ": " + path + ": " + what;
   const YAML::Mark mark = node.Mark();
   return std::string(source_) + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) +
          ": " + path + ": " + what;

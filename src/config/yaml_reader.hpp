@@ -26,7 +26,9 @@ std::string comma_list(std::span<const std::string_view> names);
 
 class YamlReader {
  public:
-  explicit YamlReader(std::string_view source) : source_(source) {}
+  // `marks`: errors name the line and column; off for text gpuadmit wrote itself (a policy object from the
+  // API server, rendered to YAML), where only the field's path means anything to the reader.
+  explicit YamlReader(std::string_view source, bool marks = true) : source_(source), marks_(marks) {}
 
   void error(const YAML::Node& node, const std::string& path, const std::string& what);
   [[nodiscard]] std::string located(const YAML::Node& node, const std::string& path,
@@ -68,6 +70,7 @@ class YamlReader {
 
  private:
   std::string_view source_;
+  bool marks_ = true;
   std::vector<std::string> errors_;
 };
 

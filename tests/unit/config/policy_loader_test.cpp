@@ -159,3 +159,45 @@ TEST_CASE("a stray comma after the policy is an error at its line, not an endles
   REQUIRE_FALSE(policy.ok());
   CHECK_THAT(policy.error().message, Catch::StartsWith("p.yaml:5:1: unexpected token here"));
 }
+
+TEST_CASE("a policy object from the API server loads as its spec, errors named by object and field path",
+          "[policy-yaml][policy-object]") {
+  // name, the object (JSON, as the API server returns it), the error ("" when it loads)
+  auto [name, object, error] = GENERATE(table<std::string, std::string, std::string>({
+      {"a ClusterGPUPolicy with the server's metadata loads",
+       R"({"apiVersion": "gpuadmit.io/v1alpha1", "kind": "ClusterGPUPolicy",
+           "metadata": {"name": "strict", "uid": "u", "resourceVersion": "7", "generation": 2,
+                        "managedFields": [{"manager": "kubectl"}]},
+           "spec": {"rules": {"memory-floor": {"action": "enforce", "perGpu": 16}}},
+           "status": {"active": true}})",
+       ""},
+      {"a GPUPolicy with rules loads",
+       R"({"apiVersion": "gpuadmit.io/v1alpha1", "kind": "GPUPolicy", "metadata": {"name": "team", "namespace": "ml"},
+           "spec": {"rules": {"memory-floor": {"action": "enforce"}}}})",
+       ""},
+      {"a misspelt parameter names the object and the path, no line",
+       R"({"apiVersion": "gpuadmit.io/v1alpha1", "kind": "ClusterGPUPolicy", "metadata": {"name": "p"},
+           "spec": {"rules": {"memory-floor": {"perGPU": "8Gi"}}}})",
+       "ClusterGPUPolicy/p: spec.rules.memory-floor: unknown key \"perGPU\""},
+      {"a wrong action names its field",
+       R"({"apiVersion": "gpuadmit.io/v1alpha1", "kind": "ClusterGPUPolicy", "metadata": {"name": "p"},
+           "spec": {"rules": {"memory-floor": {"action": "enforced"}}}})",
+       "ClusterGPUPolicy/p: spec.rules.memory-floor.action: expected one of enforce, warn, audit, off"},
+      {"a GPUPolicy that sets more than rules is refused",
+       R"({"apiVersion": "gpuadmit.io/v1alpha1", "kind": "GPUPolicy", "metadata": {"name": "t"},
+           "spec": {"gpuResources": ["x.com/gpu"]}})",
+       "GPUPolicy/t: spec.gpuResources: a GPUPolicy sets rules only"},
+      {"another kind is refused",
+       R"({"apiVersion": "gpuadmit.io/v1alpha1", "kind": "Policy", "metadata": {"name": "x"}, "spec": {}})",
+       "Policy/x: expected apiVersion gpuadmit.io/v1alpha1 and kind ClusterGPUPolicy or GPUPolicy"},
+  }));
+  INFO(name);
+  const auto rules = gpuadmit::config::load_policy_object(nlohmann::json::parse(object));
+  if (error.empty()) {
+    REQUIRE(rules.ok());
+    CHECK(rules->memory_floor.action == Action::kEnforce);
+  } else {
+    REQUIRE_FALSE(rules.ok());
+    CHECK_THAT(rules.error().message, Catch::StartsWith(error));
+  }
+}

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "gpuadmit/common/result.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 
@@ -18,6 +20,10 @@ std::string_view default_policy_yaml() noexcept;
 // `source_name` is what error messages call the document (a path, or "<embedded>").
 Result<policy::RuleSet> load_policy(std::string_view yaml, std::string_view source_name);
 Result<policy::RuleSet> load_policy_file(const std::string& path);
+// A ClusterGPUPolicy or GPUPolicy as the API server returns it (#23 item 4): its spec read as a policy's,
+// with the same checks; errors name the object and the field's path ("ClusterGPUPolicy/strict:
+// spec.rules.memory-floor.action: ..."), since the object has no lines of its own.
+Result<policy::RuleSet> load_policy_object(const nlohmann::json& object);
 
 // The built-in policy: what serve and check use without --policy.
 const policy::RuleSet& default_rule_set();
