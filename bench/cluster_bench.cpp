@@ -290,6 +290,10 @@ class ChurnTransport final : public cluster::ApiTransport {
     return make_error("stopped");
   }
 
+  Result<cluster::ApiResponse> merge_patch(std::string_view, std::string_view, std::stop_token) override {
+    return make_error("the benchmark writes nothing");
+  }
+
   [[nodiscard]] std::string endpoint() const override { return "in-process"; }
 
   std::atomic<bool> play{false};

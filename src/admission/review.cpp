@@ -251,6 +251,28 @@ std::optional<std::string> read_envelope(const k8s::JsonValue& review, Envelope&
   return std::nullopt;
 }
 
+// A ClusterGPUPolicy or GPUPolicy on CREATE or UPDATE: judged by the policy loader, not by the rules.
+bool is_policy_object(const Envelope& envelope) {
+  const Outcome& facts = envelope.facts;
+  return envelope.object != nullptr && envelope.sub_resource.empty() && envelope.group == "gpuadmit.io" &&
+         (facts.kind == "ClusterGPUPolicy" || facts.kind == "GPUPolicy") &&
+         (facts.operation == "CREATE" || facts.operation == "UPDATE");
+}
+
+// A policy object the loader refuses: 422 Invalid, as the API server answers an object its schema refuses,
+// with every problem.
+Outcome invalid_policy(Outcome out, const std::vector<std::string>& problems) {
+  Response response;
+  response.allowed = false;
+  response.status_code = 422;
+  response.status_reason = "Invalid";
+  std::string message = out.kind + " " + (out.name.empty() ? "<unnamed>" : out.name) +
+                        " is not a policy gpuadmit can load (the policy in force is unchanged):";
+  for (const std::string& problem : problems) message += "\n  " + problem;
+  response.status_message = std::move(message);
+  return answer(std::move(out), Verdict::kDenied, response);
+}
+
 // Pods and claims on CREATE (a pod's resources and a claim's class are immutable after it); workloads on
 // CREATE and UPDATE (their templates change). DELETE, CONNECT and subresources (status, scale) pass.
 bool is_judged(const Envelope& envelope, const policy::RuleSet& rules) {
@@ -284,8 +306,8 @@ std::string_view to_string(Endpoint endpoint) noexcept {
   return endpoint == Endpoint::kMutate ? "mutate" : "validate";
 }
 
-Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,
-               const policy::ClusterView* cluster) {
+Outcome review(std::string_view body, Endpoint endpoint, const policy::PolicySet& policies,
+               const policy::ClusterView* cluster, const PolicyObjectCheck& check_policy_object) {
   // Read into an arena document, which the policy judges as it is (nlohmann::json is built only for the
   // parts a fix edits). `body` outlives the document.
   auto parsed = k8s::parse_json_document(body, kReviewLimits, kNeverRead);
@@ -293,6 +315,13 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   Envelope envelope;
   if (auto problem = read_envelope(parsed->root(), envelope))
     return malformed(std::move(envelope.facts), *problem);
+  if (is_policy_object(envelope)) {
+    if (endpoint != Endpoint::kValidate || !check_policy_object) return allowed(std::move(envelope.facts));
+    const std::vector<std::string> problems = check_policy_object(k8s::to_json(*envelope.object));
+    if (problems.empty()) return allowed(std::move(envelope.facts));
+    return invalid_policy(std::move(envelope.facts), problems);
+  }
+  const policy::RuleSet& rules = policies.for_namespace(envelope.facts.namespace_);
   if (!is_judged(envelope, rules)) return allowed(std::move(envelope.facts));
 
   const policy::Mode mode = endpoint == Endpoint::kMutate ? policy::Mode::kMutate : policy::Mode::kValidate;
@@ -306,6 +335,11 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& 
   if (!decision->allowed()) return denied(std::move(envelope.facts), *decision);
   if (mode == policy::Mode::kMutate) return patched(std::move(envelope.facts), *decision);
   return warned(std::move(envelope.facts), *decision, is_probe(*envelope.object));
+}
+
+Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,
+               const policy::ClusterView* cluster) {
+  return review(body, endpoint, policy::PolicySet::of(rules), cluster, {});
 }
 
 }  // namespace gpuadmit::admission

@@ -14,7 +14,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kCheckUsage = R"(Usage:
-  gpuadmit check -f FILE|DIR|- [-f ...] [--policy FILE] [--cluster FILE] [-o text|json|yaml] [--namespace NS]
+  gpuadmit check -f FILE|DIR|- [-f ...] [--policy FILE] [--namespace-policy FILE ...] [--cluster FILE]
+                 [-o text|json|yaml] [--namespace NS]
 
 Reads Pods, PersistentVolumeClaims and workloads (Deployments, Jobs, CronJobs, Kubeflow training jobs:
 the policy's spec.workloads) from YAML (multi-document, or a List) or JSON files and reports what the API
@@ -23,7 +24,12 @@ fixed object. Objects of other kinds are reported as not checked.
 
 Flags:
   -f, --filename    a file, a directory (its .yaml, .yml and .json files, recursively) or - for stdin
-      --policy      a policy file (default: the embedded policy, see 'gpuadmit policy default')
+      --policy      a policy file, or a ClusterGPUPolicy (default: the embedded policy, see 'gpuadmit
+                    policy default')
+      --namespace-policy
+                    a GPUPolicy: it tightens --policy for the objects of its namespace (metadata.namespace,
+                    else --namespace), as gpuadmit serve --policy-objects does; repeat for more namespaces.
+                    The text output starts with each one in force
       --cluster     the cluster to judge against: the output of 'kubectl get nodes,resourcequotas,
                     storageclasses,persistentvolumeclaims -A -o yaml' or of 'gpuadmit cluster dump';
                     without it the cluster-aware rules ({cluster-aware rules}) are skipped
@@ -135,21 +141,26 @@ struct CheckOptions {
   std::string default_namespace;
   std::optional<std::string> policy_path;
   std::optional<std::string> cluster_path;
+  std::vector<std::string> namespace_policies;
 };
 
 std::optional<CheckOptions> check_options(Args args, int& exit_code) {
   const auto flags = command_flags(args,
                                    {{"filename", "f"},
                                     {"policy", ""},
+                                    {"namespace-policy", ""},
                                     {"cluster", ""},
                                     {"output", "o"},
                                     {"namespace", "n"},
                                     {"help", "h", false}},
                                    kCheck, exit_code);
   if (!flags) return std::nullopt;
-  CheckOptions options{flags->all("filename"), flags->last("output").value_or("text"),
-                       flags->last("namespace").value_or("default"), flags->last("policy"),
-                       flags->last("cluster")};
+  CheckOptions options{flags->all("filename"),
+                       flags->last("output").value_or("text"),
+                       flags->last("namespace").value_or("default"),
+                       flags->last("policy"),
+                       flags->last("cluster"),
+                       flags->all("namespace-policy")};
   if (options.files.empty() || !flags->positional.empty()) {
     exit_code = usage_error(kCheck, options.files.empty() ? "give at least one -f FILE|DIR|-"
                                                           : "unexpected argument (use -f FILE)");
@@ -180,15 +191,26 @@ int check_command(Args args) {
   int exit_code = kExitOk;
   const auto options = check_options(args, exit_code);
   if (!options) return exit_code;
-  const auto rules = load_rules(options->policy_path);
+  auto rules = load_rules(options->policy_path);
   if (!rules) return command_error(kCheck, rules.error().message);
+  std::vector<NamespacePolicy> applied;
+  const auto policies =
+      load_policy_set(std::move(*rules), options->namespace_policies, options->default_namespace, &applied);
+  if (!policies) return command_error(kCheck, policies.error().message);
   const auto cluster = load_view(options->cluster_path);
   if (!cluster) return command_error(kCheck, cluster.error().message);
   const policy::ClusterView* view = cluster->snapshot ? &*cluster : nullptr;
   const auto sources = read_sources(options->files);
   if (!sources) return command_error(kCheck, sources.error().message);
-  const auto results = check_sources(*sources, *rules, options->default_namespace, view);
+  const auto results = check_sources(*sources, *policies, options->default_namespace, view);
   if (!results) return command_error(kCheck, results.error().message);
+  if (options->output == "text") {
+    for (const NamespacePolicy& p : applied) {
+      std::cout << "namespace " << p.namespace_ << ": the policy tightened by GPUPolicy " << p.name << " "
+                << p.rules << "\n";
+    }
+    if (!applied.empty()) std::cout << "\n";
+  }
   print_results(*results, options->output);
   const bool any_denied =
       std::any_of(results->begin(), results->end(), [](const Located& l) { return !l.result.allowed; });

@@ -111,12 +111,66 @@ Result<std::vector<Source>> read_sources(const std::vector<std::string>& paths) 
   return sources;
 }
 
-// --policy's rules, or the embedded policy's without it.
+namespace {
+
+// The one object of a policy object file (a ClusterGPUPolicy or GPUPolicy), or null when the file holds
+// something else (a Policy: the policy loader reads those, with lines).
+Result<std::optional<nlohmann::json>> policy_object_in(const std::string& path) {
+  auto sources = read_sources({path});
+  if (!sources) return sources.error();
+  auto documents = config::read_documents(sources->front().text, path);
+  if (!documents) return documents.error();
+  if (documents->size() != 1 || !documents->front().object.is_object())
+    return std::optional<nlohmann::json>();
+  const nlohmann::json& object = documents->front().object;
+  const std::string kind = object.value("kind", std::string());
+  if (kind != "ClusterGPUPolicy" && kind != "GPUPolicy") return std::optional<nlohmann::json>();
+  return std::optional<nlohmann::json>(object);
+}
+
+}  // namespace
+
 Result<policy::RuleSet> load_rules(const std::optional<std::string>& policy_path) {
   if (!policy_path) return config::default_rule_set();
+  auto object = policy_object_in(*policy_path);
+  if (object && *object && (**object)["kind"] == "ClusterGPUPolicy") {
+    auto loaded = config::load_policy_object(**object);
+    if (!loaded) return make_error("invalid policy:\n" + *policy_path + ": " + loaded.error().message);
+    return loaded;
+  }
   auto loaded = config::load_policy_file(*policy_path);
   if (!loaded) return make_error("invalid policy:\n" + loaded.error().message);
   return loaded;
+}
+
+Result<policy::PolicySet> load_policy_set(policy::RuleSet cluster, const std::vector<std::string>& files,
+                                          const std::string& default_namespace,
+                                          std::vector<NamespacePolicy>* applied) {
+  policy::PolicySet set{std::make_shared<const policy::RuleSet>(std::move(cluster)), {}};
+  for (const std::string& file : files) {
+    auto object = policy_object_in(file);
+    if (!object) return object.error();
+    if (!*object || (**object)["kind"] != "GPUPolicy") {
+      return make_error(file + ": --namespace-policy takes a file with one GPUPolicy (gpuadmit.io/v1alpha1)");
+    }
+    nlohmann::json& team = **object;
+    if (!team["metadata"].is_object()) team["metadata"] = nlohmann::json::object();
+    const std::string ns = team["metadata"].value("namespace", default_namespace);
+    team["metadata"]["namespace"] = ns;
+    if (set.namespaces.contains(ns)) {
+      return make_error(file + ": a second GPUPolicy for namespace " + ns +
+                        "; one GPUPolicy per namespace applies (gpuadmit serve keeps the oldest)");
+    }
+    auto loaded = config::load_policy_object(team, set.cluster.get());
+    if (!loaded) return make_error("invalid GPUPolicy:\n" + file + ": " + loaded.error().message);
+    set.namespaces[ns] = std::make_shared<const policy::RuleSet>(std::move(*loaded));
+    if (applied != nullptr) {
+      const nlohmann::json spec = team.value("spec", nlohmann::json::object());
+      applied->push_back({ns, team["metadata"].value("name", std::string()),
+                          spec.is_object() ? spec.value("rules", nlohmann::json::object()).dump() : "{}"});
+    }
+  }
+  return set;
 }
 
 // --cluster's snapshot as the policy sees it; without it, a view with no snapshot.
@@ -130,7 +184,8 @@ Result<policy::ClusterView> load_view(const std::optional<std::string>& cluster_
 }
 
 // Every object of every source, checked in order; the first that cannot be read or checked is the error.
-Result<std::vector<Located>> check_sources(const std::vector<Source>& sources, const policy::RuleSet& rules,
+Result<std::vector<Located>> check_sources(const std::vector<Source>& sources,
+                                           const policy::PolicySet& policies,
                                            const std::string& default_namespace,
                                            const policy::ClusterView* view) {
   std::vector<Located> results;
@@ -139,7 +194,14 @@ Result<std::vector<Located>> check_sources(const std::vector<Source>& sources, c
     if (!documents) return documents.error();
     for (const config::Document& doc : *documents) {
       for (const DocumentObject& item : objects_of(doc.object)) {
-        auto checked = admission::check_object(*item.object, rules, default_namespace, view);
+        const nlohmann::json* meta =
+            item.object->contains("metadata") ? &(*item.object)["metadata"] : nullptr;
+        const std::string ns = meta != nullptr && meta->is_object() && meta->contains("namespace") &&
+                                       (*meta)["namespace"].is_string()
+                                   ? (*meta)["namespace"].get<std::string>()
+                                   : default_namespace;
+        auto checked =
+            admission::check_object(*item.object, policies.for_namespace(ns), default_namespace, view);
         if (!checked) {
           const Error& e = checked.error();
           return make_error(location(source, doc, item.pointer + e.pointer, !e.pointer.empty()) + ": " +

@@ -9,6 +9,7 @@
 #include "gpuadmit/admission/offline_check.hpp"
 #include "gpuadmit/common/result.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
+#include "gpuadmit/policy/policy_set.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 
 namespace gpuadmit::cli {
@@ -22,8 +23,23 @@ struct Source {
 // A source over 8 MiB is read one byte past the limit, so the document reader reports it.
 Result<std::vector<Source>> read_sources(const std::vector<std::string>& paths);
 
-// --policy's rules, or the embedded policy's without it.
+// --policy's rules (a Policy file, or a ClusterGPUPolicy as `kubectl get -o yaml` prints it), or the embedded
+// policy's without it.
 Result<policy::RuleSet> load_rules(const std::optional<std::string>& policy_path);
+
+// A namespace's GPUPolicy, as it tightened the cluster policy (for the text output).
+struct NamespacePolicy {
+  std::string namespace_;
+  std::string name;
+  std::string rules;  // its spec.rules, as one line of JSON
+};
+
+// The cluster policy, tightened per namespace by the GPUPolicies in `files` (--namespace-policy), exactly as
+// `gpuadmit serve --policy-objects` would: each applies to its metadata.namespace (`default_namespace` when
+// it names none), one per namespace. Errors name the file and the field's path.
+Result<policy::PolicySet> load_policy_set(policy::RuleSet cluster, const std::vector<std::string>& files,
+                                          const std::string& default_namespace,
+                                          std::vector<NamespacePolicy>* applied = nullptr);
 // --cluster's snapshot as the policy sees it; without it, a view with no snapshot.
 Result<policy::ClusterView> load_view(const std::optional<std::string>& cluster_path);
 
@@ -34,7 +50,9 @@ struct Located {
 
 // Every object of every source, checked in order; the first that cannot be read or checked is the error,
 // at its field's file:line:column.
-Result<std::vector<Located>> check_sources(const std::vector<Source>& sources, const policy::RuleSet& rules,
+// Each object is judged by the policy of its namespace (its own, else `default_namespace`).
+Result<std::vector<Located>> check_sources(const std::vector<Source>& sources,
+                                           const policy::PolicySet& policies,
                                            const std::string& default_namespace,
                                            const policy::ClusterView* view);
 

@@ -15,6 +15,7 @@ constexpr std::string_view kServeUsage = R"(Usage:
                  [--listen HOST:PORT] [--policy FILE] [--threads N] [--drain-seconds N]
                  [--max-connections N] [--log-level LEVEL]
                  [--kubeconfig FILE [--context NAME]] [--cluster-view auto|on|off]
+                 [--policy-objects [--cluster-policy-name NAME]]
 
 Runs the admission webhook over HTTPS: POST /mutate and /validate (AdmissionReview v1), GET /healthz,
 /readyz and /metrics. Logs are JSON lines on stdout.
@@ -37,6 +38,11 @@ Flags:
   --cluster-view           auto (default: --kubeconfig, else in-cluster, else off), on (like auto, but
                            no configuration is an error) or off. Off, the cluster-aware rules
                            ({cluster-aware rules}) are skipped
+  --policy-objects         also take the policy from the cluster: the ClusterGPUPolicy named by
+                           --cluster-policy-name replaces --policy while it exists, and a namespace's
+                           GPUPolicy tightens it there (docs/policy.md, "Policy objects"). Needs
+                           --kubeconfig or a pod; /readyz waits for their first list
+  --cluster-policy-name    the ClusterGPUPolicy in force (default "default")
 
 With the cluster view on, /readyz waits for the first full LIST of nodes, resourcequotas, storageclasses
 and persistentvolumeclaims (RBAC: get/list/watch on those, docs/cluster.md).
@@ -54,6 +60,25 @@ Result<unsigned long> parse_number(std::string_view flag, const std::string& tex
                       " to " + std::to_string(max) + ", not \"" + text + "\"");
   }
   return value;
+}
+
+// The flags of the API server connection: the cluster view and the policy objects.
+Result<bool> read_api_flags(const ParsedFlags& flags, server::ServeOptions& options) {
+  ClusterViewFlags cluster;
+  cluster.mode = flags.last("cluster-view").value_or("auto");
+  cluster.kubeconfig = flags.last("kubeconfig");
+  cluster.context = flags.last("context").value_or("");
+  auto setup = cluster_view_setup(cluster);
+  if (!setup) return setup.error();
+  options.cluster_view = std::move(*setup);
+  auto objects = policy_objects_setup(flags.has("policy-objects"),
+                                      flags.last("cluster-policy-name").value_or("default"), cluster);
+  if (!objects) return objects.error();
+  if (!objects->make && flags.last("cluster-policy-name")) {
+    return make_error("--cluster-policy-name needs --policy-objects");
+  }
+  options.policy_objects = std::move(*objects);
+  return true;
 }
 
 Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
@@ -101,13 +126,7 @@ Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
     }
     options.log_level = level;
   }
-  ClusterViewFlags cluster;
-  cluster.mode = flags.last("cluster-view").value_or("auto");
-  cluster.kubeconfig = flags.last("kubeconfig");
-  cluster.context = flags.last("context").value_or("");
-  auto setup = cluster_view_setup(cluster);
-  if (!setup) return setup.error();
-  options.cluster_view = std::move(*setup);
+  if (auto api = read_api_flags(flags, options); !api) return api.error();
   return options;
 }
 
@@ -131,6 +150,8 @@ int serve_command(Args args) {
                                     {"kubeconfig", ""},
                                     {"context", ""},
                                     {"cluster-view", ""},
+                                    {"policy-objects", "", false},
+                                    {"cluster-policy-name", ""},
                                     {"help", "h", false}},
                                    kServe, exit_code);
   if (!flags) return exit_code;

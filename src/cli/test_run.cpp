@@ -115,7 +115,8 @@ SuiteResult run_suite(const Suite& suite) {
   if (!view) return {view.error().message, {}};
   const auto sources = read_sources(suite.resources);
   if (!sources) return {sources.error().message, {}};
-  const auto results = check_sources(*sources, *rules, suite.namespace_, view->snapshot ? &*view : nullptr);
+  const auto results = check_sources(*sources, policy::PolicySet::of(*rules), suite.namespace_,
+                                     view->snapshot ? &*view : nullptr);
   if (!results) return {results.error().message, {}};
 
   std::vector<bool> used(suite.expectations.size(), false);

@@ -148,12 +148,20 @@ class HttpsTransport final : public ApiTransport {
         host_header_(host_header(config_)) {}
 
   Result<ApiResponse> get(std::string_view target, std::stop_token stop) override {
-    return exchange(target, nullptr, std::chrono::steady_clock::now() + limits_.response_timeout, stop);
+    return exchange({http::verb::get, target, {}}, nullptr,
+                    std::chrono::steady_clock::now() + limits_.response_timeout, stop);
   }
 
   Result<ApiResponse> watch(std::string_view target, std::chrono::seconds deadline,
                             const WatchCallbacks& callbacks, std::stop_token stop) override {
-    return exchange(target, &callbacks, std::chrono::steady_clock::now() + deadline, stop);
+    return exchange({http::verb::get, target, {}}, &callbacks, std::chrono::steady_clock::now() + deadline,
+                    stop);
+  }
+
+  Result<ApiResponse> merge_patch(std::string_view target, std::string_view patch,
+                                  std::stop_token stop) override {
+    return exchange({http::verb::patch, target, patch}, nullptr,
+                    std::chrono::steady_clock::now() + limits_.response_timeout, stop);
   }
 
   [[nodiscard]] std::string endpoint() const override { return config_.url(); }
@@ -250,7 +258,14 @@ class HttpsTransport final : public ApiTransport {
     return true;
   }
 
-  Result<ApiResponse> exchange(std::string_view target, const WatchCallbacks* watch_callbacks,
+  // What one request sends: a GET has no body, a PATCH a merge patch.
+  struct Outgoing {
+    http::verb verb;
+    std::string_view target;
+    std::string_view body;
+  };
+
+  Result<ApiResponse> exchange(const Outgoing& outgoing, const WatchCallbacks* watch_callbacks,
                                SteadyTime deadline, const std::stop_token& stop) const {
     auto token = bearer_token();
     if (!token) return token.error();
@@ -259,16 +274,22 @@ class HttpsTransport final : public ApiTransport {
     const std::stop_callback on_stop(stop, [&c] { net::post(c.ioc, [&c] { c.abort(); }); });
     if (stop.stop_requested()) return make_error("stopped");
     if (auto connected = connect(c, stop); !connected) return connected.error();
-    if (auto sent = send_request(c, target, *token, stop); !sent) return sent.error();
+    if (auto sent = send_request(c, outgoing, *token, stop); !sent) return sent.error();
     return read_response(c, watch_callbacks, deadline, stop);
   }
 
-  Result<bool> send_request(Connection& c, std::string_view target, const std::string& token,
+  Result<bool> send_request(Connection& c, const Outgoing& outgoing, const std::string& token,
                             const std::stop_token& stop) const {
-    http::request<http::empty_body> request{http::verb::get, config_.path_prefix + std::string(target), 11};
+    http::request<http::string_body> request{outgoing.verb,
+                                             config_.path_prefix + std::string(outgoing.target), 11};
     request.set(http::field::host, host_header_);
     request.set(http::field::user_agent, "gpuadmit/" + std::string(kVersion));
     request.set(http::field::accept, "application/json");
+    if (outgoing.verb == http::verb::patch) {
+      request.set(http::field::content_type, "application/merge-patch+json");
+      request.body() = std::string(outgoing.body);
+      request.prepare_payload();
+    }
     if (!token.empty()) request.set(http::field::authorization, "Bearer " + token);
     beast::get_lowest_layer(c.stream).expires_after(limits_.write_timeout);
     const error_code ec = c.run([&](auto handler) { http::async_write(c.stream, request, handler); });

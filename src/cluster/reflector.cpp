@@ -65,10 +65,18 @@ LogFields failure_fields(Kind kind, int status, std::string error) {
 Result<std::string> list_pages(ApiTransport& transport, Kind kind, std::size_t page_size,
                                std::stop_token stop, const std::function<void(json&& item)>& on_item,
                                int* status, std::size_t max_pages) {
-  const std::string resource(info(kind).resource);
+  return list_pages_at(transport, info(kind).path, info(kind).resource, page_size, std::move(stop), on_item,
+                       status, max_pages);
+}
+
+Result<std::string> list_pages_at(ApiTransport& transport, std::string_view path,
+                                  std::string_view resource_name, std::size_t page_size, std::stop_token stop,
+                                  const std::function<void(json&& item)>& on_item, int* status,
+                                  std::size_t max_pages) {
+  const std::string resource(resource_name);
   std::string continue_token;
   for (std::size_t page = 0; page < max_pages; ++page) {
-    std::string target = std::string(info(kind).path) + "?limit=" + std::to_string(page_size);
+    std::string target = std::string(path) + "?limit=" + std::to_string(page_size);
     if (!continue_token.empty()) target += "&continue=" + percent_encode(continue_token);
     auto response = transport.get(target, stop);
     if (!response) return make_error("LIST " + resource + ": " + response.error().message);

@@ -3,9 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <span>
 #include <sstream>
 
 #include "gpuadmit/config/yaml_documents.hpp"
@@ -62,13 +64,33 @@ void read_tolerations(YamlReader& r, const YAML::Node& node, const std::string& 
   }
 }
 
+// What a GPUPolicy may set in a rule besides a stricter action: the parameters where a higher value asks
+// more of a pod (the memory a GPU pod must hold, the checkpoint space a claim must have). The other
+// parameters choose how a fix is made or what a rule matches; a namespace that changed them could loosen the
+// cluster policy, so they stay the cluster's.
+constexpr std::array<std::string_view, 3> kMemoryFloors{"overhead", "perGpu", "safetyPercent"};
+constexpr std::array<std::string_view, 3> kCheckpointFloors{"minimum", "checkpointsKept", "headroomPercent"};
+
+std::span<const std::string_view> floors_of(std::string_view rule) {
+  if (rule == "memory-floor") return kMemoryFloors;
+  if (rule == "checkpoint-pvc") return kCheckpointFloors;
+  return {};
+}
+
 // A rule's settings (spec.rules.<id>) as the rule's own reader asks for them (policy::ParameterReader). The
 // keys it asks for are the keys allowed: the others are reported, before the problems with the values, as a
 // mapping's unknown keys always are.
 class YamlParameters final : public policy::ParameterReader {
  public:
-  YamlParameters(YamlReader& r, YAML::Node node, std::string path)
-      : r_(r), node_(std::move(node)), path_(std::move(path)), first_error_(r.errors().size()) {}
+  // `floors`: null for a policy; for a GPUPolicy, the parameters it may raise (every other setting but
+  // the action is refused, and the action may only get stricter). The values read onto are the cluster's.
+  YamlParameters(YamlReader& r, YAML::Node node, std::string path,
+                 const std::span<const std::string_view>* floors = nullptr)
+      : r_(r),
+        node_(std::move(node)),
+        path_(std::move(path)),
+        first_error_(r.errors().size()),
+        floors_(floors) {}
   YamlParameters(const YamlParameters&) = delete;
   YamlParameters& operator=(const YamlParameters&) = delete;
   YamlParameters(YamlParameters&&) = delete;
@@ -90,28 +112,51 @@ class YamlParameters final : public policy::ParameterReader {
   }
 
   void action(std::string_view key, Action& out) override {
-    if (const YAML::Node n = child(key)) assign(out, r_.action(n, path_of(key)));
+    const YAML::Node n = child(key);
+    if (!n) return;
+    const Action cluster = out;
+    assign(out, r_.action(n, path_of(key)));
+    if (floors_ != nullptr && out < cluster) {
+      r_.error(n, path_of(key),
+               std::string(policy::to_string(out)) + " is looser than the cluster policy's " +
+                   std::string(policy::to_string(cluster)) + "; a GPUPolicy may only make a rule stricter");
+      out = cluster;
+    }
   }
   void quantity(std::string_view key, k8s::Quantity& out) override {
-    if (const YAML::Node n = child(key)) assign(out, r_.quantity(n, path_of(key)));
+    const YAML::Node n = floor(key);
+    if (!n) return;
+    const k8s::Quantity cluster = out;
+    assign(out, r_.quantity(n, path_of(key)));
+    if (floors_ != nullptr && out < cluster) {
+      below_cluster(n, key, n.Scalar(), cluster.to_string());
+      out = cluster;
+    }
   }
   void integer(std::string_view key, std::int64_t min, std::int64_t max, std::int64_t& out) override {
-    if (const YAML::Node n = child(key)) assign(out, r_.integer(n, path_of(key), min, max));
+    const YAML::Node n = floor(key);
+    if (!n) return;
+    const std::int64_t cluster = out;
+    assign(out, r_.integer(n, path_of(key), min, max));
+    if (floors_ != nullptr && out < cluster) {
+      below_cluster(n, key, n.Scalar(), std::to_string(cluster));
+      out = cluster;
+    }
   }
   void string(std::string_view key, std::string& out) override {
-    if (const YAML::Node n = child(key)) assign(out, r_.string(n, path_of(key)));
+    if (const YAML::Node n = settable(key)) assign(out, r_.string(n, path_of(key)));
   }
   void strings(std::string_view key, std::vector<std::string>& out) override {
-    if (const YAML::Node n = child(key)) out = r_.strings(n, path_of(key));
+    if (const YAML::Node n = settable(key)) out = r_.strings(n, path_of(key));
   }
   void string_map(std::string_view key, std::string_view what, k8s::StringMap& out) override {
-    const YAML::Node n = child(key);
+    const YAML::Node n = settable(key);
     if (!n) return;
     out.clear();
     r_.string_map(n, path_of(key), what, out);
   }
   void string_lists(std::string_view key, std::string_view what, policy::StringLists& out) override {
-    const YAML::Node n = child(key);
+    const YAML::Node n = settable(key);
     if (!n) return;
     if (!n.IsMap()) return r_.error(n, path_of(key), "expected a mapping of " + std::string(what));
     out.clear();
@@ -119,15 +164,15 @@ class YamlParameters final : public policy::ParameterReader {
       out[e.first.Scalar()] = r_.strings(e.second, path_of(key) + "." + e.first.Scalar());
   }
   void tolerations(std::string_view key, std::vector<k8s::Toleration>& out) override {
-    if (const YAML::Node n = child(key)) read_tolerations(r_, n, path_of(key), out);
+    if (const YAML::Node n = settable(key)) read_tolerations(r_, n, path_of(key), out);
   }
   std::optional<std::size_t> one_of(std::string_view key, std::span<const std::string_view> names) override {
-    const YAML::Node n = child(key);
+    const YAML::Node n = settable(key);
     if (!n) return std::nullopt;
     return r_.choice(n, path_of(key), names);
   }
   ParameterReader* section(std::string_view key) override {
-    const YAML::Node n = child(key);
+    const YAML::Node n = settable(key);
     if (!n) return nullptr;
     if (!n.IsMap()) {
       r_.error(n, path_of(key), "expected a mapping");
@@ -145,18 +190,46 @@ class YamlParameters final : public policy::ParameterReader {
   }
   [[nodiscard]] std::string path_of(std::string_view key) const { return path_ + "." + std::string(key); }
 
+  // child(), for a setting a GPUPolicy leaves to the cluster policy: there, present is an error (and the
+  // value is not read).
+  YAML::Node settable(std::string_view key) {
+    YAML::Node n = child(key);
+    if (n && floors_ != nullptr) {
+      std::string what = "a GPUPolicy may set only action";
+      what += floors_->empty() ? std::string(" here") : " and the floors " + comma_list(*floors_) + " here";
+      r_.error(n, path_of(key), what + "; " + std::string(key) + " is the cluster policy's");
+      return YAML::Node(YAML::NodeType::Undefined);  // a default Node is a defined null
+    }
+    return n;
+  }
+  // settable() for a number, which a GPUPolicy may set when it is one of the rule's floors.
+  YAML::Node floor(std::string_view key) {
+    if (floors_ == nullptr || std::find(floors_->begin(), floors_->end(), key) != floors_->end())
+      return child(key);
+    return settable(key);
+  }
+  void below_cluster(const YAML::Node& n, std::string_view key, const std::string& value,
+                     const std::string& cluster) {
+    r_.error(n, path_of(key),
+             value + " is below the cluster policy's " + cluster + "; a GPUPolicy may only raise a floor");
+  }
+
   YamlReader& r_;
   YAML::Node node_;
   std::string path_;
   std::size_t first_error_;
   std::vector<std::string_view> asked_;  // the rule's own key names (literals)
   std::vector<std::unique_ptr<YamlParameters>> sections_;
+  const std::span<const std::string_view>* floors_;
 };
 
-void read_rule(YamlReader& r, const policy::RuleEntry& rule, const YAML::Node& node, RuleSet& rules) {
+// `tighten`: the rules of a GPUPolicy, read onto the cluster policy's (YamlParameters).
+void read_rule(YamlReader& r, const policy::RuleEntry& rule, const YAML::Node& node, RuleSet& rules,
+               bool tighten) {
   const std::string path = "spec.rules." + std::string(rule.id);
   if (!node.IsMap()) return r.error(node, path, "expected a mapping");
-  YamlParameters parameters(r, node, path);
+  const std::span<const std::string_view> floors = floors_of(rule.id);
+  YamlParameters parameters(r, node, path, tighten ? &floors : nullptr);
   rule.read(parameters, rules);
   parameters.check_keys();
 }
@@ -173,7 +246,7 @@ void read_gpu_resources(YamlReader& r, const YAML::Node& node, RuleSet& rules) {
   }
 }
 
-void read_rules(YamlReader& r, const YAML::Node& node, RuleSet& rules) {
+void read_rules(YamlReader& r, const YAML::Node& node, RuleSet& rules, bool tighten) {
   if (!node.IsMap()) {
     r.error(node, "spec.rules", "expected a mapping of rule id to its settings");
     return;
@@ -186,11 +259,12 @@ void read_rules(YamlReader& r, const YAML::Node& node, RuleSet& rules) {
               "unknown rule \"" + id + "\" (known rules: " + policy::rule_id_list() + ")");
       continue;
     }
-    read_rule(r, *rule, entry.second, rules);
+    read_rule(r, *rule, entry.second, rules, tighten);
   }
 }
 
-void read_policy(YamlReader& r, const YAML::Node& root, const nlohmann::json& root_json, RuleSet& rules) {
+void read_policy(YamlReader& r, const YAML::Node& root, const nlohmann::json& root_json, RuleSet& rules,
+                 bool tighten) {
   if (!r.map(root, "policy", {"apiVersion", "kind", "metadata", "spec"})) return;
   if (!root["apiVersion"] || root["apiVersion"].Scalar() != "gpuadmit.io/v1alpha1") {
     r.error(root["apiVersion"] ? root["apiVersion"] : root, "apiVersion", "expected gpuadmit.io/v1alpha1");
@@ -223,10 +297,12 @@ void read_policy(YamlReader& r, const YAML::Node& root, const nlohmann::json& ro
   if (spec["excludedNamespaces"]) {
     rules.excluded_namespaces = r.strings(spec["excludedNamespaces"], "spec.excludedNamespaces");
   }
-  if (spec["rules"]) read_rules(r, spec["rules"], rules);
+  if (spec["rules"]) read_rules(r, spec["rules"], rules, tighten);
 }
 
-Result<RuleSet> load_policy_text(std::string_view yaml, std::string_view source_name, bool marks) {
+// `base`: the rules read onto (the defaults for a policy); `tighten`: a GPUPolicy's, onto the cluster's.
+Result<RuleSet> load_policy_text(std::string_view yaml, std::string_view source_name, bool marks,
+                                 const RuleSet& base = RuleSet{}, bool tighten = false) {
   if (yaml.size() > kMaxPolicyBytes) {
     return make_error(std::string(source_name) + ": policy of " + std::to_string(yaml.size()) +
                       " bytes exceeds the limit of " + std::to_string(kMaxPolicyBytes) + " bytes");
@@ -234,7 +310,7 @@ Result<RuleSet> load_policy_text(std::string_view yaml, std::string_view source_
   // Size and nesting limits first (shared with manifests); then the schema walk on yaml-cpp's tree.
   auto loaded = load_documents(yaml, source_name);
   if (!loaded) return loaded.error();
-  RuleSet rules;
+  RuleSet rules = base;
   YamlReader reader(source_name, marks);
   try {
     const std::vector<YAML::Node>& documents = loaded->nodes;
@@ -246,7 +322,7 @@ Result<RuleSet> load_policy_text(std::string_view yaml, std::string_view source_
     // with kubectl's scalar rules.
     static const nlohmann::json kNone = nlohmann::json::object();
     const std::vector<Document>& bounded = loaded->documents;
-    read_policy(reader, documents.front(), bounded.empty() ? kNone : bounded.front().object, rules);
+    read_policy(reader, documents.front(), bounded.empty() ? kNone : bounded.front().object, rules, tighten);
   } catch (const YAML::Exception& e) {
     return make_error(std::string(source_name) + ":" + std::to_string(e.mark.line + 1) + ":" +
                       std::to_string(e.mark.column + 1) + ": " + e.msg);
@@ -265,19 +341,21 @@ Result<RuleSet> load_policy(std::string_view yaml, std::string_view source_name)
   return load_policy_text(yaml, source_name, true);
 }
 
-Result<RuleSet> load_policy_object(const nlohmann::json& object) {
+Result<RuleSet> load_policy_object(const nlohmann::json& object, const RuleSet* cluster) {
   if (!object.is_object()) return make_error("a policy object is a mapping");
   const std::string kind = object.value("kind", std::string());
   const nlohmann::json metadata = object.value("metadata", nlohmann::json::object());
   const std::string name = metadata.is_object() ? metadata.value("name", std::string()) : std::string();
-  const std::string source = kind + "/" + name;
+  const std::string ns = metadata.is_object() ? metadata.value("namespace", std::string()) : std::string();
+  const std::string source = ns.empty() ? kind + "/" + name : kind + " " + ns + "/" + name;
   if (object.value("apiVersion", std::string()) != "gpuadmit.io/v1alpha1" ||
       (kind != "ClusterGPUPolicy" && kind != "GPUPolicy")) {
     return make_error(source +
                       ": expected apiVersion gpuadmit.io/v1alpha1 and kind ClusterGPUPolicy or GPUPolicy");
   }
   nlohmann::json spec = object.value("spec", nlohmann::json::object());
-  if (kind == "GPUPolicy" && spec.is_object()) {
+  const bool team = kind == "GPUPolicy";
+  if (team && spec.is_object()) {
     for (const auto& [key, value] : spec.items()) {
       if (key != "rules") return make_error(source + ": spec." + key + ": a GPUPolicy sets rules only");
     }
@@ -287,7 +365,9 @@ Result<RuleSet> load_policy_object(const nlohmann::json& object) {
                                  {"kind", "Policy"},
                                  {"metadata", {{"name", name}}},
                                  {"spec", std::move(spec)}};
-  return load_policy_text(to_yaml(policy), source, false);
+  if (!team) return load_policy_text(to_yaml(policy), source, false);
+  return load_policy_text(to_yaml(policy), source, false, cluster != nullptr ? *cluster : default_rule_set(),
+                          true);
 }
 
 Result<RuleSet> load_policy_file(const std::string& path) {

@@ -46,12 +46,14 @@ Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps) {
                                     "\"; send Content-Type: application/json");
     }
     // The request keeps this snapshot to the end, whatever reloads happen meanwhile.
-    const std::shared_ptr<const policy::RuleSet> rules = deps.policy.current();
+    const std::shared_ptr<const policy::PolicySet> policies = deps.policy.policies();
     const std::optional<policy::ClusterView> cluster = deps.cluster_view ? deps.cluster_view() : std::nullopt;
     const auto start = std::chrono::steady_clock::now();
     admission::Outcome outcome;
     try {
-      outcome = deps.review(request.body, endpoint, *rules, cluster ? &*cluster : nullptr);
+      outcome = deps.review(
+          request.body, endpoint, *policies, cluster ? &*cluster : nullptr,
+          [&store = deps.policy](const nlohmann::json& object) { return store.object_problems(object); });
     } catch (const std::exception& e) {
       // admission::review promises not to throw; if it does anyway, this is "could not decide", counted and
       // answered with a 500 so the apiserver's failurePolicy applies, never an allow.
@@ -63,8 +65,9 @@ Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps) {
     }
     const auto elapsed = std::chrono::steady_clock::now() - start;
     deps.metrics.record_review(endpoint, outcome.verdict, std::chrono::duration<double>(elapsed).count());
+    const policy::RuleSet& rules = policies->for_namespace(outcome.namespace_);
     for (const std::string& rule : outcome.rules_fired)
-      deps.metrics.record_finding(rule, rules->action_of(rule));
+      deps.metrics.record_finding(rule, rules.action_of(rule));
     const auto level =
         outcome.verdict == admission::Verdict::kError ? spdlog::level::err : spdlog::level::info;
     if (deps.log.enabled(level)) {

@@ -20,10 +20,50 @@ Result<std::unique_ptr<PolicyStore>> PolicyStore::open(std::optional<std::filesy
 
 PolicyStore::PolicyStore(std::optional<std::filesystem::path> file, std::string content,
                          std::shared_ptr<const policy::RuleSet> rules)
-    : file_(std::move(file)), last_content_(std::move(content)), current_(std::move(rules)) {}
+    : file_(std::move(file)),
+      last_content_(std::move(content)),
+      fallback_(rules),
+      current_(std::make_shared<const policy::PolicySet>(policy::PolicySet{std::move(rules), {}})) {}
+
+std::shared_ptr<const policy::PolicySet> PolicyStore::policies() const {
+  return current_.load();
+}
 
 std::shared_ptr<const policy::RuleSet> PolicyStore::current() const {
-  return current_.load();
+  const auto set = current_.load();
+  return set ? set->cluster : nullptr;
+}
+
+Resolution PolicyStore::resolve_locked(const std::string& now) {
+  if (!objects_applied_) {
+    current_.store(std::make_shared<const policy::PolicySet>(policy::PolicySet{fallback_, {}}));
+    return {};
+  }
+  ResolutionInput input{fallback_,
+                        file_ ? "policy file " + file_->string() : std::string("embedded default policy"),
+                        cluster_policy_name_,
+                        &cluster_objects_,
+                        &namespaced_objects_,
+                        now};
+  Resolution resolution = resolve_policies(input, last_valid_);
+  current_.store(std::make_shared<const policy::PolicySet>(resolution.policies));
+  return resolution;
+}
+
+std::vector<StatusUpdate> PolicyStore::apply_objects(const std::vector<nlohmann::json>& cluster,
+                                                     const std::vector<nlohmann::json>& namespaced,
+                                                     const std::string& cluster_policy_name,
+                                                     const std::string& now) {
+  const std::lock_guard lock(reload_mutex_);
+  objects_applied_ = true;
+  cluster_objects_ = cluster;
+  namespaced_objects_ = namespaced;
+  cluster_policy_name_ = cluster_policy_name;
+  return resolve_locked(now).updates;
+}
+
+std::vector<std::string> PolicyStore::object_problems(const nlohmann::json& object) const {
+  return policy_object_problems(object, *current());
 }
 
 std::string PolicyStore::source() const {
@@ -45,8 +85,13 @@ ReloadReport PolicyStore::reload_if_changed() {
   last_content_ = *content;
   auto rules = config::load_policy(*content, file_->string());
   if (!rules) return {ReloadStatus::kFailed, rules.error().message, {}};
-  current_.store(std::make_shared<const policy::RuleSet>(std::move(*rules)));
-  return {ReloadStatus::kReloaded, {}, file_->string()};
+  fallback_ = std::make_shared<const policy::RuleSet>(std::move(*rules));
+  // The statuses of the objects are written again with the next list (their meaning only changes when a
+  // GPUPolicy no longer tightens the new file, and then only if no ClusterGPUPolicy is in force).
+  const Resolution resolution = resolve_locked({});
+  return {ReloadStatus::kReloaded,
+          {},
+          file_->string() + (objects_applied_ ? " (under " + resolution.source + ")" : "")};
 }
 
 }  // namespace gpuadmit::server

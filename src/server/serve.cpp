@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <thread>
@@ -138,6 +140,10 @@ LogFields startup_line(const ServeOptions& options, const WebhookConfig& config,
           {"body_limit_bytes", config.server.limits.body_limit},
           {"log_level", level_name(options.log_level)},
           {"cluster_view", cluster.make ? cluster.source : "off (" + cluster.off_reason + ")"},
+          {"policy_objects", options.policy_objects.make
+                                 ? "ClusterGPUPolicy/" + options.policy_objects.cluster_policy_name +
+                                       " and namespaces' GPUPolicies"
+                                 : std::string("off")},
           {"certificate", describe_certificate(*webhook.tls().current())}};
 }
 
@@ -196,10 +202,71 @@ Result<std::unique_ptr<ClusterViewProvider>> cluster_view(const ServeOptions& op
   return std::move(*made);
 }
 
+// Now, as RFC 3339 in UTC (to the second), for the policy objects' status.
+std::string now_rfc3339() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::array<char, 32> text{};
+  const std::size_t n = std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return {text.data(), n};
+}
+
+// The policy objects' source, made and registered for /readyz before the webhook exists; null when
+// --policy-objects is off.
+Result<std::unique_ptr<PolicyObjectSource>> policy_objects(const ServeOptions& options, const JsonLog& log,
+                                                           WebhookConfig& config) {
+  if (!options.policy_objects.make) return std::unique_ptr<PolicyObjectSource>();
+  auto made = options.policy_objects.make(log);
+  if (!made) return made.error();
+  config.readiness_conditions.emplace_back("policy objects listed",
+                                           [source = made->get()] { return source->listed(); });
+  return std::move(*made);
+}
+
+// Each list of the policy objects: the policies they make swapped in, and their statuses written.
+PolicyObjectSource::OnChange on_policy_objects(Webhook& webhook, PolicyObjectSource& source,
+                                               std::string cluster_policy_name, const JsonLog& log) {
+  return [&webhook, &source, name = std::move(cluster_policy_name), log](
+             const std::vector<nlohmann::json>& cluster, const std::vector<nlohmann::json>& namespaced) {
+    PolicyStore& store = webhook.policy();
+    const std::vector<StatusUpdate> updates = store.apply_objects(cluster, namespaced, name, now_rfc3339());
+    const auto set = store.policies();
+    log.info("policy objects applied", {{"cluster_policies", cluster.size()},
+                                        {"namespace_policies", namespaced.size()},
+                                        {"namespaces_tightened", set->namespaces.size()},
+                                        {"status_updates", updates.size()}});
+    for (const StatusUpdate& update : updates) {
+      const nlohmann::json& meta = update.object["metadata"];
+      const std::string object =
+          update.object.value("kind", std::string()) + " " + meta.value("namespace", std::string()) +
+          (meta.value("namespace", std::string()).empty() ? "" : "/") + meta.value("name", std::string());
+      const nlohmann::json& ready = update.status["conditions"][0];
+      const LogFields fields{{"object", object},
+                             {"active", update.status["active"]},
+                             {"reason", ready["reason"]},
+                             {"message", ready["message"]}};
+      if (ready["reason"] == "Invalid") {
+        webhook.metrics().policy_reloads.with({std::string(kReloadFailure)}).inc();
+        log.error("policy object refused", fields);
+      } else {
+        if (ready["reason"] == "Loaded")
+          webhook.metrics().policy_reloads.with({std::string(kReloadSuccess)}).inc();
+        log.info("policy object status", fields);
+      }
+      if (auto written = source.write_status(update.object, update.status); !written) {
+        log.warn("policy object status not written",
+                 {{"object", object}, {"error", written.error().message}});
+      }
+    }
+  };
+}
+
 // Runs the webhook (and the cluster view's watch, when there is one) until it stops: SIGHUP checks the
 // files again, SIGTERM or SIGINT drains, a second SIGINT stops at once. Signals are handled on this thread's
 // own io_context; the server's threads never see them.
-void serve_until_stopped(Webhook& webhook, ClusterViewProvider* cluster, const JsonLog& log) {
+void serve_until_stopped(Webhook& webhook, ClusterViewProvider* cluster, PolicyObjectSource* policy_source,
+                         const std::string& cluster_policy_name, const JsonLog& log) {
   net::io_context signals_context;
   net::signal_set signals(signals_context, SIGTERM, SIGINT, SIGHUP);
   bool shutting_down = false;
@@ -243,6 +310,8 @@ void serve_until_stopped(Webhook& webhook, ClusterViewProvider* cluster, const J
 
   // The watch starts before the listener: /readyz answers "cluster view synced: not yet" until it is.
   if (cluster != nullptr) cluster->start();
+  if (policy_source != nullptr)
+    policy_source->start(on_policy_objects(webhook, *policy_source, cluster_policy_name, log));
   webhook.start();
   std::thread waiter([&] {
     const bool clean = webhook.wait();
@@ -251,6 +320,7 @@ void serve_until_stopped(Webhook& webhook, ClusterViewProvider* cluster, const J
   });
   signals_context.run();
   waiter.join();
+  if (policy_source != nullptr) policy_source->stop();
   if (cluster != nullptr) cluster->stop();
 }
 
@@ -290,6 +360,8 @@ int run_serve(const ServeOptions& options) {
   // Declared before the webhook, so it is destroyed after it: the webhook's handlers read it.
   auto cluster = cluster_view(options, log, config);
   if (!cluster) return fail(cluster.error().message);
+  auto policy_source = policy_objects(options, log, config);
+  if (!policy_source) return fail(policy_source.error().message);
 
   auto webhook = Webhook::create(config, log);
   if (!webhook) return fail(webhook.error().message);
@@ -297,7 +369,8 @@ int run_serve(const ServeOptions& options) {
       options.threads > 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
   log.info("serving", startup_line(options, config, **webhook, threads));
   if (tls->dev) print_dev_banner(*tls->dev, tls->dev_directory->path(), *listen, (*webhook)->port());
-  serve_until_stopped(**webhook, cluster->get(), log);
+  serve_until_stopped(**webhook, cluster->get(), policy_source->get(),
+                      options.policy_objects.cluster_policy_name, log);
   return 0;
 }
 

@@ -63,7 +63,12 @@ Webhook::Webhook(WebhookConfig config, JsonLog log, std::unique_ptr<TlsContextSt
       policy_(std::move(policy)) {
   readiness_.add_condition("policy loaded", [store = policy_.get()] { return store->current() != nullptr; });
   for (auto& [name, is_met] : config_.readiness_conditions) readiness_.add_condition(name, is_met);
-  router_ = make_router(ReviewDependencies{*policy_, metrics_, log_, admission::review, config_.cluster_view},
+  const ReviewFunction review = [](std::string_view body, admission::Endpoint endpoint,
+                                   const policy::PolicySet& policies, const policy::ClusterView* cluster,
+                                   const admission::PolicyObjectCheck& check) {
+    return admission::review(body, endpoint, policies, cluster, check);
+  };
+  router_ = make_router(ReviewDependencies{*policy_, metrics_, log_, review, config_.cluster_view},
                         readiness_, RouterOptions{[tls = tls_.get(), extra = config_.extra_metrics] {
                           return certificate_expiry_metric(*tls) + (extra ? extra() : std::string());
                         }});

@@ -92,6 +92,21 @@ class FakeTransport final : public cluster::ApiTransport {
     return cluster::ApiResponse{200, {}};
   }
 
+  // Answered from the queue of `target` itself, like get(); the patches sent are kept (patches()).
+  Result<cluster::ApiResponse> merge_patch(std::string_view target, std::string_view patch,
+                                           std::stop_token stop) override {
+    {
+      const std::lock_guard lock(mutex_);
+      patches_.emplace_back(target, patch);
+    }
+    return get(target, stop);
+  }
+
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> patches() const {
+    const std::lock_guard lock(mutex_);
+    return patches_;
+  }
+
   [[nodiscard]] std::string endpoint() const override { return "https://fake"; }
 
   // Waits until some call is blocked on an empty queue (or held open) for `path`.
@@ -179,6 +194,7 @@ class FakeTransport final : public cluster::ApiTransport {
   mutable std::mutex mutex_;
   std::condition_variable_any changed_;
   std::map<std::string, std::deque<Exchange>> queues_;
+  std::vector<std::pair<std::string, std::string>> patches_;
   std::map<std::string, int> waiting_;
   std::vector<std::string> targets_;
   std::vector<std::chrono::seconds> deadlines_;

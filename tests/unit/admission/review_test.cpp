@@ -385,3 +385,82 @@ TEST_CASE(
   });
   CHECK(probed == expected);
 }
+
+TEST_CASE("a pod is judged by its namespace's policy where a GPUPolicy set one, else by the cluster's",
+          "[review][policy-set]") {
+  gpuadmit::policy::RuleSet lenient;  // not a tightening: PolicySet only picks, the loader checks
+  lenient.gpu_whole_units.action = gpuadmit::policy::Action::kOff;
+  gpuadmit::policy::PolicySet set = gpuadmit::policy::PolicySet::of(kRules);
+  set.namespaces["team-a"] = std::make_shared<const gpuadmit::policy::RuleSet>(lenient);
+  auto [ns, verdict] = GENERATE(table<const char*, Verdict>({
+      {"team-a", Verdict::kPatched},
+      {"team-b", Verdict::kDenied},
+  }));
+  CAPTURE(ns);
+  json pod = gpuadmit::test::fixture("pods/fractional-gpu.yaml");
+  pod["metadata"]["namespace"] = ns;
+  const auto outcome = review(gpuadmit::test::admission_review(pod), Endpoint::kMutate, set, nullptr, {});
+  INFO(outcome.body);
+  CHECK(outcome.verdict == verdict);
+}
+
+namespace {
+
+std::string policy_review(const json& object, const std::string& operation = "CREATE") {
+  json body = json::parse(gpuadmit::test::admission_review(object, "p-1", operation, object["kind"]));
+  body["request"]["kind"]["group"] = "gpuadmit.io";
+  body["request"]["kind"]["version"] = "v1alpha1";
+  if (!object["metadata"].contains("namespace")) body["request"].erase("namespace");
+  return body.dump();
+}
+
+// A stand-in for config::load_policy_object: admission only carries its answer.
+std::vector<std::string> refuse_perGPU(const json& object) {
+  if (object["spec"]["rules"]["memory-floor"].contains("perGPU"))
+    return {object["kind"].get<std::string>() + "/p: spec.rules.memory-floor: unknown key \"perGPU\""};
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("a policy object is judged on /validate by the check it is given", "[review][policy-object]") {
+  const gpuadmit::policy::PolicySet set = gpuadmit::policy::PolicySet::of(kRules);
+  auto [name, kind, operation, rules, allowed] =
+      GENERATE(table<const char*, const char*, const char*, const char*, bool>({
+          {"a valid ClusterGPUPolicy passes", "ClusterGPUPolicy", "CREATE",
+           R"({"memory-floor": {"perGpu": 1}})", true},
+          {"an invalid ClusterGPUPolicy is refused", "ClusterGPUPolicy", "CREATE",
+           R"({"memory-floor": {"perGPU": 1}})", false},
+          {"an invalid GPUPolicy update is refused", "GPUPolicy", "UPDATE",
+           R"({"memory-floor": {"perGPU": 1}})", false},
+          {"a delete passes", "GPUPolicy", "DELETE", R"({"memory-floor": {"perGPU": 1}})", true},
+      }));
+  INFO(name);
+  json object = {{"apiVersion", "gpuadmit.io/v1alpha1"},
+                 {"kind", kind},
+                 {"metadata", {{"name", "p"}}},
+                 {"spec", {{"rules", json::parse(rules)}}}};
+  if (std::string(kind) == "GPUPolicy") object["metadata"]["namespace"] = "team-a";
+  const auto outcome =
+      review(policy_review(object, operation), Endpoint::kValidate, set, nullptr, refuse_perGPU);
+  const json r = response_of(outcome);
+  CHECK(r["response"]["allowed"] == allowed);
+  if (!allowed) {
+    CHECK(outcome.verdict == Verdict::kDenied);
+    CHECK(r["response"]["status"]["code"] == 422);
+    CHECK(r["response"]["status"]["reason"] == "Invalid");
+    const std::string message = r["response"]["status"]["message"];
+    CHECK_THAT(message, Catch::Contains("spec.rules.memory-floor: unknown key \"perGPU\""));
+    CHECK_THAT(message, Catch::Contains("the policy in force is unchanged"));
+  }
+}
+
+TEST_CASE("without a policy object check, policy objects pass (serve without --policy-objects)",
+          "[review][policy-object]") {
+  const json object = {{"apiVersion", "gpuadmit.io/v1alpha1"},
+                       {"kind", "ClusterGPUPolicy"},
+                       {"metadata", {{"name", "p"}}},
+                       {"spec", {{"rules", {{"memory-floor", {{"perGPU", 1}}}}}}}};
+  const auto outcome = review(policy_review(object), Endpoint::kValidate, kRules);
+  CHECK(response_of(outcome)["response"]["allowed"] == true);
+}

@@ -201,3 +201,60 @@ TEST_CASE("a policy object from the API server loads as its spec, errors named b
     CHECK_THAT(rules.error().message, Catch::StartsWith(error));
   }
 }
+
+TEST_CASE("a GPUPolicy may only tighten the cluster policy: stricter actions, higher floors",
+          "[policy-yaml][policy-object]") {
+  // The cluster policy it tightens: memory-floor warns with an 8Gi floor per GPU.
+  gpuadmit::policy::RuleSet cluster;
+  cluster.memory_floor.action = Action::kWarn;
+  // name, the GPUPolicy's spec.rules (JSON), the error ("" when it applies)
+  auto [name, rules_json, error] = GENERATE(table<std::string, std::string, std::string>({
+      {"a stricter action applies", R"({"memory-floor": {"action": "enforce"}})", ""},
+      {"the same action applies", R"({"memory-floor": {"action": "warn", "perGpu": "16Gi"}})", ""},
+      {"a higher floor applies", R"({"memory-floor": {"perGpu": "16Gi", "safetyPercent": 150}})", ""},
+      {"a looser action is refused with the cluster's value", R"({"memory-floor": {"action": "audit"}})",
+       "GPUPolicy team-a/strict: spec.rules.memory-floor.action: audit is looser than the cluster policy's "
+       "warn; a GPUPolicy may only make a rule stricter"},
+      {"a lower floor is refused with the cluster's value", R"({"memory-floor": {"perGpu": "4Gi"}})",
+       "GPUPolicy team-a/strict: spec.rules.memory-floor.perGpu: 4Gi is below the cluster policy's 8Gi; a "
+       "GPUPolicy may only raise a floor"},
+      {"a setting that is not a floor is the cluster's", R"({"gpu-intent": {"resource": "amd.com/gpu"}})",
+       "GPUPolicy team-a/strict: spec.rules.gpu-intent.resource: a GPUPolicy may set only action here; "
+       "resource is the cluster policy's"},
+      {"a rule with floors names them", R"({"shm-size": {"minimum": "1Gi"}})",
+       "GPUPolicy team-a/strict: spec.rules.shm-size.minimum: a GPUPolicy may set only action here"},
+      {"a section is the cluster's", R"({"guaranteed-qos": {"defaults": {"cpuPerGpu": 4}}})",
+       "GPUPolicy team-a/strict: spec.rules.guaranteed-qos.defaults: a GPUPolicy may set only action here"},
+      {"the loader's own checks still apply", R"({"memory-floor": {"perGPU": "16Gi"}})",
+       "GPUPolicy team-a/strict: spec.rules.memory-floor: unknown key \"perGPU\""},
+  }));
+  INFO(name);
+  const auto object = nlohmann::json{{"apiVersion", "gpuadmit.io/v1alpha1"},
+                                     {"kind", "GPUPolicy"},
+                                     {"metadata", {{"name", "strict"}, {"namespace", "team-a"}}},
+                                     {"spec", {{"rules", nlohmann::json::parse(rules_json)}}}};
+  const auto tightened = gpuadmit::config::load_policy_object(object, &cluster);
+  if (error.empty()) {
+    REQUIRE(tightened.ok());
+    CHECK(tightened->memory_floor.action >= cluster.memory_floor.action);
+    CHECK(tightened->memory_floor.per_gpu >= cluster.memory_floor.per_gpu);
+    CHECK(tightened->guaranteed_qos == cluster.guaranteed_qos);  // the rest is the cluster's
+  } else {
+    REQUIRE_FALSE(tightened.ok());
+    CHECK_THAT(tightened.error().message, Catch::StartsWith(error));
+    CHECK(tightened.error().message.find('\n') == std::string::npos);  // that one problem, nothing else
+  }
+}
+
+TEST_CASE("a GPUPolicy tightens the cluster policy it is given, not the defaults", "[policy-object]") {
+  gpuadmit::policy::RuleSet cluster;
+  cluster.excluded_namespaces = {"only-this"};
+  cluster.memory_floor.per_gpu =
+      gpuadmit::k8s::Quantity::from_units(20LL << 30, gpuadmit::k8s::Quantity::Format::kBinarySI);
+  const auto tightened = gpuadmit::config::load_policy_object(
+      nlohmann::json::parse(R"({"apiVersion": "gpuadmit.io/v1alpha1", "kind": "GPUPolicy",
+        "metadata": {"name": "t", "namespace": "a"}, "spec": {"rules": {"memory-floor": {"perGpu": "16Gi"}}}})"),
+      &cluster);
+  REQUIRE_FALSE(tightened.ok());
+  CHECK_THAT(tightened.error().message, Catch::Contains("below the cluster policy's 20Gi"));
+}

@@ -60,18 +60,19 @@ TEST_CASE("the review handler hands the body and the policy snapshot to the revi
   REQUIRE(store);
   Metrics metrics("test");
   auto fake = std::make_shared<FakeReview>();
-  ReviewDependencies deps{**store, metrics, JsonLog::discard(),
-                          [fake](std::string_view body, admission::Endpoint, const policy::RuleSet& rules,
-                                 const policy::ClusterView*) {
-                            ++fake->calls;
-                            fake->last_body = body;
-                            fake->last_rules = &rules;
-                            admission::Outcome outcome;
-                            outcome.verdict = admission::Verdict::kDenied;
-                            outcome.body = R"({"response":{}})";
-                            outcome.rules_fired = {"guaranteed-qos"};
-                            return outcome;
-                          }};
+  ReviewDependencies deps{
+      **store, metrics, JsonLog::discard(),
+      [fake](std::string_view body, admission::Endpoint, const policy::PolicySet& policies,
+             const policy::ClusterView*, const admission::PolicyObjectCheck&) {
+        ++fake->calls;
+        fake->last_body = body;
+        fake->last_rules = policies.cluster.get();
+        admission::Outcome outcome;
+        outcome.verdict = admission::Verdict::kDenied;
+        outcome.body = R"({"response":{}})";
+        outcome.rules_fired = {"guaranteed-qos"};
+        return outcome;
+      }};
   const Handler handler = review_handler(admission::Endpoint::kValidate, deps);
 
   SECTION("a JSON body is reviewed") {
@@ -103,8 +104,8 @@ TEST_CASE("a review that throws is answered 500 and counted as could not decide"
   Metrics metrics("test");
   ReviewDependencies deps{
       **store, metrics, JsonLog::discard(),
-      [](std::string_view, admission::Endpoint, const policy::RuleSet&,
-         const policy::ClusterView*) -> admission::Outcome { throw std::runtime_error("boom"); }};
+      [](std::string_view, admission::Endpoint, const policy::PolicySet&, const policy::ClusterView*,
+         const admission::PolicyObjectCheck&) -> admission::Outcome { throw std::runtime_error("boom"); }};
   const Response response =
       review_handler(admission::Endpoint::kMutate, deps)({"POST", "/mutate", "application/json", "{}"});
   CHECK(response.status == 500);

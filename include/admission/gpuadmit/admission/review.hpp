@@ -14,12 +14,16 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
 #include "gpuadmit/policy/cluster_snapshot.hpp"
+
 #include "gpuadmit/policy/decision.hpp"
+#include "gpuadmit/policy/policy_set.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 
 namespace gpuadmit::admission {
@@ -56,8 +60,18 @@ struct Outcome {
   std::string error;  // why it could not decide (kError, kMalformed)
 };
 
-// Handles one AdmissionReview request body for the given endpoint with the given rules and, when gpuadmit
-// has one, the cluster view (without it the cluster-aware rules are skipped).
+// The problems of a policy object (a ClusterGPUPolicy or GPUPolicy on CREATE or UPDATE), none when it is
+// valid. The server gives config::load_policy_object's errors: reading a policy is the config layer's.
+using PolicyObjectCheck = std::function<std::vector<std::string>(const nlohmann::json& object)>;
+
+// Handles one AdmissionReview request body for the given endpoint with the policy of the object's namespace
+// and, when gpuadmit has one, the cluster view (without it the cluster-aware rules are skipped). Policy
+// objects go to `check_policy_object` on /validate, and are refused (422 Invalid) with its problems; without
+// a check they pass.
+Outcome review(std::string_view body, Endpoint endpoint, const policy::PolicySet& policies,
+               const policy::ClusterView* cluster, const PolicyObjectCheck& check_policy_object);
+
+// One policy for every namespace, no policy objects judged.
 Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,
                const policy::ClusterView* cluster = nullptr);
 

@@ -11,6 +11,7 @@
 #include "gpuadmit/cluster/cluster_watcher.hpp"
 #include "gpuadmit/common/result.hpp"
 #include "gpuadmit/server/cluster_view.hpp"
+#include "gpuadmit/server/policy_object_source.hpp"
 
 namespace gpuadmit::cli {
 
@@ -29,6 +30,12 @@ struct ClusterViewFlags {
 Result<server::ClusterViewSetup> cluster_view_setup(const ClusterViewFlags& flags,
                                                     const std::map<std::string, std::string>* env = nullptr,
                                                     const cluster::InClusterPaths& paths = {});
+
+// --policy-objects: a cluster::PolicyObjectWatch behind the server's seam, on the API server the cluster view
+// would use (--kubeconfig, else in-cluster; either is required). Off (`enabled` false): an empty setup.
+Result<server::PolicyObjectSetup> policy_objects_setup(
+    bool enabled, std::string cluster_policy_name, const ClusterViewFlags& flags,
+    const std::map<std::string, std::string>* env = nullptr, const cluster::InClusterPaths& paths = {});
 
 // A ClusterWatcher over `transport` behind the server's seam. `options.log` is used as given.
 std::unique_ptr<server::ClusterViewProvider> make_watcher_view(

@@ -48,6 +48,13 @@ Result<std::string> list_pages(ApiTransport& transport, Kind kind, std::size_t p
                                const std::function<void(nlohmann::json&& item)>& on_item,
                                int* status = nullptr, std::size_t max_pages = 10'000);
 
+// list_pages for a collection that is not one of the cluster view's kinds (gpuadmit's policy objects):
+// `path` is the collection's, `resource` its plural for messages.
+Result<std::string> list_pages_at(ApiTransport& transport, std::string_view path, std::string_view resource,
+                                  std::size_t page_size, std::stop_token stop,
+                                  const std::function<void(nlohmann::json&& item)>& on_item,
+                                  int* status = nullptr, std::size_t max_pages = 10'000);
+
 // list_pages collected into one array (for `cluster dump`, which writes them all anyway).
 struct ListResult {
   nlohmann::json items = nlohmann::json::array();  // as the API returned them (no kind/apiVersion per item)

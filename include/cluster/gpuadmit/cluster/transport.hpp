@@ -47,6 +47,11 @@ class ApiTransport {
   virtual Result<ApiResponse> watch(std::string_view target, std::chrono::seconds deadline,
                                     const WatchCallbacks& callbacks, std::stop_token stop) = 0;
 
+  // PATCH `target` with a JSON merge patch (RFC 7386) and read the whole answer, as get() does: for the
+  // status of gpuadmit's own policy objects. Thread-safe.
+  virtual Result<ApiResponse> merge_patch(std::string_view target, std::string_view patch,
+                                          std::stop_token stop) = 0;
+
   // "https://10.96.0.1:443" for messages.
   [[nodiscard]] virtual std::string endpoint() const = 0;
 };

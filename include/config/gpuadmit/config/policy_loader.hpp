@@ -23,7 +23,11 @@ Result<policy::RuleSet> load_policy_file(const std::string& path);
 // A ClusterGPUPolicy or GPUPolicy as the API server returns it (#23 item 4): its spec read as a policy's,
 // with the same checks; errors name the object and the field's path ("ClusterGPUPolicy/strict:
 // spec.rules.memory-floor.action: ..."), since the object has no lines of its own.
-Result<policy::RuleSet> load_policy_object(const nlohmann::json& object);
+// A GPUPolicy is read onto `cluster` (the default policy when null) and may only tighten it: an action no
+// looser, a floor (docs/policy.md lists them) no lower, nothing else; the result is the policy of its
+// namespace.
+Result<policy::RuleSet> load_policy_object(const nlohmann::json& object,
+                                           const policy::RuleSet* cluster = nullptr);
 
 // The built-in policy: what serve and check use without --policy.
 const policy::RuleSet& default_rule_set();

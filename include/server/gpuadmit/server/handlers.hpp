@@ -19,8 +19,9 @@ namespace gpuadmit::server {
 // admission::review in production (the webhook passes it). The handler's tests substitute fakes: one that
 // records what it was given, and one that throws, which admission::review never does, to reach the handler's
 // "could not decide" answer.
-using ReviewFunction = std::function<admission::Outcome(std::string_view body, admission::Endpoint,
-                                                        const policy::RuleSet&, const policy::ClusterView*)>;
+using ReviewFunction =
+    std::function<admission::Outcome(std::string_view body, admission::Endpoint, const policy::PolicySet&,
+                                     const policy::ClusterView*, const admission::PolicyObjectCheck&)>;
 
 // The cluster view a review should use, taken once per request (like the policy snapshot); nullopt when
 // there is none yet, and the cluster-aware rules are skipped.

@@ -165,7 +165,10 @@ class Metrics {
                               "Serving certificate reloads after the files changed, by result.",
                               {"result"}};
   Family<Counter> policy_reloads{
-      "gpuadmit_policy_reloads_total", "Policy file reloads after the file changed, by result.", {"result"}};
+      "gpuadmit_policy_reloads_total",
+      "Policy reloads, by result: the policy file after it changed, and with --policy-objects each "
+      "new version of a ClusterGPUPolicy or GPUPolicy (failure: it does not load; the last valid one stays).",
+      {"result"}};
   Family<Gauge> build_info{"gpuadmit_build_info", "Always 1; the version is in the label.", {"version"}};
 
   // Unlabelled series, resolved once.

@@ -13,6 +13,7 @@
 
 #include "gpuadmit/common/result.hpp"
 #include "gpuadmit/server/cluster_view.hpp"
+#include "gpuadmit/server/policy_object_source.hpp"
 #include "gpuadmit/server/server.hpp"
 
 namespace gpuadmit::server {
@@ -31,6 +32,9 @@ struct ServeOptions {
   // The live cluster view (docs/cluster.md): started before serving, /readyz waits for its first sync, each
   // review reads the snapshot current when it arrived, its series join /metrics, stopped after the drain.
   ClusterViewSetup cluster_view;
+  // --policy-objects: the ClusterGPUPolicy named cluster_policy_name (over policy_file) and the namespaces'
+  // GPUPolicies are the policies in force; /readyz waits for their first list.
+  PolicyObjectSetup policy_objects;
 };
 
 struct ListenAddress {

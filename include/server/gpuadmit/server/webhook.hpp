@@ -68,8 +68,10 @@ class Webhook {
   FileChecks check_files_now();
 
   [[nodiscard]] const Metrics& metrics() const noexcept { return metrics_; }
+  [[nodiscard]] Metrics& metrics() noexcept { return metrics_; }
   [[nodiscard]] const Readiness& readiness() const noexcept { return readiness_; }
   [[nodiscard]] const PolicyStore& policy() const noexcept { return *policy_; }
+  [[nodiscard]] PolicyStore& policy() noexcept { return *policy_; }
   [[nodiscard]] const TlsContextStore& tls() const noexcept { return *tls_; }
 
  private:
