@@ -415,7 +415,7 @@ int main(int argc, char** argv) {
   config.server.host = "127.0.0.1";
   config.server.port = 0;
   config.server.threads = options.server_threads;
-  config.tls = {files->certificate, files->private_key};
+  config.tls = {files->certificate, files->private_key, std::nullopt};
   // Review log lines are written as in production (through a LogWriter), to /dev/null: their cost is part
   // of a review.
   const int dev_null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);

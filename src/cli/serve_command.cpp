@@ -16,6 +16,7 @@ constexpr std::string_view kServeUsage = R"(Usage:
                  [--max-connections N] [--log-level LEVEL]
                  [--kubeconfig FILE [--context NAME]] [--cluster-view auto|on|off]
                  [--policy-objects [--cluster-policy-name NAME]]
+                 [--client-ca-file FILE] [--metrics-listen HOST:PORT]
 
 Runs the admission webhook over HTTPS: POST /mutate and /validate (AdmissionReview v1), GET /healthz,
 /readyz and /metrics. Logs are JSON lines on stdout.
@@ -43,6 +44,12 @@ Flags:
                            GPUPolicy tightens it there (docs/policy.md, "Policy objects"). Needs
                            --kubeconfig or a pod; /readyz waits for their first list
   --cluster-policy-name    the ClusterGPUPolicy in force (default "default")
+  --client-ca-file         only callers presenting a certificate from these CAs (PEM) get a review; others
+                           get 401 on /mutate and /validate (the API server presents one through its
+                           admission kubeconfig, docs/cluster.md). /healthz and /readyz stay open for probes
+  --metrics-listen         serve /metrics (and /healthz, /readyz) on this address instead of --listen, over
+                           TLS with the same certificate and no client certificate, so a NetworkPolicy can
+                           tell Prometheus apart from the API server
 
 With the cluster view on, /readyz waits for the first full LIST of nodes, resourcequotas, storageclasses
 and persistentvolumeclaims (RBAC: get/list/watch on those, docs/cluster.md).
@@ -103,6 +110,12 @@ Result<server::ServeOptions> serve_options(const ParsedFlags& flags) {
     return make_error("--tls-cert-file and --tls-private-key-file go together");
   }
   options.policy_file = flags.last("policy").value_or("");
+  options.client_ca_file = flags.last("client-ca-file").value_or("");
+  options.metrics_listen = flags.last("metrics-listen").value_or("");
+  if (!options.metrics_listen.empty()) {
+    if (auto address = server::parse_listen_address(options.metrics_listen); !address)
+      return make_error("--metrics-listen: " + address.error().message);
+  }
   if (const auto text = flags.last("threads")) {
     auto n = parse_number("threads", *text, 0, 256);
     if (!n) return n.error();
@@ -151,6 +164,8 @@ int serve_command(Args args) {
                                     {"context", ""},
                                     {"cluster-view", ""},
                                     {"policy-objects", "", false},
+                                    {"client-ca-file", ""},
+                                    {"metrics-listen", ""},
                                     {"cluster-policy-name", ""},
                                     {"help", "h", false}},
                                    kServe, exit_code);

@@ -219,7 +219,8 @@ Result<PemPair> generate_serving_certificate(const PemPair& ca, const ServingSpe
   if (X509_set_issuer_name(cert, X509_get_subject_name(ca_certificate.get())) != 1 ||
       !add_extension(cert, ca_certificate.get(), NID_basic_constraints, "critical,CA:FALSE") ||
       !add_extension(cert, ca_certificate.get(), NID_key_usage, "critical,digitalSignature") ||
-      !add_extension(cert, ca_certificate.get(), NID_ext_key_usage, "serverAuth") ||
+      !add_extension(cert, ca_certificate.get(), NID_ext_key_usage,
+                     spec.client_auth ? "serverAuth,clientAuth" : "serverAuth") ||
       !add_extension(cert, ca_certificate.get(), NID_subject_key_identifier, "hash") ||
       !add_extension(cert, ca_certificate.get(), NID_authority_key_identifier, "keyid:always") ||
       X509_add1_ext_i2d(cert, NID_subject_alt_name, names->get(), 0, X509V3_ADD_DEFAULT) != 1 ||

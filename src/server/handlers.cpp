@@ -129,13 +129,41 @@ Handler metrics_handler(const Metrics& metrics, JsonLog log, std::function<std::
   };
 }
 
-Router make_router(const ReviewDependencies& deps, const Readiness& readiness, RouterOptions options) {
+Handler client_certificate_required(Handler handler) {
+  return [handler = std::move(handler)](const Request& request) {
+    if (!request.client_certificate) {
+      return text_response(401,
+                           "gpuadmit answers reviews only to callers with a client certificate from its "
+                           "--client-ca-file; configure the API server's admission kubeconfig (see "
+                           "docs/cluster.md)");
+    }
+    return handler(request);
+  };
+}
+
+Router make_router(const ReviewDependencies& deps, const Readiness& readiness, const RouterOptions& options) {
   Router router;
-  router.add("POST", "/mutate", review_handler(admission::Endpoint::kMutate, deps));
-  router.add("POST", "/validate", review_handler(admission::Endpoint::kValidate, deps));
+  Handler mutate = review_handler(admission::Endpoint::kMutate, deps);
+  Handler validate = review_handler(admission::Endpoint::kValidate, deps);
+  if (options.require_client_certificate) {
+    mutate = client_certificate_required(std::move(mutate));
+    validate = client_certificate_required(std::move(validate));
+  }
+  router.add("POST", "/mutate", std::move(mutate));
+  router.add("POST", "/validate", std::move(validate));
   router.add("GET", "/healthz", health_handler());
   router.add("GET", "/readyz", ready_handler(readiness));
-  router.add("GET", "/metrics", metrics_handler(deps.metrics, deps.log, options.extra_metrics));
+  if (options.metrics)
+    router.add("GET", "/metrics", metrics_handler(deps.metrics, deps.log, options.extra_metrics));
+  return router;
+}
+
+Router make_metrics_router(const ReviewDependencies& deps, const Readiness& readiness,
+                           std::function<std::string()> extra_metrics) {
+  Router router;
+  router.add("GET", "/healthz", health_handler());
+  router.add("GET", "/readyz", ready_handler(readiness));
+  router.add("GET", "/metrics", metrics_handler(deps.metrics, deps.log, std::move(extra_metrics)));
   return router;
 }
 

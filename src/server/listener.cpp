@@ -97,7 +97,10 @@ void Listener::on_accept(boost::system::error_code ec, net::ip::tcp::socket sock
     }
   }
   state_.metrics.accepted.inc();
-  std::make_shared<Session>(std::move(socket), state_.tls.current(), state_)->start();
+  std::make_shared<Session>(
+      std::move(socket),
+      state_.ask_client_certificate ? state_.tls.current() : state_.tls.current_without_client_auth(), state_)
+      ->start();
   accept();
 }
 

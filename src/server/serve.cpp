@@ -86,7 +86,7 @@ Result<DevCertificates> generate_dev_certificates(const TemporaryDirectory& dire
   if (!files) return files.error();
   log.info("dev certificates generated",
            {{"dir", directory.path().string()}, {"dns", spec.dns_names}, {"ip", spec.ip_addresses}});
-  return DevCertificates{{files->certificate, files->private_key}, files->ca, ca->certificate};
+  return DevCertificates{{files->certificate, files->private_key, std::nullopt}, files->ca, ca->certificate};
 }
 
 // What a person needs to try the dev server: the caBundle for a webhook configuration and a curl line that
@@ -110,14 +110,14 @@ void print_dev_banner(const DevCertificates& dev, const std::filesystem::path& d
 Result<TlsFiles> tls_files(const ServeOptions& options) {
   if (!options.cert_dir.empty()) {
     return TlsFiles{std::filesystem::path(options.cert_dir) / "tls.crt",
-                    std::filesystem::path(options.cert_dir) / "tls.key"};
+                    std::filesystem::path(options.cert_dir) / "tls.key", std::nullopt};
   }
   if (options.tls_cert_file.empty() || options.tls_private_key_file.empty()) {
     return make_error(
         "no serving certificate: give --cert-dir, or --tls-cert-file and --tls-private-key-file, "
         "or --dev-self-signed");
   }
-  return TlsFiles{options.tls_cert_file, options.tls_private_key_file};
+  return TlsFiles{options.tls_cert_file, options.tls_private_key_file, std::nullopt};
 }
 
 std::string level_name(spdlog::level::level_enum level) {
@@ -133,6 +133,10 @@ LogFields startup_line(const ServeOptions& options, const WebhookConfig& config,
           {"tls_cert_file", config.tls.certificate.string()},
           {"tls_private_key_file", config.tls.private_key.string()},
           {"policy", webhook.policy().source()},
+          {"client_ca_file", config.tls.client_ca ? config.tls.client_ca->string() : std::string("off")},
+          {"metrics_listen", config.metrics_server
+                                 ? config.metrics_server->host + ":" + std::to_string(webhook.metrics_port())
+                                 : std::string("off (on the main port)")},
           {"threads", threads},
           {"drain_seconds", options.drain.count()},
           {"max_connections", options.max_connections},
@@ -171,6 +175,20 @@ Result<ServingTls> serving_tls(const ServeOptions& options, const ListenAddress&
   out.dev = std::move(*generated);
   out.files = out.dev->files;
   return out;
+}
+
+// --client-ca-file and --metrics-listen, onto the config.
+Result<bool> caller_options(const ServeOptions& options, WebhookConfig& config) {
+  if (!options.client_ca_file.empty()) config.tls.client_ca = options.client_ca_file;
+  if (options.metrics_listen.empty()) return true;
+  auto address = parse_listen_address(options.metrics_listen);
+  if (!address) return make_error("--metrics-listen: " + address.error().message);
+  ServerConfig metrics = config.server;
+  metrics.host = address->host;
+  metrics.port = address->port;
+  metrics.threads = 1;  // a scrape every few seconds
+  config.metrics_server = metrics;
+  return true;
 }
 
 WebhookConfig webhook_config(const ServeOptions& options, const ListenAddress& listen,
@@ -357,6 +375,7 @@ int run_serve(const ServeOptions& options) {
   auto tls = serving_tls(options, *listen, log);
   if (!tls) return fail(tls.error().message);
   WebhookConfig config = webhook_config(options, *listen, tls->files);
+  if (auto callers = caller_options(options, config); !callers) return fail(callers.error().message);
   // Declared before the webhook, so it is destroyed after it: the webhook's handlers read it.
   auto cluster = cluster_view(options, log, config);
   if (!cluster) return fail(cluster.error().message);

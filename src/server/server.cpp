@@ -100,7 +100,7 @@ struct Server::Impl {
       : config(std::move(config_in)),
         readiness(readiness_in),
         log(log_in),
-        state(router, tls, metrics, std::move(log_in), config.limits),
+        state(router, tls, metrics, std::move(log_in), config.limits, config.ask_client_certificate),
         contexts(make_contexts(config.threads > 0 ? config.threads
                                                   : std::max(1U, std::thread::hardware_concurrency()))),
         control(net::make_strand(*contexts.front())),

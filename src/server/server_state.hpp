@@ -48,12 +48,13 @@ class SessionRegistry {
 
 struct ServerState {
   ServerState(const Router& router_in, TlsContextStore& tls_in, Metrics& metrics_in, JsonLog log_in,
-              ConnectionLimits limits_in)
+              ConnectionLimits limits_in, bool ask_client_certificate_in)
       : router(router_in),
         tls(tls_in),
         metrics(metrics_in),
         log(std::move(log_in)),
         limits(limits_in),
+        ask_client_certificate(ask_client_certificate_in),
         tls_errors(log, std::chrono::seconds(1)),
         connection_errors(log, std::chrono::seconds(1)) {}
 
@@ -62,6 +63,7 @@ struct ServerState {
   Metrics& metrics;
   JsonLog log;
   ConnectionLimits limits;
+  bool ask_client_certificate;  // ServerConfig's
   RateLimitedLog tls_errors;
   RateLimitedLog connection_errors;
   SessionRegistry sessions;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <exception>
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -84,6 +87,11 @@ void Session::on_handshake(ErrorCode ec) {
     state_.tls_errors.warn("tls handshake failed", {{"peer", peer_}, {"error", ec.message()}});
     return;
   }
+  // A certificate the client presented has been verified by the handshake (a bad one fails it); this records
+  // that there was one, for the review handlers' 401.
+  SSL* native = stream_.native_handle();
+  client_certificate_ =
+      SSL_get0_peer_certificate(native) != nullptr && SSL_get_verify_result(native) == X509_V_OK;
   wait_for_request();
 }
 
@@ -164,6 +172,7 @@ void Session::handle_request() {
   request.target = std::string(message.target());
   request.content_type = std::string(message[http::field::content_type]);
   request.body = std::move(message.body());
+  request.client_certificate = client_certificate_;
   const bool keep_alive = message.keep_alive() && !state_.draining.load();
   Response response;
   // The session boundary: whatever a handler throws becomes a 500 on this request, never a dead process.

@@ -69,6 +69,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool asked_ = false;  // a request has begun on this connection (first_request_timeout no longer applies)
   bool in_flight_ = false;  // a request was read and is not answered yet
   bool answered_ = false;   // a response has been written (the registry knows it too)
+  bool client_certificate_ =
+      false;  // the client presented a verified certificate (Request::client_certificate)
 };
 
 }  // namespace gpuadmit::server

@@ -2,6 +2,7 @@
 
 #include <openssl/bn.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -26,15 +27,49 @@ constexpr const char* kTls13Suites =
     "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
 constexpr const char* kGroups = "X25519:P-256:P-384";
 
-// Both files in one string, so "changed" means either changed.
-std::string seen_key(const std::string& certificate, const std::string& key) {
-  return std::to_string(certificate.size()) + ":" + certificate + key;
+// The files in one string, so "changed" means any changed.
+std::string seen_key(const std::string& certificate, const std::string& key, const std::string& client_ca) {
+  return std::to_string(certificate.size()) + ":" + std::to_string(key.size()) + ":" + certificate + key +
+         client_ca;
+}
+
+// A fixed session id context: OpenSSL refuses to resume a session of a server that verifies peers without
+// one.
+constexpr unsigned char kSessionIdContext[] = "gpuadmit";
+
+Result<bool> ask_for_client_certificates(boost::asio::ssl::context& context, std::string_view client_ca_pem) {
+  SSL_CTX* native = context.native_handle();
+  const BioPtr bio(BIO_new_mem_buf(client_ca_pem.data(), static_cast<int>(client_ca_pem.size())));
+  if (!bio) return make_error(tls::drain_openssl_errors("cannot read the client CA"));
+  X509_STORE* store = SSL_CTX_get_cert_store(native);
+  STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
+  int count = 0;
+  while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    ++count;
+    const bool added = X509_STORE_add_cert(store, ca) == 1 &&
+                       sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(ca))) > 0;
+    X509_free(ca);
+    if (!added) {
+      sk_X509_NAME_pop_free(names, X509_NAME_free);
+      return make_error(tls::drain_openssl_errors("cannot use the client CA"));
+    }
+  }
+  ERR_clear_error();  // the read that ended the loop (no more PEM) is not an error
+  if (count == 0) {
+    sk_X509_NAME_pop_free(names, X509_NAME_free);
+    return make_error("the client CA file holds no PEM certificate");
+  }
+  SSL_CTX_set_client_CA_list(native, names);  // takes ownership: the names sent in the CertificateRequest
+  SSL_CTX_set_verify(native, SSL_VERIFY_PEER, nullptr);
+  SSL_CTX_set_session_id_context(native, kSessionIdContext, sizeof(kSessionIdContext) - 1);
+  return true;
 }
 
 }  // namespace
 
 Result<std::shared_ptr<ssl::context>> make_server_context(std::string_view certificate_chain_pem,
-                                                          std::string_view private_key_pem) {
+                                                          std::string_view private_key_pem,
+                                                          std::string_view client_ca_pem) {
   ERR_clear_error();
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* native = context->native_handle();
@@ -58,6 +93,9 @@ Result<std::shared_ptr<ssl::context>> make_server_context(std::string_view certi
   if (SSL_CTX_check_private_key(native) != 1) {
     return make_error(tls::drain_openssl_errors("the private key does not match the certificate"));
   }
+  if (!client_ca_pem.empty()) {
+    if (auto asked = ask_for_client_certificates(*context, client_ca_pem); !asked) return asked.error();
+  }
   return context;
 }
 
@@ -80,45 +118,68 @@ std::optional<std::int64_t> certificate_not_after(ssl::context& context) {
   return tls::not_after_seconds(leaf);
 }
 
-Result<std::unique_ptr<TlsContextStore>> TlsContextStore::open(TlsFiles files) {
+Result<TlsContextStore::Contexts> TlsContextStore::load(const TlsFiles& files, std::string& seen) {
   auto certificate = read_file(files.certificate);
   if (!certificate) return certificate.error();
   auto key = read_file(files.private_key);
   if (!key) return key.error();
-  auto context = make_server_context(*certificate, *key);
-  if (!context) {
-    return make_error(files.certificate.string() + " / " + files.private_key.string() + ": " +
-                      context.error().message);
+  std::string client_ca;
+  if (files.client_ca) {
+    auto read = read_file(*files.client_ca);
+    if (!read) return read.error();
+    client_ca = std::move(*read);
   }
-  return std::unique_ptr<TlsContextStore>(
-      new TlsContextStore(std::move(files), seen_key(*certificate, *key), std::move(*context)));
+  seen = seen_key(*certificate, *key, client_ca);
+  auto open = make_server_context(*certificate, *key);
+  if (!open) {
+    return make_error(files.certificate.string() + " / " + files.private_key.string() + ": " +
+                      open.error().message);
+  }
+  if (!files.client_ca) return Contexts{*open, *open};
+  auto asking = make_server_context(*certificate, *key, client_ca);
+  if (!asking) return make_error(files.client_ca->string() + ": " + asking.error().message);
+  return Contexts{std::move(*asking), std::move(*open)};
 }
 
-TlsContextStore::TlsContextStore(TlsFiles files, std::string seen, std::shared_ptr<ssl::context> context)
-    : files_(std::move(files)), last_seen_(std::move(seen)), current_(std::move(context)) {}
+Result<std::unique_ptr<TlsContextStore>> TlsContextStore::open(TlsFiles files) {
+  std::string seen;
+  auto contexts = load(files, seen);
+  if (!contexts) return contexts.error();
+  return std::unique_ptr<TlsContextStore>(
+      new TlsContextStore(std::move(files), std::move(seen), std::move(*contexts)));
+}
+
+TlsContextStore::TlsContextStore(TlsFiles files, std::string seen, Contexts contexts)
+    : files_(std::move(files)),
+      last_seen_(std::move(seen)),
+      current_(std::move(contexts.asking)),
+      open_(std::move(contexts.open)) {}
 
 std::shared_ptr<ssl::context> TlsContextStore::current() const {
   return current_.load();
 }
 
+std::shared_ptr<ssl::context> TlsContextStore::current_without_client_auth() const {
+  return open_.load();
+}
+
 ReloadReport TlsContextStore::reload_if_changed() {
   const std::lock_guard lock(reload_mutex_);
-  auto certificate = read_file(files_.certificate);
-  auto key = certificate ? read_file(files_.private_key) : Result<std::string>(certificate.error());
-  if (!certificate || !key) {
-    const std::string error = (!certificate ? certificate : key).error().message;
-    const std::string marker = std::string(1, '\0') + error;
+  std::string seen;
+  auto contexts = load(files_, seen);
+  if (!contexts && seen.empty()) {  // a file could not be read
+    const std::string marker = std::string(1, '\0') + contexts.error().message;
     if (marker == last_seen_) return {};
     last_seen_ = marker;
-    return {ReloadStatus::kFailed, error, {}};
+    return {ReloadStatus::kFailed, contexts.error().message, {}};
   }
-  std::string seen = seen_key(*certificate, *key);
   if (seen == last_seen_) return {};
   last_seen_ = std::move(seen);
-  auto context = make_server_context(*certificate, *key);
-  if (!context) return {ReloadStatus::kFailed, context.error().message, {}};
-  std::string detail = describe_certificate(**context);
-  current_.store(std::move(*context));
+  if (!contexts) return {ReloadStatus::kFailed, contexts.error().message, {}};
+  std::string detail = describe_certificate(*contexts->asking);
+  if (files_.client_ca) detail += " clientCA=" + files_.client_ca->string();
+  open_.store(std::move(contexts->open));
+  current_.store(std::move(contexts->asking));
   return {ReloadStatus::kReloaded, {}, std::move(detail)};
 }
 

@@ -34,6 +34,14 @@ Result<std::unique_ptr<Webhook>> Webhook::create(WebhookConfig config, JsonLog l
                              webhook->readiness_, webhook->log_);
   if (!server) return server.error();
   webhook->server_ = std::move(*server);
+  if (webhook->config_.metrics_server) {
+    ServerConfig metrics = *webhook->config_.metrics_server;
+    metrics.ask_client_certificate = false;
+    auto bound = Server::bind(metrics, webhook->metrics_router_, *webhook->tls_, webhook->metrics_,
+                              webhook->readiness_, webhook->log_);
+    if (!bound) return make_error("--metrics-listen: " + bound.error().message);
+    webhook->metrics_server_ = std::move(*bound);
+  }
   return webhook;
 }
 
@@ -68,24 +76,45 @@ Webhook::Webhook(WebhookConfig config, JsonLog log, std::unique_ptr<TlsContextSt
                                    const admission::PolicyObjectCheck& check) {
     return admission::review(body, endpoint, policies, cluster, check);
   };
-  router_ = make_router(ReviewDependencies{*policy_, metrics_, log_, review, config_.cluster_view},
-                        readiness_, RouterOptions{[tls = tls_.get(), extra = config_.extra_metrics] {
-                          return certificate_expiry_metric(*tls) + (extra ? extra() : std::string());
-                        }});
+  const ReviewDependencies deps{*policy_, metrics_, log_, review, config_.cluster_view};
+  std::function<std::string()> extra_metrics = [tls = tls_.get(), extra = config_.extra_metrics] {
+    return certificate_expiry_metric(*tls) + (extra ? extra() : std::string());
+  };
+  router_ = make_router(
+      deps, readiness_,
+      RouterOptions{extra_metrics, config_.tls.client_ca.has_value(), !config_.metrics_server.has_value()});
+  if (config_.metrics_server)
+    metrics_router_ = make_metrics_router(deps, readiness_, std::move(extra_metrics));
+}
+
+void Webhook::begin_shutdown() {
+  server_->begin_shutdown();
+  if (metrics_server_) metrics_server_->begin_shutdown();
+}
+
+void Webhook::stop_now() {
+  server_->stop_now();
+  if (metrics_server_) metrics_server_->stop_now();
 }
 
 Webhook::~Webhook() {
   poller_.reset();
   server_.reset();
+  metrics_server_.reset();
 }
 
 void Webhook::start() {
   server_->start();
+  if (metrics_server_) metrics_server_->start();
   poller_ = std::make_unique<Poller>(config_.reload_interval, [this] { check_files_now(); });
 }
 
 bool Webhook::wait() {
   const bool clean = server_->wait();
+  if (metrics_server_) {
+    metrics_server_->stop_now();  // metrics outlast the reviews by no more than this
+    metrics_server_->wait();
+  }
   poller_.reset();
   return clean;
 }

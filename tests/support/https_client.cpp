@@ -44,6 +44,10 @@ struct HttpsClient::Impl {
       context.add_certificate_authority(net::buffer(options.ca_pem));
       context.set_verify_mode(ssl::verify_peer);
     }
+    if (!options.client_certificate_pem.empty()) {
+      context.use_certificate_chain(net::buffer(options.client_certificate_pem));
+      context.use_private_key(net::buffer(options.client_key_pem), ssl::context::pem);
+    }
   }
 
   // Runs the io_context until the started operation completes; the stream's deadline bounds it.

@@ -22,6 +22,8 @@ struct ClientOptions {
   int max_tls_version = 0;
   std::string cipher_list;  // e.g. "DEFAULT:@SECLEVEL=0" to be able to offer TLS 1.1 at all
   std::chrono::milliseconds timeout{5'000};
+  std::string client_certificate_pem;  // presented when the server asks; empty: none
+  std::string client_key_pem;
 };
 
 struct HttpReply {

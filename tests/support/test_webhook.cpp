@@ -64,7 +64,17 @@ TestWebhook::TestWebhook(TestWebhookOptions options)
   config.server.threads = 2;
   config.server.drain_period = std::chrono::milliseconds(500);
   config.server.shutdown_grace = std::chrono::milliseconds(5'000);
-  config.tls = {cert_dir_.file("tls.crt"), cert_dir_.file("tls.key")};
+  config.tls = {cert_dir_.file("tls.crt"), cert_dir_.file("tls.key"), std::nullopt};
+  if (!options.client_ca_pem.empty()) {
+    cert_dir_.write({{"tls.crt", certificates_.serving.certificate},
+                     {"tls.key", certificates_.serving.private_key},
+                     {"client-ca.crt", options.client_ca_pem}});
+    config.tls.client_ca = cert_dir_.file("client-ca.crt");
+  }
+  if (options.metrics_port) {
+    config.metrics_server = config.server;
+    config.metrics_server->threads = 1;
+  }
   // Tests trigger checks themselves (check_files_now), so the poller must not race them.
   config.reload_interval = std::chrono::hours(1);
   if (!options.policy_yaml.empty()) {

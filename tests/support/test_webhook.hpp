@@ -59,6 +59,8 @@ struct TestWebhookOptions {
   std::function<void(server::WebhookConfig&)> configure{};  // adjust limits, drain, review function...
   std::string policy_yaml{};                                // non-empty: served from a projected policy file
   std::optional<server::JsonLog> log{};                     // unset: discarded
+  std::string client_ca_pem{};                              // non-empty: served as --client-ca-file
+  bool metrics_port = false;                                // --metrics-listen 127.0.0.1:0
 };
 
 class TestWebhook {
@@ -70,6 +72,7 @@ class TestWebhook {
 
   server::Webhook& webhook() { return *webhook_; }
   [[nodiscard]] std::uint16_t port() const { return webhook_->port(); }
+  [[nodiscard]] std::uint16_t metrics_port() const { return webhook_->metrics_port(); }
   [[nodiscard]] HttpsClient client(ClientOptions options = {}) const;
   [[nodiscard]] const TestCertificates& certificates() const { return certificates_; }
 

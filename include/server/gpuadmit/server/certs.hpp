@@ -29,6 +29,8 @@ struct ServingSpec {
   std::vector<std::string> ip_addresses;  // IPv4 or IPv6 literals
   int days = 365;
   std::string common_name;  // empty: the first DNS name, else the first IP
+  // Also clientAuth: a certificate a caller of gpuadmit presents (--client-ca-file; the tests sign one).
+  bool client_auth = false;
 };
 
 Result<PemPair> generate_ca(const CaSpec& spec);

@@ -44,10 +44,21 @@ Handler metrics_handler(const Metrics& metrics, JsonLog log, std::function<std::
 
 struct RouterOptions {
   std::function<std::string()> extra_metrics{};  // appended to GET /metrics
+  // --client-ca-file: /mutate and /validate answer 401 to a caller without a verified client certificate.
+  bool require_client_certificate = false;
+  // --metrics-listen: /metrics is served on its own port (make_metrics_router), not here.
+  bool metrics = true;
 };
 
 // POST /mutate, POST /validate, GET /healthz, GET /readyz, GET /metrics.
-Router make_router(const ReviewDependencies& deps, const Readiness& readiness, RouterOptions options = {});
+Router make_router(const ReviewDependencies& deps, const Readiness& readiness,
+                   const RouterOptions& options = {});
+// The --metrics-listen port's: GET /metrics, /healthz and /readyz.
+Router make_metrics_router(const ReviewDependencies& deps, const Readiness& readiness,
+                           std::function<std::string()> extra_metrics);
+
+// `handler`, answering 401 to a request without a verified client certificate.
+Handler client_certificate_required(Handler handler);
 
 inline constexpr std::string_view kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
 

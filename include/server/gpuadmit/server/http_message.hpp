@@ -14,6 +14,8 @@ struct Request {
   std::string target;        // path and query, e.g. "/validate?timeout=10s"
   std::string content_type;  // empty when absent
   std::string body;
+  // The client presented a certificate that verified against --client-ca-file's CAs (TlsFiles::client_ca).
+  bool client_certificate = false;
 };
 
 struct Response {

@@ -29,6 +29,10 @@ struct ServeOptions {
   std::size_t max_connections = ConnectionLimits{}.max_connections;
   spdlog::level::level_enum log_level = spdlog::level::info;
   bool dev_self_signed = false;  // generate a CA and serving certificate in a temporary directory
+  // Only callers with a certificate from these CAs get a review (401 otherwise); empty: anyone.
+  std::string client_ca_file;
+  // "HOST:PORT": /metrics there, not on `listen`; empty: on `listen`.
+  std::string metrics_listen;
   // The live cluster view (docs/cluster.md): started before serving, /readyz waits for its first sync, each
   // review reads the snapshot current when it arrived, its series join /metrics, stopped after the drain.
   ClusterViewSetup cluster_view;

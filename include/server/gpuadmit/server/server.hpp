@@ -50,6 +50,9 @@ struct ServerConfig {
   Milliseconds drain_period{5'000};
   // After the drain: how long in-flight requests get before the server stops regardless.
   Milliseconds shutdown_grace{10'000};
+  // With a client CA (TlsFiles::client_ca): ask each client for a certificate. Off for the metrics port,
+  // which Prometheus reaches without one.
+  bool ask_client_certificate = true;
 };
 
 class Server {

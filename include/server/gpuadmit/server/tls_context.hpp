@@ -22,11 +22,17 @@ namespace gpuadmit::server {
 struct TlsFiles {
   std::filesystem::path certificate;  // PEM chain: leaf first, then intermediates
   std::filesystem::path private_key;  // PEM
+  // --client-ca-file: the CAs whose client certificates a caller may present (re-read with the pair).
+  std::optional<std::filesystem::path> client_ca;
 };
 
-// Builds a server context from PEM text and checks that the key belongs to the certificate.
+// Builds a server context from PEM text and checks that the key belongs to the certificate. With
+// `client_ca_pem`, the server asks each client for a certificate and verifies one that is presented against
+// those CAs (a bad one fails the handshake), but does not require one: the kubelet's probes have none, and
+// the review handlers answer 401 to a caller without (Request::client_certificate).
 Result<std::shared_ptr<boost::asio::ssl::context>> make_server_context(std::string_view certificate_chain_pem,
-                                                                       std::string_view private_key_pem);
+                                                                       std::string_view private_key_pem,
+                                                                       std::string_view client_ca_pem = {});
 
 // "serial=… notAfter=…" of the context's leaf certificate, for logs.
 std::string describe_certificate(boost::asio::ssl::context& context);
@@ -37,19 +43,31 @@ class TlsContextStore {
  public:
   static Result<std::unique_ptr<TlsContextStore>> open(TlsFiles files);
 
+  // The context new handshakes use: with a client CA, one that asks for a client certificate.
   [[nodiscard]] std::shared_ptr<boost::asio::ssl::context> current() const;
+  // The same pair, never asking for a client certificate (the --metrics-listen port).
+  [[nodiscard]] std::shared_ptr<boost::asio::ssl::context> current_without_client_auth() const;
   [[nodiscard]] const TlsFiles& files() const noexcept { return files_; }
 
   // Re-reads both files; a changed, valid pair replaces the current context, an invalid one is refused.
   ReloadReport reload_if_changed();
 
  private:
-  TlsContextStore(TlsFiles files, std::string seen, std::shared_ptr<boost::asio::ssl::context> context);
+  struct Contexts {
+    std::shared_ptr<boost::asio::ssl::context> asking;  // asks for a client certificate (with a client CA)
+    std::shared_ptr<boost::asio::ssl::context> open;    // never asks
+  };
+  // Both contexts of the files' current content; `seen` receives that content (for change detection).
+  static Result<Contexts> load(const TlsFiles& files, std::string& seen);
+
+  TlsContextStore(TlsFiles files, std::string seen, Contexts contexts);
 
   const TlsFiles files_;
   std::mutex reload_mutex_;
-  std::string last_seen_;  // certificate + key content of the last attempt; guarded by reload_mutex_
+  std::string
+      last_seen_;  // certificate + key (+ client CA) content of the last attempt; guarded by reload_mutex_
   SharedSlot<boost::asio::ssl::context> current_;
+  SharedSlot<boost::asio::ssl::context> open_;
 };
 
 }  // namespace gpuadmit::server

@@ -37,6 +37,9 @@ struct WebhookConfig {
   std::vector<std::pair<std::string, std::function<bool()>>> readiness_conditions;
   // More Prometheus text appended to /metrics on each scrape (the cluster view's series); empty: none.
   std::function<std::string()> extra_metrics;
+  // --metrics-listen: /metrics (and /healthz, /readyz) on a port of their own, over TLS with the same
+  // certificate but never asking for a client certificate; the main port then has no /metrics.
+  std::optional<ServerConfig> metrics_server;
 };
 
 struct FileChecks {
@@ -54,13 +57,17 @@ class Webhook {
   ~Webhook();
 
   [[nodiscard]] std::uint16_t port() const noexcept { return server_->port(); }
+  // The --metrics-listen port (0 without one).
+  [[nodiscard]] std::uint16_t metrics_port() const noexcept {
+    return metrics_server_ ? metrics_server_->port() : 0;
+  }
 
   // Starts serving and the file watcher.
   void start();
   // SIGTERM: see Server::begin_shutdown.
-  void begin_shutdown() { server_->begin_shutdown(); }
+  void begin_shutdown();
   // Second SIGINT, or a test tearing down.
-  void stop_now() { server_->stop_now(); }
+  void stop_now();
   // Blocks until stopped; false when the shutdown grace ran out with connections still open.
   bool wait();
 
@@ -85,7 +92,9 @@ class Webhook {
   std::unique_ptr<TlsContextStore> tls_;
   std::unique_ptr<PolicyStore> policy_;
   Router router_;
+  Router metrics_router_;
   std::unique_ptr<Server> server_;
+  std::unique_ptr<Server> metrics_server_;
   std::unique_ptr<Poller> poller_;  // last: stopped first, before what it checks
 };
 
