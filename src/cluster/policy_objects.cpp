@@ -10,13 +10,13 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kPageSize = 500;
-constexpr std::size_t kMaxEventBytes = 8U << 20U;
-constexpr std::size_t kMaxJsonDepth = 64;
+constexpr std::size_t kPolicyPageSize = 500;
+constexpr std::size_t kMaxPolicyEventBytes = 8U << 20U;
+constexpr std::size_t kMaxPolicyJsonDepth = 64;
 // A watch that ends this soon without an event did not really work: listing again at once would spin.
-constexpr std::chrono::seconds kMinHealthyWatch{1};
+constexpr std::chrono::seconds kMinHealthyPolicyWatch{1};
 
-std::string status_target(const PolicyCollection& collection, const json& object) {
+std::string policy_status_target(const PolicyCollection& collection, const json& object) {
   const json meta = object.value("metadata", json::object());
   const std::string name = meta.value("name", std::string());
   if (!collection.namespaced) return std::string(collection.path) + "/" + name + "/status";
@@ -25,8 +25,8 @@ std::string status_target(const PolicyCollection& collection, const json& object
 }
 
 // The API server's message from a Status body, else the start of the body.
-std::string status_message(const ApiResponse& response) {
-  auto parsed = k8s::parse_json(response.body, {1U << 20U, kMaxJsonDepth});
+std::string policy_status_message(const ApiResponse& response) {
+  auto parsed = k8s::parse_json(response.body, {1U << 20U, kMaxPolicyJsonDepth});
   if (parsed && parsed->is_object() && parsed->contains("message") && (*parsed)["message"].is_string())
     return "HTTP " + std::to_string(response.status) + ": " + (*parsed)["message"].get<std::string>();
   return "HTTP " + std::to_string(response.status) + ": " + response.body.substr(0, 200);
@@ -91,7 +91,7 @@ bool PolicyObjectWatch::list(std::size_t collection, std::string& resource_versi
   std::vector<json> items;
   int status = 0;
   auto listed = list_pages_at(
-      *transport_, c.path, c.resource, kPageSize, stop,
+      *transport_, c.path, c.resource, kPolicyPageSize, stop,
       [&](json&& item) {
         // List items of custom resources carry these, but nothing guarantees it.
         item["apiVersion"] = kPolicyApiVersion;
@@ -138,11 +138,11 @@ bool PolicyObjectWatch::watch_until_change(std::size_t collection, const std::st
   std::string problem;
   WatchCallbacks callbacks;
   callbacks.line = [&](std::string_view line) {
-    if (line.size() > kMaxEventBytes) {
-      problem = "an event larger than " + std::to_string(kMaxEventBytes) + " bytes";
+    if (line.size() > kMaxPolicyEventBytes) {
+      problem = "an event larger than " + std::to_string(kMaxPolicyEventBytes) + " bytes";
       return false;
     }
-    auto event = k8s::parse_json(line, {line.size(), kMaxJsonDepth});
+    auto event = k8s::parse_json(line, {line.size(), kMaxPolicyJsonDepth});
     if (!event || !event->is_object()) {
       problem = "an undecodable event";
       return false;
@@ -166,7 +166,7 @@ bool PolicyObjectWatch::watch_until_change(std::size_t collection, const std::st
   }
   if (result->status != 200) {
     options_.log(spdlog::level::warn, "policy objects: watch refused",
-                 {{"resource", c.resource}, {"error", status_message(*result)}});
+                 {{"resource", c.resource}, {"error", policy_status_message(*result)}});
     return false;
   }
   if (!problem.empty()) {
@@ -174,7 +174,7 @@ bool PolicyObjectWatch::watch_until_change(std::size_t collection, const std::st
                  {{"resource", c.resource}, {"reason", problem}});
     return true;
   }
-  return changed || std::chrono::steady_clock::now() - started >= kMinHealthyWatch;
+  return changed || std::chrono::steady_clock::now() - started >= kMinHealthyPolicyWatch;
 }
 
 Result<bool> PolicyObjectWatch::patch_status(const json& object, const json& status,
@@ -186,9 +186,9 @@ Result<bool> PolicyObjectWatch::patch_status(const json& object, const json& sta
   }
   if (collection == nullptr) return make_error("not a policy object: kind \"" + kind + "\"");
   const json patch = {{"status", status}};
-  auto response = transport_->merge_patch(status_target(*collection, object), patch.dump(), stop);
+  auto response = transport_->merge_patch(policy_status_target(*collection, object), patch.dump(), stop);
   if (!response) return response.error();
-  if (response->status != 200) return make_error("PATCH status: " + status_message(*response));
+  if (response->status != 200) return make_error("PATCH status: " + policy_status_message(*response));
   return true;
 }
 

@@ -17,12 +17,98 @@ ROLE_RULES = [
     {"apiGroups": [""], "resources": ["nodes", "resourcequotas", "persistentvolumeclaims"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["get", "list", "watch"]},
 ]
+# With `serve --policy-objects` (policyObjects.enabled): the policy objects are read, and only their status
+# is written; the validating configuration gets one more webhook, for them alone.
+POLICY_ROLE_RULES = [
+    {"apiGroups": ["gpuadmit.io"], "resources": ["clustergpupolicies", "gpupolicies"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["gpuadmit.io"], "resources": ["clustergpupolicies/status", "gpupolicies/status"], "verbs": ["patch"]},
+]
+POLICY_WEBHOOK_RULES = [
+    {"operations": ["CREATE", "UPDATE"], "apiGroups": ["gpuadmit.io"], "apiVersions": ["v1alpha1"],
+     "resources": ["clustergpupolicies"], "scope": "Cluster"},
+    {"operations": ["CREATE", "UPDATE"], "apiGroups": ["gpuadmit.io"], "apiVersions": ["v1alpha1"],
+     "resources": ["gpupolicies"], "scope": "Namespaced"},
+]
+POLICY_CRDS = {"clustergpupolicies.gpuadmit.io", "gpupolicies.gpuadmit.io"}
+
+
+def is_policy_webhook(w):
+    return any("gpuadmit.io" in r.get("apiGroups", []) for r in w.get("rules", []))
+
+
+def flag(args, name):
+    """The value of --name=VALUE in args, or None."""
+    for a in args:
+        if a.startswith(f"--{name}="):
+            return a.split("=", 1)[1]
+    return None
+
+
+def check_client_auth_and_metrics(docs, bad):
+    """--client-ca-file reads a file of a mounted ConfigMap or Secret (a directory, so its updates arrive);
+    --metrics-listen has its container port `metrics`, which the Service, a ServiceMonitor and a NetworkPolicy
+    use, and without it they use `https` and no `metrics` port exists (a Prometheus scraping the https port
+    would get 404 from a server that has a metrics port)."""
+    config_maps = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ConfigMap"}
+    metrics_port = None
+    for d in docs:
+        if d["kind"] != "Deployment":
+            continue
+        where = f"Deployment/{d['metadata']['name']}"
+        spec = d["spec"]["template"]["spec"]
+        volumes = {v["name"]: v for v in spec.get("volumes", [])}
+        c = spec["containers"][0]
+        args = c.get("args", [])
+        ca_file = flag(args, "client-ca-file")
+        if ca_file is not None:
+            directory, _, base = ca_file.rpartition("/")
+            mounts = [m for m in c.get("volumeMounts", []) if m["mountPath"] == directory]
+            source = volumes.get(mounts[0]["name"], {}) if mounts else {}
+            ref = source.get("configMap") or source.get("secret")
+            if not mounts or not mounts[0].get("readOnly") or not ref:
+                bad(f"{where}: --client-ca-file={ca_file}: no read-only ConfigMap or Secret volume mounted at {directory}")
+            elif [i.get("path") for i in ref.get("items", [])] != [base]:
+                bad(f"{where}: --client-ca-file={ca_file}: its volume must map exactly one key to {base}, got {ref.get('items')}")
+            elif "configMap" in source and source["configMap"]["name"] in config_maps:
+                # The chart's own ConfigMap (clientAuth.caBundle): it holds PEM under the mapped key.
+                data = config_maps[source["configMap"]["name"]].get("data", {})
+                if "-----BEGIN CERTIFICATE-----" not in data.get(ref["items"][0]["key"], ""):
+                    bad(f"{where}: the client CA ConfigMap {source['configMap']['name']} holds no PEM certificate")
+        listen = flag(args, "metrics-listen")
+        ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+        if listen is not None:
+            metrics_port = int(listen.rsplit(":", 1)[1])
+            if ports.get("metrics") != metrics_port or ports.get("https") == metrics_port:
+                bad(f"{where}: --metrics-listen={listen} needs container port metrics = {metrics_port}, apart from https; got {ports}")
+        elif "metrics" in ports:
+            bad(f"{where}: container port metrics without --metrics-listen")
+    want = "metrics" if metrics_port is not None else "https"
+    for d in docs:
+        where = f"{d['kind']}/{d['metadata']['name']}"
+        if d["kind"] == "Service":
+            names = {p["name"]: p for p in d["spec"]["ports"]}
+            if metrics_port is not None and (names.get("metrics", {}).get("targetPort") != "metrics"):
+                bad(f"{where}: --metrics-listen but no Service port metrics targeting the container port metrics")
+            if metrics_port is None and "metrics" in names:
+                bad(f"{where}: a port metrics without --metrics-listen")
+        if d["kind"] == "ServiceMonitor":
+            got = [e.get("port") for e in d["spec"]["endpoints"]]
+            if got != [want]:
+                bad(f"{where}: must scrape port {want} (--metrics-listen: {metrics_port is not None}), got {got}")
+        if d["kind"] == "NetworkPolicy":
+            allowed = {p.get("port") for rule in d["spec"].get("ingress", []) for p in rule.get("ports", [])}
+            if not {"https", want} <= allowed:
+                bad(f"{where}: must admit the ports https and {want}, got {sorted(map(str, allowed))}")
 
 
 def main(path, namespace):
     docs = [d for d in yaml.safe_load_all(open(path)) if d]
     problems = []
     kinds = [d["kind"] for d in docs]
+    # Whether the server runs with --policy-objects: RBAC and the policy webhook must follow it.
+    policy_objects = any("--policy-objects" in c.get("args", []) for d in docs if d["kind"] == "Deployment"
+                         for c in d["spec"]["template"]["spec"]["containers"])
+    role_rules = ROLE_RULES + (POLICY_ROLE_RULES if policy_objects else [])
 
     def bad(msg):
         problems.append(msg)
@@ -51,8 +137,12 @@ def main(path, namespace):
                     if m.get("subPath"):
                         bad(f"{where}: subPath mount {m['name']} never sees Secret/ConfigMap updates")
         hook = d["metadata"].get("annotations", {}).get("helm.sh/hook")
-        if kind == "ClusterRole" and hook is None and d.get("rules") != ROLE_RULES:
-            bad(f"{where}: rules must be exactly {ROLE_RULES}, got {d.get('rules')}")
+        if kind == "ClusterRole" and hook is None and d.get("rules") != role_rules:
+            bad(f"{where}: rules must be exactly {role_rules} (--policy-objects: {policy_objects}), got {d.get('rules')}")
+        if kind == "CustomResourceDefinition":
+            # Deleting a CRD deletes every policy object: helm uninstall must leave them.
+            if name not in POLICY_CRDS or d["metadata"].get("annotations", {}).get("helm.sh/resource-policy") != "keep":
+                bad(f"{where}: only the two policy CRDs, each with helm.sh/resource-policy: keep")
         if kind == "ClusterRole" and hook is not None:
             # The uninstall hook: delete (and get) the release's two webhook configurations, nothing else.
             names = {w["metadata"]["name"] for w in docs if w["kind"].endswith("WebhookConfiguration")}
@@ -62,8 +152,32 @@ def main(path, namespace):
                     or len(r.get("resourceNames", [])) != 1 or r["resourceNames"][0] not in names for r in rules):
                 bad(f"{where}: a hook ClusterRole may only get and delete the release's webhook configurations {sorted(names)}, got {rules}")
         if kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            policy_hooks = [w for w in d["webhooks"] if is_policy_webhook(w)]
+            want_policy_hooks = 1 if policy_objects and kind == "ValidatingWebhookConfiguration" else 0
+            if len(policy_hooks) != want_policy_hooks:
+                bad(f"{where}: {len(policy_hooks)} webhooks for the policy objects, want {want_policy_hooks} (--policy-objects: {policy_objects})")
             for w in d["webhooks"]:
                 wn = f"{where} webhook {w['name']}"
+                if is_policy_webhook(w):
+                    # Policy edits only, always checked: Fail, no selector or condition that could skip one.
+                    if w.get("rules") != POLICY_WEBHOOK_RULES:
+                        bad(f"{wn}: rules must be exactly {POLICY_WEBHOOK_RULES}, got {w.get('rules')}")
+                    if w.get("failurePolicy") != "Fail":
+                        bad(f"{wn}: failurePolicy must be Fail (a policy edit must not slip in unchecked)")
+                    for skip in ("namespaceSelector", "objectSelector", "matchConditions"):
+                        if w.get(skip):
+                            bad(f"{wn}: no {skip}: every policy object must reach gpuadmit, got {w[skip]}")
+                    cc = w.get("clientConfig", {})
+                    if not (cc.get("service", {}).get("path") == "/validate" or cc.get("url", "").endswith("/validate")):
+                        bad(f"{wn}: must call /validate, got {cc}")
+                    if cc != d["webhooks"][0]["clientConfig"]:
+                        bad(f"{wn}: clientConfig must be {d['webhooks'][0]['name']}'s (same server and CA)")
+                    for k, want in (("sideEffects", "None"), ("admissionReviewVersions", ["v1"])):
+                        if w.get(k) != want:
+                            bad(f"{wn}: {k} must be {want}")
+                    if not 1 <= int(w.get("timeoutSeconds", 0)) <= 10:
+                        bad(f"{wn}: timeoutSeconds must be set and at most 10")
+                    continue
                 if w.get("sideEffects") != "None":
                     bad(f"{wn}: sideEffects must be None")
                 if w.get("admissionReviewVersions") != ["v1"]:
@@ -106,6 +220,7 @@ def main(path, namespace):
             pc = d["spec"]["template"]["spec"].get("priorityClassName", "")
             if pc in ("system-cluster-critical", "system-node-critical") and pc not in quota_classes:
                 bad(f"Deployment/{d['metadata']['name']}: priorityClassName {pc} without a ResourceQuota scoped to it")
+    check_client_auth_and_metrics(docs, bad)
     for need in ("Deployment", "Service", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         if need not in kinds:
             bad(f"missing {need}")

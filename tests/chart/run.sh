@@ -6,10 +6,15 @@
 # static   helm lint + template for every charts/gpuadmit/ci/*.yaml with the safety invariants
 #          (check_manifests.py); misspelled and contradictory values fail with a clear message; every
 #          value documented; default policy, deploy/gpuadmit.yaml and example policies in sync and valid;
-#          the Dockerfile's runtime packages = ldd of GPUADMIT_BIN (check-dockerfile.sh)
+#          the Dockerfile's runtime packages = ldd of GPUADMIT_BIN (check-dockerfile.sh); the policy CRDs are
+#          `gpuadmit policy crds`'s, policyObjects' flags, RBAC and webhook agree, the chart's serve flags exist;
+#          clientAuth's CA mount and metrics.port's ports agree with their flags
 # cluster  on the e2e control plane (tests/e2e/cluster.sh, no gpuadmit): every ci/ rendering applied with
 #          --dry-run=server; NOTES warnings; a real `helm install`, RBAC checked with `kubectl auth can-i
-#          --as=system:serviceaccount:...`, certificate reused on upgrade, fail-open default, uninstall
+#          --as=system:serviceaccount:...`, certificate reused on upgrade, fail-open default, uninstall; the
+#          policy CRDs (Established, upgraded, kept), policy edits fail closed, a live gpuadmit with the
+#          Deployment's policy-object flags as the chart's ServiceAccount behind the installed policy webhook;
+#          client authentication enforced when on (the API server's admission kubeconfig from cluster.sh)
 # e2e      tests/e2e/run.sh with the chart's own webhook configurations (clientConfig.url pointed at the
 #          local gpuadmit): all scenarios with the default values, then the GPU scenarios again with
 #          webhooks.matchConditions.enabled
@@ -35,6 +40,8 @@ WORK=$(mktemp -d /tmp/gpuadmit-chart-test.XXXXXX)
 PASSED=0 FAILED=0
 CLUSTER_UP=0
 LIVE_PID=
+LIVE_CHART_FLAGS=()
+LIVE_AUTH_FLAGS=()   # the Deployment's client-authentication and metrics flags, mapped to files and ports here
 cleanup() {
   if [[ -n $LIVE_PID ]]; then kill "$LIVE_PID" 2>/dev/null; wait "$LIVE_PID" 2>/dev/null; fi
   if ((CLUSTER_UP)); then GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" down >/dev/null 2>&1 || true; fi
@@ -185,6 +192,137 @@ priority_quota_rendered() {
   ! render --show-only templates/resourcequota.yaml --set priorityClassQuota.enabled=false >/dev/null 2>&1 || { echo "rendered when off"; return 1; }
 }
 
+# The policy CRDs have one source, `gpuadmit policy crds`: files/policy-crds.json is its output byte for
+# byte (regenerate: BIN policy crds >charts/gpuadmit/files/policy-crds.json, then deploy/render.sh); the chart
+# renders exactly its items, adding only the chart's labels and helm.sh/resource-policy: keep; crds.install=false
+# renders none. deploy/policy-crds.yaml is checked by `deploy/render.sh --check`.
+policy_crds_in_chart() {
+  "$BIN" policy crds >"$WORK/policy-crds.json" || return 1
+  cmp "$WORK/policy-crds.json" "$CHART/files/policy-crds.json" ||
+    { echo "charts/gpuadmit/files/policy-crds.json differs from \`gpuadmit policy crds\`: run $BIN policy crds >charts/gpuadmit/files/policy-crds.json"; return 1; }
+  render --show-only templates/crds.yaml >"$WORK/crds.yaml" || return 1
+  python3 - "$WORK/crds.yaml" "$WORK/policy-crds.json" <<'PY' || return 1
+import json, sys, yaml
+rendered = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+want = json.load(open(sys.argv[2]))["items"]
+problems = []
+for r in rendered:
+    meta = r["metadata"]
+    if meta.get("annotations") != {"helm.sh/resource-policy": "keep"}:
+        problems.append(f"{meta['name']}: annotations {meta.get('annotations')}")
+    if meta.get("labels", {}).get("app.kubernetes.io/part-of") != "gpuadmit":
+        problems.append(f"{meta['name']}: no chart labels")
+    r["metadata"] = {k: v for k, v in meta.items() if k not in ("labels", "annotations")}
+if rendered != want:
+    problems.append("the rendered CRDs are not gpuadmit policy crds' items (less labels and annotations)")
+print("rendered:", [r["metadata"]["name"] for r in rendered], "problems:", problems or "none")
+sys.exit(1 if problems else 0)
+PY
+  ! render --set crds.install=false --show-only templates/crds.yaml >/dev/null 2>&1 || { echo "crds.install=false still renders CRDs"; return 1; }
+}
+
+# The Deployment passes `gpuadmit serve` only flags it knows (--help lists them): with policyObjects on and off,
+# and with client authentication and the metrics port.
+serve_flags_known() {
+  local help flags flag rc=0 values
+  help=$("$BIN" serve --help 2>&1) || true
+  for values in "policyObjects.enabled=true" "policyObjects.enabled=false" \
+    "clientAuth.enabled=true,clientAuth.existingConfigMap=ca,metrics.port=9443"; do
+    flags=$(render --set "$values" --set server.threads=2 --show-only templates/deployment.yaml | python3 -c '
+import sys, yaml
+d = yaml.safe_load(sys.stdin)
+print("\n".join(a.split("=")[0] for a in d["spec"]["template"]["spec"]["containers"][0]["args"][1:]))') || return 1
+    for flag in $flags; do
+      grep -q -- "^ *$flag\b" <<<"$help" || { echo "$values: the chart passes $flag, which \`$(basename "$BIN") serve --help\` does not list"; rc=1; }
+    done
+  done
+  ((rc == 0)) && echo "all flags listed by serve --help"
+  return "$rc"
+}
+
+# policyObjects: on (default) the flags, the RBAC rules and the policy webhook; off none of them (check_manifests.py
+# checks that the three agree); clusterPolicyName reaches the flag.
+policy_objects_rendered() {
+  local out
+  render --set policyObjects.enabled=false >"$WORK/po-off.yaml" || return 1
+  python3 "$HERE/check_manifests.py" "$WORK/po-off.yaml" "$NS" || return 1
+  ! grep -q -- '--policy-objects' "$WORK/po-off.yaml" || { echo "policyObjects.enabled=false still passes --policy-objects"; return 1; }
+  out=$(render --set policyObjects.clusterPolicyName=team-gpus --show-only templates/deployment.yaml) || return 1
+  grep -q -- '- --cluster-policy-name=team-gpus$' <<<"$out" || { echo "clusterPolicyName not passed"; return 1; }
+  # matchConditions and Fail on the pod webhooks do not reach the policy webhook (check_manifests.py).
+  render --set webhooks.matchConditions.enabled=true --set webhooks.validate.failurePolicy=Fail \
+    --set-string 'webhooks.namespaceSelector.matchLabels.pilot=true' --set 'webhooks.objectSelector.matchLabels.a=b' >"$WORK/po-mc.yaml" &&
+    python3 "$HERE/check_manifests.py" "$WORK/po-mc.yaml" "$NS"
+}
+
+# clientAuth: off (default) no --client-ca-file, volume or ConfigMap; on, the flag reads ca.crt of a read-only
+# volume from the chart's ConfigMap (holding caBundle's PEM as given), an existing ConfigMap or an existing
+# Secret (the key mapped to ca.crt); check_manifests.py checks that flag, mount and volume agree.
+client_auth_rendered() {
+  local out source
+  out=$(render) || return 1
+  ! grep -Eq -- '--client-ca-file|client-ca' <<<"$out" || { echo "clientAuth off still renders client-ca"; return 1; }
+  python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["clientAuth"]["caBundle"], end="")' \
+    "$CHART/ci/client-auth-values.yaml" >"$WORK/client-ca.pem" || return 1
+  for source in caBundle existingConfigMap existingSecret; do
+    case $source in
+      caBundle) render --set clientAuth.enabled=true --set-file clientAuth.caBundle="$WORK/client-ca.pem" >"$WORK/ca.yaml" ;;
+      existingConfigMap) render --set clientAuth.enabled=true --set clientAuth.existingConfigMap=team-ca --set clientAuth.key=bundle.pem >"$WORK/ca.yaml" ;;
+      existingSecret) render --set clientAuth.enabled=true --set clientAuth.existingSecret=apiserver-client-ca >"$WORK/ca.yaml" ;;
+    esac || return 1
+    python3 "$HERE/check_manifests.py" "$WORK/ca.yaml" "$NS" || return 1
+    python3 - "$WORK/ca.yaml" "$source" "$WORK/client-ca.pem" <<'PY' || return 1
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+source, pem = sys.argv[2], open(sys.argv[3]).read()
+spec = [d for d in docs if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
+vol = [v for v in spec["volumes"] if v["name"] == "client-ca"][0]
+cms = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-client-ca")]
+want = {
+    "caBundle": {"configMap": {"name": "gpuadmit-client-ca", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+    "existingConfigMap": {"configMap": {"name": "team-ca", "items": [{"key": "bundle.pem", "path": "ca.crt"}]}},
+    "existingSecret": {"secret": {"secretName": "apiserver-client-ca", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+}[source]
+vol = {k: v for k, v in vol.items() if k != "name"}
+problems = []
+if vol != want:
+    problems.append(f"volume {vol}, want {want}")
+if "--client-ca-file=/etc/gpuadmit/client-ca/ca.crt" not in spec["containers"][0]["args"]:
+    problems.append("no --client-ca-file=/etc/gpuadmit/client-ca/ca.crt")
+if source == "caBundle" and [c["data"]["ca.crt"].strip() for c in cms] != [pem.strip()]:
+    problems.append("the chart's ConfigMap does not hold caBundle as given")
+if source != "caBundle" and cms:
+    problems.append("a client-ca ConfigMap rendered although an existing source is named")
+print(source, "problems:", problems or "none")
+sys.exit(1 if problems else 0)
+PY
+  done
+}
+
+# metrics.port: off (default) /metrics on the https port (ServiceMonitor too); on, --metrics-listen, a container
+# port and a Service port named metrics, the ServiceMonitor scraping it and the NetworkPolicy admitting it from
+# networkPolicy.metricsFrom (check_manifests.py checks the ports; here the flag and the sources).
+metrics_port_rendered() {
+  render --set serviceMonitor.enabled=true --set networkPolicy.enabled=true >"$WORK/m-off.yaml" &&
+    python3 "$HERE/check_manifests.py" "$WORK/m-off.yaml" "$NS" || return 1
+  ! grep -q -- '--metrics-listen' "$WORK/m-off.yaml" || { echo "metrics.port 0 still passes --metrics-listen"; return 1; }
+  render -f "$CHART/ci/client-auth-values.yaml" >"$WORK/m-on.yaml" && python3 "$HERE/check_manifests.py" "$WORK/m-on.yaml" "$NS" || return 1
+  python3 - "$WORK/m-on.yaml" <<'PY'
+import sys, yaml
+docs = {d["kind"]: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
+args = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]["args"]
+rules = docs["NetworkPolicy"]["spec"]["ingress"]
+metrics_rule = [r for r in rules if r["ports"] == [{"port": "metrics", "protocol": "TCP"}]]
+problems = []
+if "--metrics-listen=0.0.0.0:9443" not in args:
+    problems.append("no --metrics-listen=0.0.0.0:9443")
+if len(metrics_rule) != 1 or metrics_rule[0].get("from") != [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]:
+    problems.append(f"the metrics port's NetworkPolicy rule is not networkPolicy.metricsFrom: {metrics_rule}")
+print("problems:", problems or "none")
+sys.exit(1 if problems else 0)
+PY
+}
+
 phase_static() {
   local f
   for f in "$CHART"/ci/*.yaml; do
@@ -199,6 +337,24 @@ phase_static() {
   check "misspelled key inside objectSelector fails" \
     expect_fail "at '/webhooks/objectSelector': additional properties 'matchExpresions' not allowed" --set 'webhooks.objectSelector.matchExpresions[0].key=a'
   check "timeout above 10 s fails" expect_fail "timeoutSeconds" --set webhooks.validate.timeoutSeconds=11
+  check "policyObjects.clusterPolicyName that is no object name fails" \
+    expect_fail "/policyObjects/clusterPolicyName" --set policyObjects.clusterPolicyName=Default_Policy
+  check "policy CRDs: files/policy-crds.json = gpuadmit policy crds; rendered as its items + labels + keep; none when off" \
+    policy_crds_in_chart
+  check "policyObjects: flags, RBAC and policy webhook together, none when off; selectors and matchConditions never on it" \
+    policy_objects_rendered
+  check "clientAuth: --client-ca-file reads ca.crt of the mounted CA (caBundle's ConfigMap, existing ConfigMap, Secret); none when off" \
+    client_auth_rendered
+  check "metrics.port: --metrics-listen, container and Service port metrics, ServiceMonitor and NetworkPolicy on it" \
+    metrics_port_rendered
+  check "clientAuth.enabled without a CA fails" expect_fail "clientAuth.enabled needs the CA" --set clientAuth.enabled=true
+  check "two client CA sources fail" \
+    expect_fail "contradictory values: clientAuth.caBundle and clientAuth.existingSecret" --set clientAuth.caBundle=x --set clientAuth.existingSecret=s
+  check "clientAuth.caBundle that is not PEM (base64) fails" \
+    expect_fail "clientAuth.caBundle must be PEM" --set clientAuth.enabled=true --set clientAuth.caBundle=Cg==
+  check "metrics.port = server.port fails" expect_fail "metrics.port \(8443\) must differ from server.port" --set metrics.port=8443
+  check "metrics.port below 1024 fails (schema)" expect_fail "at '/metrics/port'" --set metrics.port=80
+  check "every flag the Deployment passes is one gpuadmit serve --help lists" serve_flags_known
   check "other clusters: no UID set, host network, labels and annotations on both webhooks" other_clusters_rendered
   check "PrometheusRule: promtool check rules (Ignore and Fail) and promtool test rules" prometheus_rules
   check "Grafana dashboard: valid JSON, its queries valid PromQL; every gpuadmit series named is exported" dashboard_and_metric_names
@@ -231,7 +387,7 @@ phase_static() {
     bash -c '"$0" template g "$1" -n gpuadmit >"$2/role.yaml" && python3 "$3/check_rbac_doc.py" "$2/role.yaml" "$4/docs/cluster.md"' \
     "$HELM" "$CHART" "$WORK" "$HERE" "$ROOT"
   check "chart default policy = the built-in default (gpuadmit check gives the same verdicts)" default_policy_is_builtin
-  check "deploy/gpuadmit.yaml in sync with the chart" "$ROOT/deploy/render.sh" "$HELM" --check
+  check "deploy/gpuadmit.yaml and deploy/policy-crds.yaml in sync with the chart" "$ROOT/deploy/render.sh" "$HELM" --check
   check "deploy/gpuadmit.yaml: the webhook configurations first (kubectl delete -f removes them before the server)" \
     python3 -c 'import sys, yaml; k = [d["kind"] for d in yaml.safe_load_all(open(sys.argv[1])) if d]; print(k[:3]); sys.exit(sorted(k[:2]) != ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])' "$ROOT/deploy/gpuadmit.yaml"
   check "deploy/gpuadmit.yaml invariants" python3 "$HERE/check_manifests.py" "$ROOT/deploy/gpuadmit.yaml" "$NS"
@@ -291,6 +447,17 @@ helm_install() {
       mutatingwebhookconfiguration/mutate.gpuadmit.io validatingwebhookconfiguration/validate.gpuadmit.io
 }
 
+# The install created both policy CRDs (templates, so Helm owns them: release annotations) and they are Established.
+helm_crds_established() {
+  local crd owner
+  kc wait --for=condition=Established --timeout=30s crd/clustergpupolicies.gpuadmit.io crd/gpupolicies.gpuadmit.io || return 1
+  for crd in clustergpupolicies.gpuadmit.io gpupolicies.gpuadmit.io; do
+    owner=$(kc get crd "$crd" -o jsonpath='{.metadata.annotations.meta\.helm\.sh/release-name} {.metadata.annotations.helm\.sh/resource-policy}')
+    echo "$crd: release, resource-policy = $owner"
+    [[ $owner == "$NS keep" ]] || return 1
+  done
+}
+
 # The API server refuses a system-cluster-critical pod where no quota covers the class, as GKE does: so
 # the next check means something.
 critical_pod_refused_without_quota() {
@@ -338,13 +505,14 @@ ca_bundle_matches_secret() {
     san=$(openssl x509 -in "$WORK/tls.crt" -noout -ext subjectAltName) && grep -q "DNS:gpuadmit.$NS.svc" <<<"$san"
 }
 
-# RBAC: what the cluster view needs, and what it must never have.
+# RBAC: what the cluster view and the policy objects (policyObjects.enabled, the default) need, and what it
+# must never have.
 rbac() {
-  local sa=system:serviceaccount:$NS:gpuadmit rc=0 verb res want got
-  while read -r want verb res; do
+  local sa=system:serviceaccount:$NS:gpuadmit rc=0 verb res sub want got
+  while read -r want verb res sub; do
     [[ -n $want ]] || continue
-    got=$(kc auth can-i "$verb" "$res" --as="$sa" --all-namespaces 2>/dev/null) || true
-    printf '%-4s %-7s %-40s (want %s)\n' "$got" "$verb" "$res" "$want"
+    got=$(kc auth can-i "$verb" "$res" ${sub:+--subresource="$sub"} --as="$sa" --all-namespaces 2>/dev/null) || true
+    printf '%-4s %-7s %-40s (want %s)\n' "$got" "$verb" "$res${sub:+/$sub}" "$want"
     [[ $got == "$want" ]] || rc=1
   done <<'TABLE'
 yes get nodes
@@ -373,13 +541,32 @@ no create mutatingwebhookconfigurations.admissionregistration.k8s.io
 no update validatingwebhookconfigurations.admissionregistration.k8s.io
 no create clusterrolebindings.rbac.authorization.k8s.io
 no create serviceaccounts/token
+yes get clustergpupolicies.gpuadmit.io
+yes list clustergpupolicies.gpuadmit.io
+yes watch clustergpupolicies.gpuadmit.io
+yes get gpupolicies.gpuadmit.io
+yes list gpupolicies.gpuadmit.io
+yes watch gpupolicies.gpuadmit.io
+yes patch clustergpupolicies.gpuadmit.io status
+yes patch gpupolicies.gpuadmit.io status
+no update clustergpupolicies.gpuadmit.io status
+no patch clustergpupolicies.gpuadmit.io
+no update clustergpupolicies.gpuadmit.io
+no create clustergpupolicies.gpuadmit.io
+no delete clustergpupolicies.gpuadmit.io
+no patch gpupolicies.gpuadmit.io
+no create gpupolicies.gpuadmit.io
+no update customresourcedefinitions.apiextensions.k8s.io
 no * *
 TABLE
   # And nothing beyond that: the resource rows of `can-i --list` (less the self-review APIs every
-  # authenticated user has) are exactly the four kinds with get/list/watch.
-  got=$(kc auth can-i --list --as="$sa" | awk 'NR > 1 && $1 !~ /^\[/ && $1 !~ /^selfsubject/ {print $1, $(NF-2), $(NF-1), $NF}' | sort)
-  want=$(printf '%s\n' "nodes [get list watch]" "persistentvolumeclaims [get list watch]" \
-    "resourcequotas [get list watch]" "storageclasses.storage.k8s.io [get list watch]")
+  # authenticated user has) are exactly the four kinds with get/list/watch, the two policy kinds with
+  # get/list/watch and their status with patch. (Printed as the resource and its verbs column.)
+  got=$(kc auth can-i --list --as="$sa" |
+    awk 'NR > 1 && $1 !~ /^\[/ && $1 !~ /^selfsubject/ {match($0, /\[[^]]*\] *$/); v = substr($0, RSTART); sub(/ *$/, "", v); print $1, v}' | sort)
+  want=$(printf '%s\n' "clustergpupolicies.gpuadmit.io [get list watch]" "clustergpupolicies.gpuadmit.io/status [patch]" \
+    "gpupolicies.gpuadmit.io [get list watch]" "gpupolicies.gpuadmit.io/status [patch]" "nodes [get list watch]" \
+    "persistentvolumeclaims [get list watch]" "resourcequotas [get list watch]" "storageclasses.storage.k8s.io [get list watch]" | sort)
   echo "can-i --list resources:"; echo "$got"
   [[ $got == "$want" ]] || { echo "want exactly:"; echo "$want"; rc=1; }
   return "$rc"
@@ -392,6 +579,42 @@ upgrade_keeps_certificate() {
   after=$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.tls\.crt}')
   [[ -n $before && $before == "$after" ]] || { echo "helm upgrade replaced the serving certificate"; return 1; }
   ca_bundle_matches_secret
+}
+
+# Why the CRDs are templates: `helm upgrade` applies them again. A CRD whose schema lost a rule on the cluster
+# (as an older chart's would lack a new one) gets the chart's schema back, which is the binary's.
+upgrade_restores_crd_schema() {
+  local crd=clustergpupolicies.gpuadmit.io
+  kc patch crd "$crd" --type=json \
+    -p '[{"op": "remove", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/rules/properties/memory-floor"}]' ||
+    return 1
+  [[ -z $(kc get crd "$crd" -o jsonpath='{.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.rules.properties.memory-floor.type}') ]] ||
+    { echo "the patch did not remove memory-floor"; return 1; }
+  "$HELM" upgrade "$NS" "$CHART" -n "$NS" --reuse-values || return 1
+  kc get crd "$crd" -o json >"$WORK/live-crd.json" || return 1
+  python3 - "$WORK/live-crd.json" "$CHART/files/policy-crds.json" <<'PY'
+import json, sys
+live = json.load(open(sys.argv[1]))["spec"]["versions"][0]["schema"]
+want = [c for c in json.load(open(sys.argv[2]))["items"] if c["metadata"]["name"] == "clustergpupolicies.gpuadmit.io"][0]
+ok = live == want["spec"]["versions"][0]["schema"]
+print("after helm upgrade the live schema is the chart's:", ok)
+sys.exit(0 if ok else 1)
+PY
+}
+
+# The default install with no reachable gpuadmit: a policy edit is refused (the policy webhook is Fail:
+# none slips in unchecked), while pods still fail open (next check).
+policy_edits_fail_closed() {
+  local out
+  out=$(kc apply -f - 2>&1 <<'CGP'
+apiVersion: gpuadmit.io/v1alpha1
+kind: ClusterGPUPolicy
+metadata: {name: default}
+spec: {rules: {memory-floor: {action: enforce}}}
+CGP
+  ) && { echo "created while no gpuadmit answers: $out"; return 1; }
+  echo "$out"
+  [[ $out == *'failed calling webhook "policies.validate.gpuadmit.io"'* ]]
 }
 
 # The installed defaults with no reachable gpuadmit (no pods run here): creates are let through
@@ -428,9 +651,22 @@ PY
   ! kc get mutatingwebhookconfiguration mutate.gpuadmit.io 2>/dev/null &&
     ! kc get validatingwebhookconfiguration validate.gpuadmit.io 2>/dev/null || { echo "a webhook configuration is left"; return 1; }
   kc -n "$NS" get deployment/gpuadmit service/gpuadmit -o name || { echo "the server went before the webhooks"; return 1; }
+  # A policy object, for the next check (the policy webhook left with the configurations).
+  kc apply -f - <<'CGP' || return 1
+apiVersion: gpuadmit.io/v1alpha1
+kind: ClusterGPUPolicy
+metadata: {name: kept}
+spec: {rules: {memory-floor: {action: enforce}}}
+CGP
   "$HELM" uninstall "$NS" -n "$NS" --no-hooks || return 1
   kc delete -f "$WORK/cleanup-rbac.yaml" >/dev/null || return 1
   ! kc get clusterrole gpuadmit 2>/dev/null && ! kc -n "$NS" get deployment gpuadmit 2>/dev/null
+}
+
+# helm.sh/resource-policy: keep: the uninstall left both CRDs and the policy object made before it.
+uninstall_keeps_policy_crds() {
+  kc get crd clustergpupolicies.gpuadmit.io gpupolicies.gpuadmit.io -o name &&
+    kc get clustergpupolicy kept -o name && kc delete clustergpupolicy kept
 }
 
 # routing MODE: which objects the API server sends to gpuadmit under the chart's configurations.
@@ -603,34 +839,169 @@ PY
 
 # A gpuadmit on loopback, installed with `helm install --set webhooks.url=...` and an existing-Secret
 # caBundle, so the configurations Helm created are called for real; then the helm test's own script runs
-# here with the test's ServiceAccount (impersonated), since no kubelet can run the test pod.
+# here with the test's ServiceAccount (impersonated), since no kubelet can run the test pod. The server runs
+# as the chart's pod would: with the Deployment's policy-object flags, and against the API as the chart's
+# ServiceAccount (a token of it in a kubeconfig, where a pod has its in-cluster config), so the chart's
+# ClusterRole must be enough for the cluster view and for reading the policy objects and patching their status.
 # live_serve [POLICY]: (re)start the loopback gpuadmit on LIVE_PORT, with POLICY or the embedded policy.
 live_serve() {
   local i policy=()
   [[ -n ${1:-} ]] && policy=(--policy "$1")
   [[ -n ${LIVE_PID:-} ]] && { kill "$LIVE_PID"; wait "$LIVE_PID" 2>/dev/null; LIVE_PID=; }
   "$BIN" serve --listen "127.0.0.1:$LIVE_PORT" --tls-cert-file "$WORK/live-certs/tls.crt" \
-    --tls-private-key-file "$WORK/live-certs/tls.key" --drain-seconds 0 "${policy[@]}" </dev/null >"$WORK/live-gpuadmit.log" 2>&1 &
+    --tls-private-key-file "$WORK/live-certs/tls.key" --drain-seconds 0 "${policy[@]}" \
+    --kubeconfig "$WORK/live-sa.kubeconfig" "${LIVE_CHART_FLAGS[@]}" "${LIVE_AUTH_FLAGS[@]}" </dev/null >"$WORK/live-gpuadmit.log" 2>&1 &
   LIVE_PID=$!
   for ((i = 0; i < 100; i++)); do
     curl -fsS --max-time 2 --cacert "$WORK/live-certs/ca.crt" "https://127.0.0.1:$LIVE_PORT/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "$LIVE_PID" 2>/dev/null || break
     sleep 0.2
   done
-  tail "$WORK/live-gpuadmit.log"
+  echo "gpuadmit serve ${LIVE_CHART_FLAGS[*]} ${LIVE_AUTH_FLAGS[*]} --kubeconfig (the chart's ServiceAccount) not ready; its output (first and last lines):"
+  head -n 3 "$WORK/live-gpuadmit.log"
+  echo "..."
+  tail -n 10 "$WORK/live-gpuadmit.log"
   return 1
 }
 
 live_start() {
-  local i
+  local i token
   "$BIN" certs generate --ip 127.0.0.1 --dns localhost --out "$WORK/live-certs" >/dev/null || return 1
   for ((i = 0; i < 50; i++)); do
     LIVE_PORT=$((20000 + RANDOM % 12000))
     (exec 3<>"/dev/tcp/127.0.0.1/$LIVE_PORT") 2>/dev/null || break
   done
-  live_serve || return 1
+  # Install first: the server runs as the release's ServiceAccount. Until it is up the pod webhooks fail
+  # open, and nothing here edits a policy object.
   "$HELM" install "$NS" "$CHART" -n "$NS" --set webhooks.url="https://127.0.0.1:$LIVE_PORT" \
     --set certificates.helm.enabled=false --set certificates.existingSecret.name=gpuadmit-dev \
-    --set certificates.existingSecret.caBundle="$(base64 -w0 "$WORK/live-certs/ca.crt")"
+    --set certificates.existingSecret.caBundle="$(base64 -w0 "$WORK/live-certs/ca.crt")" || return 1
+  # The flags the chart's Deployment adds to `serve` for the policy objects, taken from the installed object.
+  mapfile -t LIVE_CHART_FLAGS < <(kc -n "$NS" get deployment gpuadmit \
+    -o jsonpath='{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}' | grep -E '^--(policy-objects|cluster-policy-name)')
+  echo "the Deployment's policy-object flags: ${LIVE_CHART_FLAGS[*]}"
+  ((${#LIVE_CHART_FLAGS[@]} == 2)) || return 1
+  token=$(kc -n "$NS" create token gpuadmit --duration=2h) || return 1
+  cat >"$WORK/live-sa.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$GPUADMIT_E2E_API_URL", certificate-authority: "$GPUADMIT_E2E_CA"}}]
+users: [{name: gpuadmit-sa, user: {token: "$token"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: gpuadmit-sa}}]
+current-context: e2e
+EOF
+  live_serve
+}
+
+# The chart's policy webhook, on the live gpuadmit running as the chart's ServiceAccount: an invalid
+# ClusterGPUPolicy (a negative overhead, which the CRD's schema lets through) is refused at apply by
+# policies.validate.gpuadmit.io naming the field; a valid one and a GPUPolicy are accepted, and gpuadmit
+# (its watch and its status patch: the chart's RBAC) reports both Active with reason Loaded.
+live_policy_objects() {
+  local out i status rc=0
+  kc get namespace chart-policy >/dev/null 2>&1 || kc create namespace chart-policy >/dev/null || return 1
+  cat >"$WORK/cgp-invalid.yaml" <<'EOF'
+apiVersion: gpuadmit.io/v1alpha1
+kind: ClusterGPUPolicy
+metadata: {name: default}
+spec: {rules: {memory-floor: {action: enforce, overhead: "-1Gi"}}}
+EOF
+  cat >"$WORK/cgp-valid.yaml" <<'EOF'
+apiVersion: gpuadmit.io/v1alpha1
+kind: ClusterGPUPolicy
+metadata: {name: default}
+spec: {rules: {memory-floor: {action: enforce}}}
+---
+apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: team, namespace: chart-policy}
+spec: {rules: {gpu-quota: {action: enforce}}}
+EOF
+  out=$(kc apply -f "$WORK/cgp-invalid.yaml" 2>&1) && { echo "invalid policy accepted: $out"; rc=1; }
+  echo "invalid: $out"
+  [[ $out == *'admission webhook "policies.validate.gpuadmit.io" denied the request'* && $out == *spec.rules.memory-floor.overhead* ]] || rc=1
+  kc apply -f "$WORK/cgp-valid.yaml" || return 1
+  for ((i = 0; i < 75; i++)); do
+    status="$(kc get clustergpupolicy default -o jsonpath='{.status.active} {.status.conditions[?(@.type=="Ready")].reason}')"
+    status+=" / $(kc -n chart-policy get gpupolicy team -o jsonpath='{.status.active} {.status.conditions[?(@.type=="Ready")].reason}')"
+    [[ $status == "true Loaded / true Loaded" ]] && break
+    sleep 0.2
+  done
+  echo "status (active, Ready reason) of ClusterGPUPolicy default / GPUPolicy chart-policy/team: $status"
+  if [[ $status != "true Loaded / true Loaded" ]]; then
+    rc=1
+    kc get clustergpupolicies,gpupolicies -A -o yaml | tail -n 40
+    tail -n 20 "$WORK/live-gpuadmit.log"
+  fi
+  kc delete -f "$WORK/cgp-valid.yaml" >/dev/null || rc=1
+  return "$rc"
+}
+
+# Client authentication on the real API server, through the installed configurations: `helm upgrade` with
+# clientAuth.caBundle = the control plane's webhook client CA (cluster.sh starts kube-apiserver with an admission
+# kubeconfig whose user '*' holds a certificate of it, as a cluster admin would) and metrics.port. The live
+# gpuadmit is restarted with the Deployment's own --client-ca-file and --metrics-listen, the file being what the
+# pod would read there (the key of the ConfigMap its volume maps to that name) and the address its port on
+# loopback. Then: the helm test's dry run passes and gpuadmit logged the API server's reviews; a curl without a
+# client certificate gets 401; /metrics answers on the metrics port without one, and 404 on the https port.
+live_client_auth() {
+  local i port out code series reviews
+  for ((i = 0; i < 50; i++)); do
+    port=$((20000 + RANDOM % 12000))
+    [[ $port != "$LIVE_PORT" ]] && ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  done
+  "$HELM" upgrade "$NS" "$CHART" -n "$NS" --reuse-values --set clientAuth.enabled=true \
+    --set-file clientAuth.caBundle="$GPUADMIT_E2E_WEBHOOK_CLIENT_CA" --set metrics.port="$port" >/dev/null || return 1
+  kc -n "$NS" get deployment gpuadmit -o json >"$WORK/live-deployment.json" || return 1
+  # FLAG VALUE lines: the two flags, and the ConfigMap and key behind the CA file's directory.
+  out=$(python3 - "$WORK/live-deployment.json" <<'PY'
+import json, posixpath, sys
+spec = json.load(open(sys.argv[1]))["spec"]["template"]["spec"]
+c = spec["containers"][0]
+flags = dict(a[2:].split("=", 1) for a in c["args"][1:] if a.startswith("--") and "=" in a)
+ca = flags["client-ca-file"]
+mount = [m for m in c["volumeMounts"] if m["mountPath"] == posixpath.dirname(ca)][0]
+cm = [v for v in spec["volumes"] if v["name"] == mount["name"]][0]["configMap"]
+key = [i["key"] for i in cm["items"] if i["path"] == posixpath.basename(ca)][0]
+print("client-ca-file", ca); print("metrics-listen", flags["metrics-listen"])
+print("configmap", cm["name"]); print("key", key)
+PY
+  ) || { echo "the Deployment lacks --client-ca-file, --metrics-listen or the CA's ConfigMap volume"; return 1; }
+  echo "$out"
+  local -A f
+  while read -r i code; do f[$i]=$code; done <<<"$out"
+  [[ ${f[metrics-listen]} == "0.0.0.0:$port" ]] || { echo "want --metrics-listen=0.0.0.0:$port"; return 1; }
+  mkdir -p "$WORK/live-client-ca"
+  kc -n "$NS" get configmap "${f[configmap]}" -o jsonpath="{.data.${f[key]//./\\.}}" >"$WORK/live-client-ca/${f[client-ca-file]##*/}" || return 1
+  cmp <(openssl x509 -noout -fingerprint -sha256 -in "$WORK/live-client-ca/${f[client-ca-file]##*/}") \
+    <(openssl x509 -noout -fingerprint -sha256 -in "$GPUADMIT_E2E_WEBHOOK_CLIENT_CA") ||
+    { echo "ConfigMap ${f[configmap]} does not hold the CA given as clientAuth.caBundle"; return 1; }
+  LIVE_AUTH_FLAGS=(--client-ca-file="$WORK/live-client-ca/${f[client-ca-file]##*/}" --metrics-listen="127.0.0.1:$port")
+  live_serve || return 1
+  echo "gpuadmit serve ... ${LIVE_AUTH_FLAGS[*]}"
+  local rc=0
+  # The API server's reviews (it presents its webhook client certificate): the helm test's dry run passes.
+  for ((i = 0; i < 10; i++)); do helm_test_script >"$WORK/helm-test.out" 2>&1 && break; sleep 1; done
+  cat "$WORK/helm-test.out"
+  reviews=$(grep -c '"msg":"review"' "$WORK/live-gpuadmit.log")
+  echo "helm test: $( ((i < 10)) && echo "passed after $((i + 1)) tries" || echo "failed 10 times"); reviews gpuadmit logged: $reviews"
+  ((i < 10 && reviews > 0)) || { echo "the API server's reviews did not get through"; rc=1; }
+  # Anyone else: 401 without a client certificate.
+  code=$(curl -sS --max-time 5 --cacert "$WORK/live-certs/ca.crt" -o "$WORK/curl.body" -w '%{http_code}' -X POST \
+    -H 'Content-Type: application/json' --data-binary '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"x"}}' \
+    "https://127.0.0.1:$LIVE_PORT/validate" 2>&1)
+  echo "curl POST /validate without a client certificate: HTTP $code: $(head -c 200 "$WORK/curl.body")"
+  [[ $code == 401 ]] || rc=1
+  # /metrics on its own port, open; the https port answers it with 404.
+  code=$(curl -sS --max-time 5 --cacert "$WORK/live-certs/ca.crt" -o "$WORK/curl.body" -w '%{http_code}' "https://127.0.0.1:$port/metrics" 2>&1)
+  series=$(grep -c '^gpuadmit_' "$WORK/curl.body")
+  echo "curl GET /metrics on the metrics port: HTTP $code, $series gpuadmit_ samples"
+  [[ $code == 200 ]] && ((series > 0)) || rc=1
+  code=$(curl -sS --max-time 5 --cacert "$WORK/live-certs/ca.crt" -o /dev/null -w '%{http_code}' "https://127.0.0.1:$LIVE_PORT/metrics" 2>&1)
+  echo "curl GET /metrics on the https port: HTTP $code"
+  [[ $code == 404 ]] || rc=1
+  ((rc == 0)) || tail -n 10 "$WORK/live-gpuadmit.log"
+  return "$rc"
 }
 
 # helm_test_script: the test pod's shell script, run here; kubectl acts as the test's ServiceAccount.
@@ -703,15 +1074,21 @@ phase_cluster() {
     notes_say "$CHART/ci/single-replica-values.yaml" "webhooks.mutate.failurePolicy is Fail without matchConditions" ""
   check "NOTES: Fail with matchConditions not warned" \
     notes_say "$CHART/ci/fail-closed-values.yaml" "matchConditions .*: on" "WARNING"
+  check "NOTES: clientAuth warns that kube-apiserver needs an admission kubeconfig user for the Service" \
+    notes_say "$CHART/ci/client-auth-values.yaml" 'with a user "gpuadmit\.gpuadmit\.svc" \(or "\*"\) holding that certificate' ""
   check "GKE's quota admission: a critical pod refused where no quota covers its class" critical_pod_refused_without_quota
   check "helm install (defaults) into the API server" helm_install
+  check "policy CRDs installed by the chart: Established, owned by the release, resource-policy keep" helm_crds_established
   check "the Deployment's pods created under GKE's quota admission (the chart's ResourceQuota)" deployment_pods_created
   check "caBundle = Secret's CA, which signed the serving certificate" ca_bundle_matches_secret
-  check "RBAC: exactly get/list/watch of the cluster view (kubectl auth can-i)" rbac
+  check "RBAC: exactly get/list/watch of the cluster view and the policy objects, patch of their status (kubectl auth can-i)" rbac
   check "helm upgrade reuses the generated certificate" upgrade_keeps_certificate
+  check "helm upgrade puts back a policy CRD schema changed on the cluster (CRDs are templates)" upgrade_restores_crd_schema
   check "default install fails open while no gpuadmit answers" fail_open_by_default
+  check "default install: a ClusterGPUPolicy edit fails closed while no gpuadmit answers (policy webhook Fail)" policy_edits_fail_closed
   check "helm uninstall: the pre-delete hook deletes the webhook configurations while the server still runs" \
     uninstall_deletes_webhooks_first
+  check "helm uninstall keeps the policy CRDs and their objects (resource-policy keep)" uninstall_keeps_policy_crds
   check "routing: what reaches gpuadmit (namespaces, rules; defaults)" routing default
   check "routing: what reaches gpuadmit with matchConditions (only GPU-related pods, workloads and claims; under Fail with gpuadmit down a claim and a CPU Deployment are created)" routing matchConditions
   check "routing: pilot mode sends only namespaces with webhooks.namespaceSelector.matchLabels" routing_pilot
@@ -721,6 +1098,10 @@ phase_cluster() {
   check "helm install with webhooks.url at a gpuadmit on loopback" live_start
   check "helm test's dry-run probe pod passes (test ServiceAccount, installed webhooks; no GPU node needed)" helm_test_passes
   check "helm test passes under warn-only-rollout, strict and kubeflow too" helm_test_passes_under_every_example_policy
+  check "chart's policy webhook, live gpuadmit as the chart's ServiceAccount: invalid policy refused naming its field, valid ones Active" \
+    live_policy_objects
+  check "client authentication enforced when on: the API server's reviews pass the installed webhooks, a bare curl gets 401; /metrics on its own port" \
+    live_client_auth
   check "helm test fails when gpuadmit does not answer" helm_test_fails_without_gpuadmit
   check "helm uninstall (live install)" live_uninstall
   check "e2e control plane down" bash -c 'GPUADMIT_E2E_STATE=$0 "$1" down && test ! -e "$0"' "$WORK/cp" "$ROOT/tests/e2e/cluster.sh" &&
@@ -739,9 +1120,11 @@ chart_webhooks_template() {   # OUT [HELM-ARGS...]
   render --show-only templates/webhooks.yaml --set webhooks.url=$PLACEHOLDER_URL \
     --set certificates.helm.enabled=false --set certificates.existingSecret.name=e2e \
     --set certificates.existingSecret.caBundle=$PLACEHOLDER_CA "$@" >"$WORK/raw.yaml" || return 1
-  sed -e "s|$PLACEHOLDER_URL|@URL@|g" -e "s|$PLACEHOLDER_CA|@CA_BUNDLE@|g" \
-    -e 's|^\(    failurePolicy:\) .*|\1 @FAILURE_POLICY@|' "$WORK/raw.yaml" >"$out"
-  [[ $(grep -c '@URL@/' "$out") == 2 && $(grep -c '@CA_BUNDLE@' "$out") == 2 && $(grep -c '@FAILURE_POLICY@' "$out") == 2 ]] ||
+  # failurePolicy of the two pod webhooks only: the policy-object webhook (policies.*) stays Fail, as installed.
+  sed -e "s|$PLACEHOLDER_URL|@URL@|g" -e "s|$PLACEHOLDER_CA|@CA_BUNDLE@|g" "$WORK/raw.yaml" |
+    awk '/^  - name: / {policy = ($3 ~ /^policies\./)} /^    failurePolicy: / && !policy {$0 = "    failurePolicy: @FAILURE_POLICY@"} {print}' >"$out"
+  grep -q '^  - name: policies\.validate\.gpuadmit\.io$' "$out" || { echo "no policy-object webhook (policyObjects.enabled is the default)"; return 1; }
+  [[ $(grep -c '@URL@/' "$out") == 3 && $(grep -c '@CA_BUNDLE@' "$out") == 3 && $(grep -c '@FAILURE_POLICY@' "$out") == 2 ]] ||
     { echo "placeholders not substituted as expected:"; cat "$out"; return 1; }
   grep -q '^  name: mutate.gpuadmit.io$' "$out" && grep -q '^  name: validate.gpuadmit.io$' "$out"
 }

@@ -29,7 +29,7 @@
 #
 # Env:
 #   GPUADMIT_E2E_STATE    state dir (default /tmp/gpuadmit-e2e): pki/, etcd-data/, logs/, pids/,
-#                         admin.kubeconfig, cluster.env
+#                         admin.kubeconfig, admission-config.yaml, webhook-client.kubeconfig, cluster.env
 #   GPUADMIT_E2E_TIMEOUT  seconds to wait for kube-apiserver readiness (default 180; 2 cores are slow)
 #   GPUADMIT_E2E_K8S_BIN, GPUADMIT_E2E_ETCD_BIN
 #                         use these binary dirs instead of running build-tools.sh
@@ -44,9 +44,11 @@
 #   GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS  extra kube-apiserver admission plugins, comma-separated
 #                         (e.g. ExtendedResourceToleration, which GKE enables: a pod asking for
 #                         nvidia.com/gpu gets a toleration for a taint of that key); default none
-#   GPUADMIT_E2E_ADMISSION_CONFIG  an AdmissionConfiguration file for kube-apiserver's
-#                         --admission-control-config-file (tests/chart gives GKE's ResourceQuota
-#                         limitedResources for the critical priority classes); default none
+#   GPUADMIT_E2E_ADMISSION_CONFIG  an AdmissionConfiguration file whose plugins are added to the one
+#                         kube-apiserver always gets (--admission-control-config-file: the admission
+#                         kubeconfig below); tests/chart gives GKE's ResourceQuota limitedResources for the
+#                         critical priority classes. It must not configure the two webhook plugins (needs
+#                         python3 with PyYAML); default none
 #   GPUADMIT_E2E_CONTROLLERS  1: also start kube-controller-manager with the controllers of
 #                         KCM_CONTROLLERS below (workloads create Pods, garbage collection, quota,
 #                         namespace deletion, ServiceAccounts); 0 (default): no controllers
@@ -58,6 +60,12 @@
 # disabled either way), namespaces never finish deleting, workloads never create Pods. Pods bound to
 # fake nodes must always be deleted with --force --grace-period=0 (no kubelet confirms a graceful
 # delete, with or without controllers). See tests/e2e/README.md.
+#
+# kube-apiserver always presents a client certificate to admission webhooks (pki/webhook-client.crt, from a CA
+# of its own, pki/webhook-client-ca.crt; user '*' of its admission kubeconfig webhook-client.kubeconfig, as
+# https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#authenticate-apiservers
+# describes), so that a webhook may require one (gpuadmit serve --client-ca-file, tests/e2e/client-auth.sh) on
+# a running control plane; a webhook that asks for none sees no difference. cluster.env exports the paths.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -230,6 +238,11 @@ gen_pki() {
     # delegated authentication logs "missing content for CA bundle" errors in a loop.
     ca front-proxy-ca gpuadmit-e2e-front-proxy-ca
     leaf front-proxy-client front-proxy-ca "/CN=front-proxy-client" "extendedKeyUsage=clientAuth"
+    # The client certificate kube-apiserver presents to admission webhooks (write_admission_config), from a CA
+    # of its own: a webhook that trusts this CA for callers (gpuadmit serve --client-ca-file) then lets in
+    # the API server alone, not every holder of a cluster-CA certificate (the admin, the scheduler, ...).
+    ca webhook-client-ca gpuadmit-e2e-webhook-client-ca
+    leaf webhook-client webhook-client-ca "/CN=kube-apiserver-webhook-client" "extendedKeyUsage=clientAuth"
     # Service-account token signing key pair: kube-apiserver signs (TokenRequest) and verifies with it;
     # kube-controller-manager's serviceaccount-token controller signs legacy token Secrets with it.
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key
@@ -260,6 +273,49 @@ contexts:
 current-context: gpuadmit-e2e
 EOF
   chmod 600 "$f"
+}
+
+# --- kube-apiserver's admission configuration ---------------------------------------------------------
+# write_admission_config: $STATE/admission-config.yaml for --admission-control-config-file. The two webhook
+# plugins read the credentials they present to webhooks from webhook-client.kubeconfig, whose users are
+# matched against the webhook's host:port (clientConfig.url) or service name, '*' matching any: here every
+# webhook is shown the webhook-client certificate. kube-apiserver reads both files at start only, hence always
+# (a webhook that asks for no certificate is shown none); `restart-apiserver` keeps the flag.
+# The plugins of GPUADMIT_E2E_ADMISSION_CONFIG, if set, are added.
+write_admission_config() {
+  local d=$STATE/pki kubeconfig=$STATE/webhook-client.kubeconfig out=$STATE/admission-config.yaml
+  cat >"$kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+users:
+- name: '*'
+  user:
+    client-certificate-data: $(base64 -w0 "$d/webhook-client.crt")
+    client-key-data: $(base64 -w0 "$d/webhook-client.key")
+EOF
+  chmod 600 "$kubeconfig"
+  local webhook_plugins="- name: ValidatingAdmissionWebhook
+  configuration: {apiVersion: apiserver.config.k8s.io/v1, kind: WebhookAdmissionConfiguration, kubeConfigFile: \"$kubeconfig\"}
+- name: MutatingAdmissionWebhook
+  configuration: {apiVersion: apiserver.config.k8s.io/v1, kind: WebhookAdmissionConfiguration, kubeConfigFile: \"$kubeconfig\"}"
+  if [[ -z ${GPUADMIT_E2E_ADMISSION_CONFIG:-} ]]; then
+    printf 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n%s\n' "$webhook_plugins" >"$out"
+    return 0
+  fi
+  [[ -f $GPUADMIT_E2E_ADMISSION_CONFIG ]] || die "GPUADMIT_E2E_ADMISSION_CONFIG=$GPUADMIT_E2E_ADMISSION_CONFIG not found"
+  # Merged as data and written as JSON (which kube-apiserver reads too); the caller's file is left as it is.
+  python3 - "$GPUADMIT_E2E_ADMISSION_CONFIG" "$webhook_plugins" "$out" <<'PY' || die "merging GPUADMIT_E2E_ADMISSION_CONFIG failed"
+import json, sys, yaml
+given = yaml.safe_load(open(sys.argv[1]))
+if not isinstance(given, dict) or given.get("kind") != "AdmissionConfiguration":
+    sys.exit(f"{sys.argv[1]}: not an AdmissionConfiguration")
+ours = yaml.safe_load(sys.argv[2])
+clash = sorted({p["name"] for p in ours} & {p.get("name") for p in given.get("plugins") or []})
+if clash:
+    sys.exit(f"{sys.argv[1]} configures {clash}, which cluster.sh configures itself (the webhook client certificate)")
+given["plugins"] = (given.get("plugins") or []) + ours
+json.dump(given, open(sys.argv[3], "w"), indent=2)
+PY
 }
 
 # --- gpuadmit and its webhook configurations ----------------------------------------------------
@@ -485,6 +541,7 @@ cmd_up() {
   log "ports: etcd $ETCD_PORT (peer $ETCD_PEER_PORT), kube-apiserver $API_PORT, kube-scheduler $SCHED_PORT$( ((CONTROLLERS)) && echo ", kube-controller-manager $KCM_PORT")"
 
   gen_pki
+  write_admission_config
   write_kubeconfig "$STATE/admin.kubeconfig" admin
   write_kubeconfig "$STATE/scheduler.kubeconfig" scheduler
   write_kubeconfig "$STATE/controller-manager.kubeconfig" controller-manager
@@ -514,6 +571,7 @@ cmd_up() {
   #  --service-cluster-ip-range: only strings in Service objects; nothing routes or dials them.
   #  --requestheader-*/--proxy-client-*: front-proxy auth as kubeadm configures it (see gen_pki).
   #  --cert-dir: it would otherwise default to /var/run/kubernetes (unused since certs are given).
+  #  --admission-control-config-file: the client certificate it shows webhooks (write_admission_config).
   start_bg kube-apiserver "$kbin/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
     --bind-address=127.0.0.1 \
@@ -538,7 +596,7 @@ cmd_up() {
     --allow-privileged=true \
     --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
     ${GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS:+--enable-admission-plugins="$GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS"} \
-    ${GPUADMIT_E2E_ADMISSION_CONFIG:+--admission-control-config-file="$GPUADMIT_E2E_ADMISSION_CONFIG"} \
+    --admission-control-config-file="$STATE/admission-config.yaml" \
     --endpoint-reconciler-type=none \
     --profiling=false \
     --v=1
@@ -571,6 +629,10 @@ cmd_up() {
     printf 'export GPUADMIT_E2E_ETCD_BIN=%q\n' "$ebin"
     printf 'export GPUADMIT_E2E_API_URL=%q\n' "https://127.0.0.1:$API_PORT"
     printf 'export GPUADMIT_E2E_CA=%q\n' "$STATE/pki/ca.crt"
+    # What kube-apiserver presents to webhooks, and the CA a webhook should trust for it (--client-ca-file).
+    printf 'export GPUADMIT_E2E_WEBHOOK_CLIENT_CA=%q\n' "$STATE/pki/webhook-client-ca.crt"
+    printf 'export GPUADMIT_E2E_WEBHOOK_CLIENT_CERT=%q GPUADMIT_E2E_WEBHOOK_CLIENT_KEY=%q\n' \
+      "$STATE/pki/webhook-client.crt" "$STATE/pki/webhook-client.key"
     printf 'export GPUADMIT_E2E_ETCD_PORT=%q GPUADMIT_E2E_API_PORT=%q GPUADMIT_E2E_SCHED_PORT=%q\n' \
       "$ETCD_PORT" "$API_PORT" "$SCHED_PORT"
     printf 'export GPUADMIT_E2E_CONTROLLERS=%q\n' "$CONTROLLERS"

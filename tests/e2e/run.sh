@@ -12,7 +12,9 @@
 # Everything it starts is stopped on exit, on failure and on INT/TERM (trap -> cluster.sh down). On a
 # failure the component logs are copied to $GPUADMIT_E2E_ARTIFACTS (default /tmp/gpuadmit-e2e-artifacts).
 #
-# Env: GPUADMIT_E2E_OVERHEAD=0 skips overhead.sh; GPUADMIT_E2E_OVERHEAD_N (default 200) pods per phase;
+# Env: GPUADMIT_E2E_OVERHEAD=0 skips overhead.sh; GPUADMIT_E2E_POLICY_OBJECTS=0 skips policy-objects.sh;
+# GPUADMIT_E2E_CLIENT_AUTH=0 skips client-auth.sh (all three run only when no scenario is named);
+# GPUADMIT_E2E_OVERHEAD_N (default 200) pods per phase;
 # GPUADMIT_E2E_CONTROLLERS (default 1) 1: the cluster runs kube-controller-manager (workloads create
 # Pods), 0: not (scenarios with `needs=controllers` are then skipped);
 # GPUADMIT_E2E_STATE (default: a new /tmp/gpuadmit-e2e-run.XXXXXX); GPUADMIT_E2E_WAIT (default 60)
@@ -489,6 +491,36 @@ if [[ ${GPUADMIT_E2E_OVERHEAD:-1} != 0 && ${#ONLY[@]} == 0 ]]; then
   else
     FAILED=$((FAILED + 1))
     echo "FAIL  overhead (see above)"
+  fi
+fi
+
+# --- policy objects -------------------------------------------------------------------------------
+# ClusterGPUPolicy/GPUPolicy on this cluster (policy-objects.sh: its own `serve --policy-objects`, the webhook
+# configurations pointed at it meanwhile and put back after; about 10 s), after the overhead so that nothing
+# it leaves behind (CRDs being deleted) is measured. Like the overhead, one item, and only in a full run;
+# GPUADMIT_E2E_POLICY_OBJECTS=0 skips it.
+if [[ ${GPUADMIT_E2E_POLICY_OBJECTS:-1} != 0 && ${#ONLY[@]} == 0 ]]; then
+  STEP="policy-objects"
+  if bg_run 600 "$HERE/policy-objects.sh" "$GPUADMIT_BIN"; then
+    PASSED=$((PASSED + 1))
+  else
+    FAILED=$((FAILED + 1))
+    echo "FAIL  policy-objects (see above)"
+  fi
+fi
+
+# --- client authentication ------------------------------------------------------------------------------
+# gpuadmit serve --client-ca-file and --metrics-listen on this cluster (client-auth.sh: its own server trusting
+# the webhook client CA that kube-apiserver presents a certificate of, the webhook configurations pointed at
+# it meanwhile and put back after; about 20 s). Like the two above, one item, and only in a full run;
+# GPUADMIT_E2E_CLIENT_AUTH=0 skips it.
+if [[ ${GPUADMIT_E2E_CLIENT_AUTH:-1} != 0 && ${#ONLY[@]} == 0 ]]; then
+  STEP="client-auth"
+  if bg_run 300 "$HERE/client-auth.sh" "$GPUADMIT_BIN"; then
+    PASSED=$((PASSED + 1))
+  else
+    FAILED=$((FAILED + 1))
+    echo "FAIL  client-auth (see above)"
   fi
 fi
 

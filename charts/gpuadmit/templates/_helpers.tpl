@@ -72,6 +72,24 @@ request"); any other release gets mutate.<fullname>.gpuadmit.io so two releases 
 {{- end -}}
 {{- end -}}
 
+{{/* A webhook's clientConfig (dict "root" $ "kind" "mutate"|"validate" "caBundle" BASE64-or-""). */}}
+{{- define "gpuadmit.webhookClientConfig" -}}
+clientConfig:
+  {{- if .root.Values.webhooks.url }}
+  # Development/testing only: the API server calls this URL instead of the Service.
+  url: {{ printf "%s/%s" (trimSuffix "/" .root.Values.webhooks.url) .kind | quote }}
+  {{- else }}
+  service:
+    name: {{ include "gpuadmit.fullname" .root }}
+    namespace: {{ .root.Release.Namespace }}
+    path: /{{ .kind }}
+    port: {{ .root.Values.service.port }}
+  {{- end }}
+  {{- if .caBundle }}
+  caBundle: {{ .caBundle | quote }}
+  {{- end }}
+{{- end -}}
+
 {{- define "gpuadmit.serviceHost" -}}
 {{- printf "%s.%s.svc" (include "gpuadmit.fullname" .) .Release.Namespace -}}
 {{- end -}}
@@ -176,4 +194,29 @@ files/policies are deploy/policies', byte for byte; the chart test checks it). *
 {{- $files := dict "default" "files/default-policy.yaml" "warn-only" "files/policies/warn-only-rollout.yaml" "strict" "files/policies/strict.yaml" "kubeflow" "files/policies/kubeflow.yaml" -}}
 {{- $file := required (printf "policy.preset %q is not one of default, warn-only, strict, kubeflow" .Values.policy.preset) (get $files .Values.policy.preset) -}}
 {{- .Files.Get $file -}}
+{{- end -}}
+
+{{/* Where the client CA comes from (clientAuth): "ConfigMap/<name>" or "Secret/<name>" (the chart's own ConfigMap
+for caBundle). */}}
+{{- define "gpuadmit.clientCASource" -}}
+{{- if .Values.clientAuth.existingSecret -}}
+Secret/{{ .Values.clientAuth.existingSecret }}
+{{- else if .Values.clientAuth.existingConfigMap -}}
+ConfigMap/{{ .Values.clientAuth.existingConfigMap }}
+{{- else -}}
+ConfigMap/{{ include "gpuadmit.fullname" . }}-client-ca
+{{- end -}}
+{{- end -}}
+
+{{/* The user name kube-apiserver's admission kubeconfig must give the client certificate under, so that it
+is presented to this release's webhooks: the URL's host[:port] (webhooks.url), or the Service's DNS name with
+":port" unless the port is 443 (https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#authenticate-apiservers). */}}
+{{- define "gpuadmit.admissionKubeconfigUser" -}}
+{{- if .Values.webhooks.url -}}
+{{- (urlParse .Values.webhooks.url).host -}}
+{{- else if eq (int .Values.service.port) 443 -}}
+{{- include "gpuadmit.serviceHost" . -}}
+{{- else -}}
+{{- printf "%s:%d" (include "gpuadmit.serviceHost" .) (int .Values.service.port) -}}
+{{- end -}}
 {{- end -}}

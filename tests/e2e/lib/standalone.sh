@@ -1,0 +1,46 @@
+# What the suites that run a gpuadmit of their own beside the cluster's share (policy-objects.sh,
+# client-auth.sh, which source this file). They define SUITE (the name in the summary), HERE (tests/e2e), BIN,
+# WORK (a scratch dir), PASSED/FAILED (0), OWN_CLUSTER (0) and log; attach_control_plane sets STATE and
+# sources its cluster.env.
+
+kc() { timeout -k 5 60 "$GPUADMIT_E2E_KUBECTL" "$@"; }
+
+# check NAME CMD...: run CMD (output to a log), print PASS/FAIL with the time; on failure the log's tail.
+check() {
+  local name=$1 t0=$SECONDS rc=0; shift
+  "$@" >"$WORK/check.log" 2>&1 || rc=$?
+  if ((rc == 0)); then
+    PASSED=$((PASSED + 1)); printf 'PASS  %-60s %3ss\n' "$name" $((SECONDS - t0))
+  else
+    FAILED=$((FAILED + 1)); printf 'FAIL  %-60s %3ss\n' "$name" $((SECONDS - t0))
+    tail -n 40 "$WORK/check.log" | sed 's/^/      /'
+  fi
+  return "$rc"
+}
+
+summary() {
+  echo "$SUITE: $PASSED passed, $FAILED failed"
+  ((FAILED == 0))
+}
+
+# attach_control_plane OWN_STATE_DIR: the cluster named by GPUADMIT_E2E_STATE when one runs there (run.sh's,
+# shared), else one of its own in OWN_STATE_DIR (OWN_CLUSTER=1: the caller's cleanup stops it). Either way it
+# must run gpuadmit (cluster.sh up with GPUADMIT_BIN). Exits with a FAIL line when there is none.
+attach_control_plane() {
+  if [[ -n ${GPUADMIT_E2E_STATE:-} && -f $GPUADMIT_E2E_STATE/cluster.env ]]; then
+    STATE=$GPUADMIT_E2E_STATE
+    log "reusing the control plane of $STATE"
+  else
+    STATE=$1
+    export GPUADMIT_E2E_STATE=$STATE
+    log "starting a control plane of its own in $STATE"
+    OWN_CLUSTER=1
+    GPUADMIT_BIN=$BIN GPUADMIT_E2E_CONTROLLERS=0 "$HERE/cluster.sh" up >"$WORK/cluster.env" 2>"$WORK/cluster-up.log" ||
+      { tail -n 30 "$WORK/cluster-up.log" >&2; echo "FAIL  setup: cluster.sh up"; FAILED=1; summary; exit 1; }
+  fi
+  # shellcheck source=/dev/null
+  source "$STATE/cluster.env"
+  export KUBECONFIG
+  [[ -n ${GPUADMIT_E2E_WEBHOOK_URL:-} && -f $STATE/gpuadmit/webhooks.yaml ]] ||
+    { echo "FAIL  setup: the cluster in $STATE runs without gpuadmit (cluster.sh up needs GPUADMIT_BIN)"; FAILED=1; summary; exit 1; }
+}
