@@ -36,6 +36,27 @@ std::optional<std::string> lookup(const std::map<std::string, std::string>* env,
 
 }  // namespace
 
+bool in_cluster(const std::map<std::string, std::string>* env) {
+  return lookup(env, "KUBERNETES_SERVICE_HOST").has_value();
+}
+
+TransportFactory api_transport_factory(const ClusterViewFlags& flags,
+                                       const std::map<std::string, std::string>* env,
+                                       const cluster::InClusterPaths& paths, std::string what) {
+  // Copies: the factory runs later, after the flags are gone.
+  std::optional<std::map<std::string, std::string>> env_copy;
+  if (env != nullptr) env_copy = *env;
+  return
+      [flags, env_copy, paths, what = std::move(what)]() -> Result<std::shared_ptr<cluster::ApiTransport>> {
+        auto config = flags.kubeconfig ? cluster::load_kubeconfig(*flags.kubeconfig, flags.context)
+                                       : cluster::in_cluster_config(paths, env_copy ? &*env_copy : nullptr);
+        if (!config) return make_error(what + ": " + config.error().message);
+        auto transport = cluster::make_https_transport(std::move(*config));
+        if (!transport) return make_error(what + ": " + transport.error().message);
+        return std::move(*transport);
+      };
+}
+
 cluster::LogSink json_log_sink(const server::JsonLog& log) {
   return [log](spdlog::level::level_enum level, std::string_view msg, const cluster::LogFields& fields) {
     log.log(level, msg, fields);
@@ -59,8 +80,7 @@ Result<server::ClusterViewSetup> cluster_view_setup(const ClusterViewFlags& flag
     setup.off_reason = "--cluster-view=off";
     return setup;
   }
-  const bool in_cluster = lookup(env, "KUBERNETES_SERVICE_HOST").has_value();
-  if (!flags.kubeconfig && !in_cluster) {
+  if (!flags.kubeconfig && !in_cluster(env)) {
     if (flags.mode == "on") {
       return make_error("--cluster-view=on needs --kubeconfig FILE, or KUBERNETES_SERVICE_HOST (in a pod)");
     }
@@ -69,16 +89,10 @@ Result<server::ClusterViewSetup> cluster_view_setup(const ClusterViewFlags& flag
   }
   if (!flags.context.empty() && !flags.kubeconfig) return make_error("--context needs --kubeconfig");
   setup.source = flags.kubeconfig ? "kubeconfig " + *flags.kubeconfig : "in-cluster";
-  // Copies: the factory runs later, after the flags are gone.
-  std::optional<std::map<std::string, std::string>> env_copy;
-  if (env != nullptr) env_copy = *env;
-  setup.make = [flags, env_copy,
-                paths](const server::JsonLog& log) -> Result<std::unique_ptr<server::ClusterViewProvider>> {
-    auto config = flags.kubeconfig ? cluster::load_kubeconfig(*flags.kubeconfig, flags.context)
-                                   : cluster::in_cluster_config(paths, env_copy ? &*env_copy : nullptr);
-    if (!config) return make_error("cluster view: " + config.error().message);
-    auto transport = cluster::make_https_transport(std::move(*config));
-    if (!transport) return make_error("cluster view: " + transport.error().message);
+  setup.make = [connect = api_transport_factory(flags, env, paths, "cluster view")](
+                   const server::JsonLog& log) -> Result<std::unique_ptr<server::ClusterViewProvider>> {
+    auto transport = connect();
+    if (!transport) return transport.error();
     cluster::WatcherOptions options;
     options.log = json_log_sink(log);
     return make_watcher_view(std::move(*transport), std::move(options));

@@ -1,7 +1,5 @@
 // The composition root's half of --policy-objects: which API server, and cluster::PolicyObjectWatch behind
 // server::PolicyObjectSource.
-#include <cstdlib>
-
 #include "gpuadmit/cli/serve_cluster_view.hpp"
 #include "gpuadmit/cluster/api_config.hpp"
 #include "gpuadmit/cluster/policy_objects.hpp"
@@ -55,20 +53,13 @@ Result<server::PolicyObjectSetup> policy_objects_setup(bool enabled, std::string
   if (cluster_policy_name.empty()) return make_error("--cluster-policy-name must not be empty");
   setup.cluster_policy_name = std::move(cluster_policy_name);
   if (!enabled) return setup;
-  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe): start-up
-  const bool in_cluster = env != nullptr ? env->count("KUBERNETES_SERVICE_HOST") > 0 : host != nullptr;
-  if (!flags.kubeconfig && !in_cluster) {
+  if (!flags.kubeconfig && !in_cluster(env)) {
     return make_error("--policy-objects needs --kubeconfig FILE, or KUBERNETES_SERVICE_HOST (in a pod)");
   }
-  std::optional<std::map<std::string, std::string>> env_copy;
-  if (env != nullptr) env_copy = *env;
-  setup.make = [flags, env_copy,
-                paths](const server::JsonLog& log) -> Result<std::unique_ptr<server::PolicyObjectSource>> {
-    auto config = flags.kubeconfig ? cluster::load_kubeconfig(*flags.kubeconfig, flags.context)
-                                   : cluster::in_cluster_config(paths, env_copy ? &*env_copy : nullptr);
-    if (!config) return make_error("policy objects: " + config.error().message);
-    auto transport = cluster::make_https_transport(std::move(*config));
-    if (!transport) return make_error("policy objects: " + transport.error().message);
+  setup.make = [connect = api_transport_factory(flags, env, paths, "policy objects")](
+                   const server::JsonLog& log) -> Result<std::unique_ptr<server::PolicyObjectSource>> {
+    auto transport = connect();
+    if (!transport) return transport.error();
     return std::unique_ptr<server::PolicyObjectSource>(
         std::make_unique<WatchedPolicyObjects>(std::move(*transport), json_log_sink(log)));
   };

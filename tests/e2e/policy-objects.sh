@@ -64,14 +64,7 @@ cleanup() {
     kc delete crd clustergpupolicies.gpuadmit.io gpupolicies.gpuadmit.io --ignore-not-found --wait=false >/dev/null 2>&1
     for ns in "${MADE_NS[@]}"; do kc delete namespace "$ns" --wait=false >/dev/null 2>&1; done
   fi
-  if ((OWN_CLUSTER)); then "$HERE/cluster.sh" down >/dev/null 2>&1 || log "WARNING: cluster.sh down failed"; fi
-  if ((rc != 0)) && [[ -f $WORK/gpuadmit.log ]]; then
-    log "gpuadmit's log (last 30 lines; all of it in $WORK/gpuadmit.log, kept):"
-    tail -n 30 "$WORK/gpuadmit.log" >&2
-  else
-    rm -rf "$WORK"
-  fi
-  exit "$rc"
+  standalone_finish "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT

@@ -44,3 +44,17 @@ attach_control_plane() {
   [[ -n ${GPUADMIT_E2E_WEBHOOK_URL:-} && -f $STATE/gpuadmit/webhooks.yaml ]] ||
     { echo "FAIL  setup: the cluster in $STATE runs without gpuadmit (cluster.sh up needs GPUADMIT_BIN)"; FAILED=1; summary; exit 1; }
 }
+
+# standalone_finish RC, the end of a suite's EXIT trap: its own control plane stopped (OWN_CLUSTER), WORK kept
+# with gpuadmit's log shown when RC is not 0 (else removed); exits with RC.
+standalone_finish() {
+  local rc=$1
+  if ((OWN_CLUSTER)); then "$HERE/cluster.sh" down >/dev/null 2>&1 || log "WARNING: cluster.sh down failed"; fi
+  if ((rc != 0)) && [[ -f $WORK/gpuadmit.log ]]; then
+    log "gpuadmit's log (last 30 lines; all of it in $WORK/gpuadmit.log, kept):"
+    tail -n 30 "$WORK/gpuadmit.log" >&2
+  else
+    rm -rf "$WORK"
+  fi
+  exit "$rc"
+}

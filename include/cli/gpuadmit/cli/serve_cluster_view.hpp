@@ -3,6 +3,7 @@
 // ClusterViewProvider seam.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,6 +31,15 @@ struct ClusterViewFlags {
 Result<server::ClusterViewSetup> cluster_view_setup(const ClusterViewFlags& flags,
                                                     const std::map<std::string, std::string>* env = nullptr,
                                                     const cluster::InClusterPaths& paths = {});
+
+// How serve reaches the API server, made when serve starts: from --kubeconfig, else in-cluster (the service
+// account, `env` and `paths` as for cluster_view_setup). Errors start with `what` ("cluster view: ...").
+using TransportFactory = std::function<Result<std::shared_ptr<cluster::ApiTransport>>()>;
+TransportFactory api_transport_factory(const ClusterViewFlags& flags,
+                                       const std::map<std::string, std::string>* env,
+                                       const cluster::InClusterPaths& paths, std::string what);
+// Whether serve runs in a pod (KUBERNETES_SERVICE_HOST in `env`, the process environment when null).
+bool in_cluster(const std::map<std::string, std::string>* env);
 
 // --policy-objects: a cluster::PolicyObjectWatch behind the server's seam, on the API server the cluster view
 // would use (--kubeconfig, else in-cluster; either is required). Off (`enabled` false): an empty setup.
