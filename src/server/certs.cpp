@@ -1,5 +1,6 @@
 #include "gpuadmit/server/certs.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/x509v3.h>
 
 #include "gpuadmit/tls/openssl_error.hpp"
 #include "gpuadmit/tls/openssl_handles.hpp"
@@ -259,6 +261,44 @@ std::string ca_bundle(std::string_view ca_pem) {
 std::string certificate_serial(std::string_view pem) {
   const X509Ptr certificate = certificate_from_pem(pem);
   return certificate ? serial_hex(certificate.get()) : std::string();
+}
+
+Result<ServingSpec> serving_spec_of(std::string_view pem) {
+  const X509Ptr certificate = certificate_from_pem(pem);
+  if (!certificate) return make_error("not a PEM certificate");
+  ServingSpec spec;
+  const GeneralNamesPtr names(static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(certificate.get(), NID_subject_alt_name, nullptr, nullptr)));
+  for (int i = 0; names && i < sk_GENERAL_NAME_num(names.get()); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names.get(), i);
+    if (name->type == GEN_DNS) {
+      const ASN1_IA5STRING* dns = name->d.dNSName;
+      spec.dns_names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),  // NOLINT
+                                  static_cast<std::size_t>(ASN1_STRING_length(dns)));
+    } else if (name->type == GEN_IPADD) {
+      const ASN1_OCTET_STRING* ip = name->d.iPAddress;
+      std::array<char, 64> text{};
+      const int family = ASN1_STRING_length(ip) == 4 ? AF_INET : AF_INET6;
+      if (inet_ntop(family, ASN1_STRING_get0_data(ip), text.data(), text.size()) != nullptr)
+        spec.ip_addresses.emplace_back(text.data());
+    }
+  }
+  if (spec.dns_names.empty() && spec.ip_addresses.empty())
+    return make_error("the certificate names no DNS name or IP address");
+  std::array<char, 256> cn{};
+  if (X509_NAME_get_text_by_NID(X509_get_subject_name(certificate.get()), NID_commonName, cn.data(),
+                                static_cast<int>(cn.size())) > 0)
+    spec.common_name = cn.data();
+  int days = 0;
+  int seconds = 0;
+  if (ASN1_TIME_diff(&days, &seconds, X509_get0_notBefore(certificate.get()),
+                     X509_get0_notAfter(certificate.get())) != 1)
+    return make_error("the certificate's validity cannot be read");
+  // To the nearest day: notBefore is backdated a few minutes (kBackdateSeconds), which must not grow the
+  // lifetime by a day at each renewal.
+  constexpr int kHalfDay = 43'200;
+  spec.days = std::max(1, days + (seconds >= kHalfDay ? 1 : 0));
+  return spec;
 }
 
 Result<std::int64_t> certificate_not_after(std::string_view pem) {

@@ -55,5 +55,8 @@ std::string certificate_serial(std::string_view pem);
 
 // notAfter of the first certificate in a PEM text, in seconds since the Unix epoch.
 Result<std::int64_t> certificate_not_after(std::string_view pem);
+// What a serving certificate was made for: its DNS and IP SANs, its CN, and its lifetime in days (to the
+// nearest day), so that a renewal can ask for the same (certificate_renewal.hpp).
+Result<ServingSpec> serving_spec_of(std::string_view pem);
 
 }  // namespace gpuadmit::server
