@@ -17,6 +17,7 @@ constexpr std::string_view kServeUsage = R"(Usage:
                  [--kubeconfig FILE [--context NAME]] [--cluster-view auto|on|off]
                  [--policy-objects [--cluster-policy-name NAME]]
                  [--client-ca-file FILE] [--metrics-listen HOST:PORT]
+                 [--renew-secret NAMESPACE/NAME [--renew-before DURATION]]
 
 Runs the admission webhook over HTTPS: POST /mutate and /validate (AdmissionReview v1), GET /healthz,
 /readyz and /metrics. Logs are JSON lines on stdout.
@@ -50,6 +51,13 @@ Flags:
   --metrics-listen         serve /metrics (and /healthz, /readyz) on this address instead of --listen, over
                            TLS with the same certificate and no client certificate, so a NetworkPolicy can
                            tell Prometheus apart from the API server
+  --renew-secret           renew the serving certificate from the CA in this kubernetes.io/tls Secret
+                           (ca.crt, ca.key, tls.crt, tls.key; the chart's): when it is due, sign one for
+                           the same names and lifetime, write it to the Secret and serve it at once
+                           (docs/cluster.md, "Certificates"). Needs --kubeconfig or a pod (RBAC: get and
+                           patch on that Secret)
+  --renew-before           renew this long before expiry (default 720h; 23h59m, 90s also work); shorter
+                           than the certificate's lifetime
 
 With the cluster view on, /readyz waits for the first full LIST of nodes, resourcequotas, storageclasses
 and persistentvolumeclaims (RBAC: get/list/watch on those, docs/cluster.md).
@@ -85,6 +93,9 @@ Result<bool> read_api_flags(const ParsedFlags& flags, server::ServeOptions& opti
     return make_error("--cluster-policy-name needs --policy-objects");
   }
   options.policy_objects = std::move(*objects);
+  auto renewal = renewal_setup(flags.last("renew-secret"), flags.last("renew-before"), cluster);
+  if (!renewal) return renewal.error();
+  options.renewal = std::move(*renewal);
   return true;
 }
 
@@ -167,6 +178,8 @@ int serve_command(Args args) {
                                     {"client-ca-file", ""},
                                     {"metrics-listen", ""},
                                     {"cluster-policy-name", ""},
+                                    {"renew-secret", ""},
+                                    {"renew-before", ""},
                                     {"help", "h", false}},
                                    kServe, exit_code);
   if (!flags) return exit_code;

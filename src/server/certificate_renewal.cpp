@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpuadmit/common/duration.hpp"
 #include "gpuadmit/tls/openssl_handles.hpp"
 
 namespace gpuadmit::server {
@@ -18,14 +19,14 @@ using nlohmann::json;
 Result<std::string> decoded(const json& data, const char* key) {
   const auto it = data.find(key);
   if (it == data.end() || !it->is_string()) return make_error(std::string("the Secret has no ") + key);
-  const std::string& text = it->get_ref<const std::string&>();
+  const auto& text = it->get_ref<const std::string&>();
   if (text.empty() || text.size() % 4 != 0) return make_error(std::string(key) + " is not base64");
   std::string out(text.size() / 4 * 3, '\0');
   const int n =
       EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),  // NOLINT: OpenSSL's types
                       reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
   if (n < 0) return make_error(std::string(key) + " is not base64");
-  std::size_t size = static_cast<std::size_t>(n);
+  auto size = static_cast<std::size_t>(n);
   for (std::size_t i = text.size(); i > 0 && text[i - 1] == '='; --i) --size;
   out.resize(size);
   return out;
@@ -54,33 +55,58 @@ bool signed_by(std::string_view leaf_pem, std::string_view ca_pem) {
   return key != nullptr && X509_verify(leaf.get(), key) == 1;
 }
 
+// The Secret's serving certificate, the spec it was made for, and when it is due.
+struct Leaf {
+  std::string pem;
+  ServingSpec spec;
+  std::int64_t due_at = 0;
+};
+
+Result<Leaf> leaf_of(const json& secret, const RenewalPolicy& policy) {
+  if (!secret.is_object() || !secret.contains("data") || !secret["data"].is_object())
+    return make_error("the Secret has no data");
+  auto pem = decoded(secret["data"], "tls.crt");
+  if (!pem) return pem.error();
+  auto not_after = certificate_not_after(*pem);
+  if (!not_after) return make_error("tls.crt: " + not_after.error().message);
+  auto spec = serving_spec_of(*pem);
+  if (!spec) return make_error("tls.crt: " + spec.error().message);
+  const std::int64_t lifetime = std::int64_t{spec->days} * 86'400;
+  if (policy.renew_before.count() >= lifetime) {
+    return make_error("renew-before (" + format_duration(policy.renew_before) +
+                      ") is not shorter than the certificate's lifetime (" + std::to_string(spec->days) +
+                      (spec->days == 1 ? " day" : " days") +
+                      "): each renewal would be due at once; give a shorter --renew-before");
+  }
+  return Leaf{std::move(*pem), std::move(*spec), *not_after - policy.renew_before.count()};
+}
+
 }  // namespace
+
+Result<std::int64_t> renewal_due_at(const json& secret, const RenewalPolicy& policy) {
+  auto leaf = leaf_of(secret, policy);
+  if (!leaf) return leaf.error();
+  return leaf->due_at;
+}
 
 Result<std::optional<Renewal>> renewal_of(const json& secret, std::int64_t now_seconds,
                                           const RenewalPolicy& policy) {
-  if (!secret.is_object() || !secret.contains("data") || !secret["data"].is_object())
-    return make_error("the Secret has no data");
-  const json& data = secret["data"];
-  auto leaf = decoded(data, "tls.crt");
+  auto leaf = leaf_of(secret, policy);
   if (!leaf) return leaf.error();
-  auto not_after = certificate_not_after(*leaf);
-  if (!not_after) return make_error("tls.crt: " + not_after.error().message);
-  const auto renew_before = std::chrono::duration_cast<std::chrono::seconds>(policy.renew_before).count();
-  if (*not_after - now_seconds > renew_before) return std::optional<Renewal>();
+  if (now_seconds < leaf->due_at) return std::optional<Renewal>();
 
+  const json& data = secret["data"];
   auto ca_certificate = decoded(data, "ca.crt");
   if (!ca_certificate) return ca_certificate.error();
   auto ca_key = decoded(data, "ca.key");
   if (!ca_key) {
     return make_error(
-        "the Secret has no ca.key, so the serving certificate cannot be renewed here (installs made before "
-        "the "
-        "chart kept the CA key: replace the certificate, see docs/cluster.md)");
+        "the Secret has no ca.key, so the serving certificate cannot be renewed here (an install made before "
+        "the chart kept the CA key: helm upgrade makes a new CA, see docs/cluster.md)");
   }
-  if (!signed_by(*leaf, *ca_certificate)) return make_error("tls.crt was not signed by the Secret's ca.crt");
-  auto spec = serving_spec_of(*leaf);
-  if (!spec) return make_error("tls.crt: " + spec.error().message);
-  auto serving = generate_serving_certificate(PemPair{*ca_certificate, *ca_key}, *spec);
+  if (!signed_by(leaf->pem, *ca_certificate))
+    return make_error("tls.crt was not signed by the Secret's ca.crt");
+  auto serving = generate_serving_certificate(PemPair{*ca_certificate, *ca_key}, leaf->spec);
   if (!serving) return serving.error();
   auto renewed_not_after = certificate_not_after(serving->certificate);
   if (!renewed_not_after) return renewed_not_after.error();

@@ -228,6 +228,7 @@ Metrics::Metrics(std::string_view version)
                &tls_handshake_failures,
                &tls_reloads,
                &policy_reloads,
+               &certificate_renewals,
                &build_info};
 }
 

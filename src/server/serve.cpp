@@ -22,6 +22,7 @@
 #include "gpuadmit/policy/catalogue.hpp"
 #include "gpuadmit/server/allocator.hpp"
 #include "gpuadmit/server/certs.hpp"
+#include "gpuadmit/server/serve_renewal.hpp"
 #include "gpuadmit/server/webhook.hpp"
 #include "gpuadmit/version.hpp"
 
@@ -148,6 +149,7 @@ LogFields startup_line(const ServeOptions& options, const WebhookConfig& config,
                                  ? "ClusterGPUPolicy/" + options.policy_objects.cluster_policy_name +
                                        " and namespaces' GPUPolicies"
                                  : std::string("off")},
+          {"certificate_renewal", options.renewal.make ? std::string("on") : std::string("off")},
           {"certificate", describe_certificate(*webhook.tls().current())}};
 }
 
@@ -388,6 +390,8 @@ int run_serve(const ServeOptions& options) {
       options.threads > 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
   log.info("serving", startup_line(options, config, **webhook, threads));
   if (tls->dev) print_dev_banner(*tls->dev, tls->dev_directory->path(), *listen, (*webhook)->port());
+  auto renewal = start_renewal(options.renewal, **webhook, log);
+  if (!renewal) return fail(renewal.error().message);
   serve_until_stopped(**webhook, cluster->get(), policy_source->get(),
                       options.policy_objects.cluster_policy_name, log);
   return 0;

@@ -118,42 +118,56 @@ std::optional<std::int64_t> certificate_not_after(ssl::context& context) {
   return tls::not_after_seconds(leaf);
 }
 
-Result<TlsContextStore::Contexts> TlsContextStore::load(const TlsFiles& files, std::string& seen) {
-  auto certificate = read_file(files.certificate);
+Result<TlsContextStore::Contexts> TlsContextStore::contexts_of(std::string_view certificate,
+                                                               std::string_view key,
+                                                               const std::string& client_ca,
+                                                               const std::string& source) const {
+  auto open = make_server_context(certificate, key);
+  if (!open) return make_error(source + ": " + open.error().message);
+  if (!files_.client_ca) return Contexts{*open, *open};
+  auto asking = make_server_context(certificate, key, client_ca);
+  if (!asking) return make_error(files_.client_ca->string() + ": " + asking.error().message);
+  return Contexts{std::move(*asking), std::move(*open)};
+}
+
+Result<TlsContextStore::Contexts> TlsContextStore::load(std::string& seen, std::string& client_ca) const {
+  auto certificate = read_file(files_.certificate);
   if (!certificate) return certificate.error();
-  auto key = read_file(files.private_key);
+  auto key = read_file(files_.private_key);
   if (!key) return key.error();
-  std::string client_ca;
-  if (files.client_ca) {
-    auto read = read_file(*files.client_ca);
+  if (files_.client_ca) {
+    auto read = read_file(*files_.client_ca);
     if (!read) return read.error();
     client_ca = std::move(*read);
   }
   seen = seen_key(*certificate, *key, client_ca);
-  auto open = make_server_context(*certificate, *key);
-  if (!open) {
-    return make_error(files.certificate.string() + " / " + files.private_key.string() + ": " +
-                      open.error().message);
-  }
-  if (!files.client_ca) return Contexts{*open, *open};
-  auto asking = make_server_context(*certificate, *key, client_ca);
-  if (!asking) return make_error(files.client_ca->string() + ": " + asking.error().message);
-  return Contexts{std::move(*asking), std::move(*open)};
+  return contexts_of(*certificate, *key, client_ca,
+                     files_.certificate.string() + " / " + files_.private_key.string());
 }
 
 Result<std::unique_ptr<TlsContextStore>> TlsContextStore::open(TlsFiles files) {
+  auto store = std::unique_ptr<TlsContextStore>(new TlsContextStore(std::move(files)));
   std::string seen;
-  auto contexts = load(files, seen);
+  auto contexts = store->load(seen, store->client_ca_);
   if (!contexts) return contexts.error();
-  return std::unique_ptr<TlsContextStore>(
-      new TlsContextStore(std::move(files), std::move(seen), std::move(*contexts)));
+  store->last_seen_ = std::move(seen);
+  store->open_.store(std::move(contexts->open));
+  store->current_.store(std::move(contexts->asking));
+  return store;
 }
 
-TlsContextStore::TlsContextStore(TlsFiles files, std::string seen, Contexts contexts)
-    : files_(std::move(files)),
-      last_seen_(std::move(seen)),
-      current_(std::move(contexts.asking)),
-      open_(std::move(contexts.open)) {}
+TlsContextStore::TlsContextStore(TlsFiles files)
+    : files_(std::move(files)), current_(nullptr), open_(nullptr) {}
+
+ReloadReport TlsContextStore::install(const std::string& certificate, const std::string& private_key) {
+  const std::lock_guard lock(reload_mutex_);
+  auto contexts = contexts_of(certificate, private_key, client_ca_, "renewed certificate");
+  if (!contexts) return {ReloadStatus::kFailed, contexts.error().message, {}};
+  std::string detail = describe_certificate(*contexts->asking);
+  open_.store(std::move(contexts->open));
+  current_.store(std::move(contexts->asking));
+  return {ReloadStatus::kReloaded, {}, std::move(detail)};
+}
 
 std::shared_ptr<ssl::context> TlsContextStore::current() const {
   return current_.load();
@@ -166,7 +180,8 @@ std::shared_ptr<ssl::context> TlsContextStore::current_without_client_auth() con
 ReloadReport TlsContextStore::reload_if_changed() {
   const std::lock_guard lock(reload_mutex_);
   std::string seen;
-  auto contexts = load(files_, seen);
+  std::string client_ca;
+  auto contexts = load(seen, client_ca);
   if (!contexts && seen.empty()) {  // a file could not be read
     const std::string marker = std::string(1, '\0') + contexts.error().message;
     if (marker == last_seen_) return {};
@@ -178,6 +193,7 @@ ReloadReport TlsContextStore::reload_if_changed() {
   if (!contexts) return {ReloadStatus::kFailed, contexts.error().message, {}};
   std::string detail = describe_certificate(*contexts->asking);
   if (files_.client_ca) detail += " clientCA=" + files_.client_ca->string();
+  client_ca_ = std::move(client_ca);
   open_.store(std::move(contexts->open));
   current_.store(std::move(contexts->asking));
   return {ReloadStatus::kReloaded, {}, std::move(detail)};

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base64.hpp"
+#include "support/base64.hpp"
 #include "support/test_webhook.hpp"
 
 namespace gpuadmit::test {

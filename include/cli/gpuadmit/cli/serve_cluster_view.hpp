@@ -11,6 +11,7 @@
 
 #include "gpuadmit/cluster/cluster_watcher.hpp"
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/server/certificate_renewer.hpp"
 #include "gpuadmit/server/cluster_view.hpp"
 #include "gpuadmit/server/policy_object_source.hpp"
 
@@ -46,6 +47,14 @@ bool in_cluster(const std::map<std::string, std::string>* env);
 Result<server::PolicyObjectSetup> policy_objects_setup(
     bool enabled, std::string cluster_policy_name, const ClusterViewFlags& flags,
     const std::map<std::string, std::string>* env = nullptr, const cluster::InClusterPaths& paths = {});
+
+// --renew-secret NAMESPACE/NAME [--renew-before DURATION]: the TLS Secret read and patched on the API server
+// the cluster view would use (--kubeconfig, else in-cluster; either is required). Off: an empty setup.
+Result<server::RenewalSetup> renewal_setup(const std::optional<std::string>& secret,
+                                           const std::optional<std::string>& renew_before,
+                                           const ClusterViewFlags& flags,
+                                           const std::map<std::string, std::string>* env = nullptr,
+                                           const cluster::InClusterPaths& paths = {});
 
 // A ClusterWatcher over `transport` behind the server's seam. `options.log` is used as given.
 std::unique_ptr<server::ClusterViewProvider> make_watcher_view(

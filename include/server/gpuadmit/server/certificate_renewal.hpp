@@ -1,4 +1,4 @@
-// Renewing the serving certificate from the CA kept beside it (#22 item 1; WIP, not wired into serve yet).
+// Renewing the serving certificate from the CA kept beside it (#22 item 1; serve --renew-secret).
 // The Secret the chart generates holds ca.crt, ca.key, tls.crt and tls.key (base64, as the API server
 // returns `data`). When tls.crt expires within `renew_before`, a new serving certificate for the same names
 // and lifetime is signed by that CA, and the result is the merge patch that writes it, carrying the Secret's
@@ -18,7 +18,7 @@
 namespace gpuadmit::server {
 
 struct RenewalPolicy {
-  std::chrono::hours renew_before{24 * 30};
+  std::chrono::seconds renew_before{std::chrono::hours(24 * 30)};
 };
 
 struct Renewal {
@@ -28,7 +28,11 @@ struct Renewal {
 };
 
 // nullopt: nothing to do yet. An error: the Secret cannot be renewed from (no ca.key, a CA that did not
-// sign tls.crt, unreadable PEM), said so that an admin knows what to fix.
+// sign tls.crt, unreadable PEM, a renew_before as long as the certificate lives, which would renew at every
+// check), said so that an admin knows what to fix.
+// When the certificate in `secret` becomes due (notAfter - renew_before), for the renewer's next look.
+Result<std::int64_t> renewal_due_at(const nlohmann::json& secret, const RenewalPolicy& policy = {});
+
 Result<std::optional<Renewal>> renewal_of(const nlohmann::json& secret, std::int64_t now_seconds,
                                           const RenewalPolicy& policy = {});
 

@@ -169,6 +169,11 @@ class Metrics {
       "Policy reloads, by result: the policy file after it changed, and with --policy-objects each "
       "new version of a ClusterGPUPolicy or GPUPolicy (failure: it does not load; the last valid one stays).",
       {"result"}};
+  Family<Counter> certificate_renewals{
+      "gpuadmit_certificate_renewals_total",
+      "With --renew-secret, serving certificate renewals, by result: renewed (written to the Secret and "
+      "served), conflict (another replica renewed first), failure (see the log).",
+      {"result"}};
   Family<Gauge> build_info{"gpuadmit_build_info", "Always 1; the version is in the label.", {"version"}};
 
   // Unlabelled series, resolved once.

@@ -12,6 +12,7 @@
 #include <spdlog/common.h>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/server/certificate_renewer.hpp"
 #include "gpuadmit/server/cluster_view.hpp"
 #include "gpuadmit/server/policy_object_source.hpp"
 #include "gpuadmit/server/server.hpp"
@@ -39,6 +40,8 @@ struct ServeOptions {
   // --policy-objects: the ClusterGPUPolicy named cluster_policy_name (over policy_file) and the namespaces'
   // GPUPolicies are the policies in force; /readyz waits for their first list.
   PolicyObjectSetup policy_objects;
+  // --renew-secret: the serving certificate renewed from the CA in that Secret (certificate_renewer.hpp).
+  RenewalSetup renewal;
 };
 
 struct ListenAddress {

@@ -51,21 +51,29 @@ class TlsContextStore {
 
   // Re-reads both files; a changed, valid pair replaces the current context, an invalid one is refused.
   ReloadReport reload_if_changed();
+  // Serves this pair from the next handshake on (a renewal, certificate_renewer.hpp), with the client CA
+  // last read. The files are not written: they follow when the kubelet refreshes the mounted Secret, and
+  // reload_if_changed() then swaps in the same pair again.
+  ReloadReport install(const std::string& certificate, const std::string& private_key);
 
  private:
   struct Contexts {
     std::shared_ptr<boost::asio::ssl::context> asking;  // asks for a client certificate (with a client CA)
     std::shared_ptr<boost::asio::ssl::context> open;    // never asks
   };
-  // Both contexts of the files' current content; `seen` receives that content (for change detection).
-  static Result<Contexts> load(const TlsFiles& files, std::string& seen);
+  // Both contexts of the files' current content; `seen` receives that content (for change detection),
+  // `client_ca` the client CA file's.
+  Result<Contexts> load(std::string& seen, std::string& client_ca) const;
+  Result<Contexts> contexts_of(std::string_view certificate, std::string_view key,
+                               const std::string& client_ca, const std::string& source) const;
 
-  TlsContextStore(TlsFiles files, std::string seen, Contexts contexts);
+  explicit TlsContextStore(TlsFiles files);
 
   const TlsFiles files_;
   std::mutex reload_mutex_;
   std::string
       last_seen_;  // certificate + key (+ client CA) content of the last attempt; guarded by reload_mutex_
+  std::string client_ca_;  // the client CA file's content in use; guarded by reload_mutex_
   SharedSlot<boost::asio::ssl::context> current_;
   SharedSlot<boost::asio::ssl::context> open_;
 };

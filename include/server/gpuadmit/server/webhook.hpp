@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/server/certs.hpp"
 #include "gpuadmit/server/handlers.hpp"
 #include "gpuadmit/server/json_log.hpp"
 #include "gpuadmit/server/metrics.hpp"
@@ -73,6 +74,10 @@ class Webhook {
 
   // Re-reads the certificate pair and the policy now, logs and counts the outcome (SIGHUP, the poller).
   FileChecks check_files_now();
+  // Serves a renewed pair from the next handshake on (serve --renew-secret).
+  ReloadReport install_serving_certificate(const PemPair& serving) {
+    return tls_->install(serving.certificate, serving.private_key);
+  }
 
   [[nodiscard]] const Metrics& metrics() const noexcept { return metrics_; }
   [[nodiscard]] Metrics& metrics() noexcept { return metrics_; }

@@ -1,11 +1,26 @@
-// Standard base64 decoding for checking patches in tests (the server only ever encodes).
+// Standard base64 for tests, written apart from the server's (OpenSSL's) so that a test checking what the
+// server encoded, or building a Secret's data for it to decode, does not share its bugs.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace gpuadmit::test {
+
+inline std::string base64_encode(std::string_view bytes) {
+  constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    unsigned bits = 0;
+    for (std::size_t j = 0; j < 3; ++j)
+      bits = (bits << 8U) | (j < n ? static_cast<unsigned char>(bytes[i + j]) : 0U);
+    for (std::size_t j = 0; j < 4; ++j) out += j <= n ? kAlphabet[(bits >> (18U - 6U * j)) & 0x3FU] : '=';
+  }
+  return out;
+}
 
 inline std::string base64_decode(std::string_view text) {
   constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
