@@ -101,6 +101,64 @@ def check_client_auth_and_metrics(docs, bad):
                 bad(f"{where}: must admit the ports https and {want}, got {sorted(map(str, allowed))}")
 
 
+def check_certificate_renewal(docs, namespace, bad):
+    """The serving certificate's volume projects tls.crt and tls.key only (a Secret may hold the CA's key, which
+    must not be on the pod's disk). With --renew-secret NAMESPACE/NAME: that is the release namespace and the
+    Secret the volume mounts; a chart-made Secret holds ca.key; and (when the chart makes RBAC) a Role lets the
+    pod's ServiceAccount get and patch that Secret by name, nothing more. Without it: no Role, and a chart-made
+    Secret holds no ca.key."""
+    secrets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Secret"}
+    roles = [d for d in docs if d["kind"] == "Role" and "helm.sh/hook" not in d["metadata"].get("annotations", {})]
+    bindings = [d for d in docs if d["kind"] == "RoleBinding" and "helm.sh/hook" not in d["metadata"].get("annotations", {})]
+    rbac_rendered = any(d["kind"] == "ClusterRole" and "helm.sh/hook" not in d["metadata"].get("annotations", {}) for d in docs)
+    for d in docs:
+        if d["kind"] != "Deployment":
+            continue
+        where = f"Deployment/{d['metadata']['name']}"
+        spec = d["spec"]["template"]["spec"]
+        volumes = {v["name"]: v for v in spec.get("volumes", [])}
+        c = spec["containers"][0]
+        args = c.get("args", [])
+        cert_dir = flag(args, "cert-dir")
+        mounts = [m for m in c.get("volumeMounts", []) if m["mountPath"] == cert_dir]
+        secret = volumes.get(mounts[0]["name"], {}).get("secret") if mounts else None
+        if not secret:
+            bad(f"{where}: --cert-dir={cert_dir}: no Secret volume mounted there")
+            continue
+        if secret.get("items") != [{"key": "tls.crt", "path": "tls.crt"}, {"key": "tls.key", "path": "tls.key"}]:
+            bad(f"{where}: the certificate volume must project exactly tls.crt and tls.key, got items {secret.get('items')}")
+        name = secret["secretName"]
+        renew = flag(args, "renew-secret")
+        chart_secret = secrets.get(name)
+        want_role = []
+        if renew is not None:
+            if renew != f"{namespace}/{name}":
+                bad(f"{where}: --renew-secret={renew}, want {namespace}/{name} (the Secret the certificate volume mounts)")
+            if flag(args, "renew-before") is None:
+                bad(f"{where}: --renew-secret without --renew-before")
+            if chart_secret is not None and "ca.key" not in chart_secret.get("data", {}):
+                bad(f"Secret/{name}: no ca.key, which --renew-secret signs with")
+            want_role = [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": [name], "verbs": ["get", "patch"]}]
+        elif chart_secret is not None and "ca.key" in chart_secret.get("data", {}):
+            bad(f"Secret/{name}: holds ca.key although the server does not renew (no --renew-secret)")
+        if not rbac_rendered:  # rbac.create false: the admin grants it (the Role must not appear alone either)
+            if roles or bindings:
+                bad(f"{where}: Roles or RoleBindings without the chart's ClusterRole (rbac.create false)")
+            continue
+        if [r.get("rules") for r in roles] != ([want_role] if want_role else []):
+            bad(f"{where}: the Roles must be {'one with rules ' + str(want_role) if want_role else 'none'} "
+                f"(--renew-secret: {renew}), got {[r.get('rules') for r in roles]}")
+        if want_role and roles:
+            sa = spec.get("serviceAccountName")
+            ok = [b for b in bindings if b["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                                          "name": roles[0]["metadata"]["name"]}
+                  and b.get("subjects") == [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}]]
+            if len(ok) != 1 or len(bindings) != 1:
+                bad(f"{where}: one RoleBinding must bind Role/{roles[0]['metadata']['name']} to ServiceAccount {sa}, got {bindings}")
+        elif bindings:
+            bad(f"{where}: RoleBindings without --renew-secret: {[b['metadata']['name'] for b in bindings]}")
+
+
 def main(path, namespace):
     docs = [d for d in yaml.safe_load_all(open(path)) if d]
     problems = []
@@ -221,6 +279,7 @@ def main(path, namespace):
             if pc in ("system-cluster-critical", "system-node-critical") and pc not in quota_classes:
                 bad(f"Deployment/{d['metadata']['name']}: priorityClassName {pc} without a ResourceQuota scoped to it")
     check_client_auth_and_metrics(docs, bad)
+    check_certificate_renewal(docs, namespace, bad)
     for need in ("Deployment", "Service", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         if need not in kinds:
             bad(f"missing {need}")

@@ -1,32 +1,50 @@
 #!/usr/bin/env python3
 """The chart's ClusterRole rules equal the RBAC manifest documented (and tested by the cluster e2e suite)
 in docs/cluster.md under <!-- rbac -->, followed, when the server runs with --policy-objects, by the rules
-under <!-- rbac-policy-objects -->. Usage: check_rbac_doc.py RENDERED.yaml docs/cluster.md"""
+under <!-- rbac-policy-objects -->; and its Role (only with --renew-secret) has the rules under
+<!-- rbac-certificate-renewal -->, the Secret named being the one --renew-secret names.
+Usage: check_rbac_doc.py RENDERED.yaml docs/cluster.md"""
 import re
 import sys
 import yaml
 
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
-# The server's ClusterRole; the uninstall hook's (helm.sh/hook) is checked by check_manifests.py.
-rendered = [d for d in docs if d["kind"] == "ClusterRole" and "helm.sh/hook" not in d["metadata"].get("annotations", {})]
-policy_objects = any("--policy-objects" in c.get("args", []) for d in docs if d["kind"] == "Deployment"
-                     for c in d["spec"]["template"]["spec"]["containers"])
+# The server's ClusterRole and Role; the uninstall hook's (helm.sh/hook) is checked by check_manifests.py.
+server_docs = [d for d in docs if "helm.sh/hook" not in d["metadata"].get("annotations", {})]
+rendered = [d for d in server_docs if d["kind"] == "ClusterRole"]
+roles = [d for d in server_docs if d["kind"] == "Role"]
+args = [a for d in docs if d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]
+        for a in c.get("args", [])]
+policy_objects = "--policy-objects" in args
+renew_secret = next((a.split("=", 1)[1] for a in args if a.startswith("--renew-secret=")), None)
 doc = open(sys.argv[2]).read()
 
 
-def documented_rules(marker):
+def documented_rules(marker, kind):
     m = re.search(r"<!-- " + marker + r" -->\s*```yaml\n(.*?)```", doc, re.S)
     if not m:
         sys.exit(f"no <!-- {marker} --> yaml block in {sys.argv[2]}")
-    roles = [d for d in yaml.safe_load_all(m.group(1)) if d and d["kind"] == "ClusterRole"]
-    if len(roles) != 1:
-        sys.exit(f"want one ClusterRole under <!-- {marker} -->, got {len(roles)}")
-    return roles[0]["rules"]
+    found = [d for d in yaml.safe_load_all(m.group(1)) if d and d["kind"] == kind]
+    if len(found) != 1:
+        sys.exit(f"want one {kind} under <!-- {marker} -->, got {len(found)}")
+    return found[0]["rules"]
 
 
-want = documented_rules("rbac") + (documented_rules("rbac-policy-objects") if policy_objects else [])
+want = documented_rules("rbac", "ClusterRole") + (documented_rules("rbac-policy-objects", "ClusterRole") if policy_objects else [])
 if len(rendered) != 1:
     sys.exit(f"want one ClusterRole in the chart, got {len(rendered)}")
 if rendered[0]["rules"] != want:
     sys.exit(f"chart ClusterRole rules {rendered[0]['rules']} != docs/cluster.md {want} (--policy-objects: {policy_objects})")
 print(f"ClusterRole rules = docs/cluster.md (--policy-objects: {policy_objects}):", rendered[0]["rules"])
+
+want_roles = []
+if renew_secret is not None:
+    # The documented Role names release gpuadmit's Secret; the rendering's is <fullname>-tls.
+    rules = documented_rules("rbac-certificate-renewal", "Role")
+    for r in rules:
+        if "resourceNames" in r:
+            r["resourceNames"] = [renew_secret.split("/", 1)[1]]
+    want_roles = [rules]
+if [r["rules"] for r in roles] != want_roles:
+    sys.exit(f"chart Roles {[r['rules'] for r in roles]} != docs/cluster.md {want_roles} (--renew-secret: {renew_secret})")
+print(f"Roles = docs/cluster.md (--renew-secret: {renew_secret}):", want_roles)

@@ -8,13 +8,16 @@
 #          value documented; default policy, deploy/gpuadmit.yaml and example policies in sync and valid;
 #          the Dockerfile's runtime packages = ldd of GPUADMIT_BIN (check-dockerfile.sh); the policy CRDs are
 #          `gpuadmit policy crds`'s, policyObjects' flags, RBAC and webhook agree, the chart's serve flags exist;
-#          clientAuth's CA mount and metrics.port's ports agree with their flags
+#          clientAuth's CA mount and metrics.port's ports agree with their flags; certificates.helm.renew's ca.key,
+#          flags and Role come together and only with it
 # cluster  on the e2e control plane (tests/e2e/cluster.sh, no gpuadmit): every ci/ rendering applied with
 #          --dry-run=server; NOTES warnings; a real `helm install`, RBAC checked with `kubectl auth can-i
 #          --as=system:serviceaccount:...`, certificate reused on upgrade, fail-open default, uninstall; the
 #          policy CRDs (Established, upgraded, kept), policy edits fail closed, a live gpuadmit with the
 #          Deployment's policy-object flags as the chart's ServiceAccount behind the installed policy webhook;
-#          client authentication enforced when on (the API server's admission kubeconfig from cluster.sh)
+#          client authentication enforced when on (the API server's admission kubeconfig from cluster.sh);
+#          an install without ca.key upgraded to renewal (caBundle with both CAs); a certificate near expiry
+#          renewed by a live gpuadmit with the Deployment's --renew-secret while reviews flow, none failing
 # e2e      tests/e2e/run.sh with the chart's own webhook configurations (clientConfig.url pointed at the
 #          local gpuadmit): all scenarios with the default values, then the GPU scenarios again with
 #          webhooks.matchConditions.enabled
@@ -42,8 +45,12 @@ CLUSTER_UP=0
 LIVE_PID=
 LIVE_CHART_FLAGS=()
 LIVE_AUTH_FLAGS=()   # the Deployment's client-authentication and metrics flags, mapped to files and ports here
+LIVE_TLS_FLAGS=()    # the serving certificate: the dev pair of live_start, or (live_renewal) the chart's Secret as mounted
+LIVE_CA=             # the CA that signed it, for this script's own calls
+RENEW_LOOP_PID=      # live_renewal's loop of dry-run creates
 cleanup() {
   if [[ -n $LIVE_PID ]]; then kill "$LIVE_PID" 2>/dev/null; wait "$LIVE_PID" 2>/dev/null; fi
+  if [[ -n $RENEW_LOOP_PID ]]; then kill "$RENEW_LOOP_PID" 2>/dev/null; wait "$RENEW_LOOP_PID" 2>/dev/null; fi
   if ((CLUSTER_UP)); then GPUADMIT_E2E_STATE=$WORK/cp "$ROOT/tests/e2e/cluster.sh" down >/dev/null 2>&1 || true; fi
   rm -rf "$WORK"
 }
@@ -222,7 +229,7 @@ PY
 }
 
 # The Deployment passes `gpuadmit serve` only flags it knows (--help lists them): with policyObjects on and off,
-# and with client authentication and the metrics port.
+# and with client authentication and the metrics port; each with the certificate renewal flags (the default).
 serve_flags_known() {
   local help flags flag rc=0 values
   help=$("$BIN" serve --help 2>&1) || true
@@ -323,6 +330,73 @@ sys.exit(1 if problems else 0)
 PY
 }
 
+# certificates.helm.renew: on (default), the Secret holds ca.key beside ca.crt, tls.crt and tls.key, ca.key is
+# ca.crt's key, ca.crt (alone the caBundle of every webhook) signed tls.crt, the CA lives caValidityDays and the
+# certificate validityDays; the Deployment passes --renew-secret and --renew-before; a Role and RoleBinding exist.
+# Without renew and caValidityDays (what `helm upgrade --reuse-values` from a chart before them passes) the
+# same as their defaults. Off, and with cert-manager or an existing Secret: no ca.key, no renew flags, no Role.
+# check_manifests.py checks each rendering too: the volume projects tls.crt and tls.key only, the flag names the
+# mounted Secret, the Role may get and patch that Secret alone.
+certificate_renewal_rendered() {
+  local values rc=0
+  while read -r values; do
+    # shellcheck disable=SC2086 # one --set per word
+    render $values >"$WORK/renew.yaml" || return 1
+    python3 "$HERE/check_manifests.py" "$WORK/renew.yaml" "$NS" || return 1
+    python3 - "$WORK/renew.yaml" "$WORK" "$values" <<'PY' || rc=1
+import base64, datetime, subprocess, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+work, values = sys.argv[2], sys.argv[3]
+by = lambda kind: [d for d in docs if d["kind"] == kind]
+args = by("Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+renew = "renew.enabled=false" not in values and "certificates.helm.enabled=false" not in values
+problems = []
+flags = [a for a in args if a.startswith("--renew-")]
+before = values.split("renew.before=")[1].split()[0] if "renew.before=" in values else "720h"
+want_flags = ["--renew-secret=gpuadmit/gpuadmit-tls", f"--renew-before={before}"] if renew else []
+if flags != want_flags:
+    problems.append(f"flags {flags}, want {want_flags}")
+roles = [d["metadata"]["name"] for d in by("Role") + by("RoleBinding") if "helm.sh/hook" not in d["metadata"].get("annotations", {})]
+if roles != (["gpuadmit-certificate-renewal"] * 2 if renew else []):
+    problems.append(f"Role and RoleBinding {roles}")
+secrets = [d for d in by("Secret") if d["metadata"]["name"] == "gpuadmit-tls"]
+if secrets:
+    data = secrets[0]["data"]
+    want_keys = ["ca.crt", "ca.key", "tls.crt", "tls.key"] if renew else ["ca.crt", "tls.crt", "tls.key"]
+    if sorted(data) != want_keys:
+        problems.append(f"Secret keys {sorted(data)}, want {want_keys}")
+    for k in data:
+        open(f"{work}/renew-{k}", "wb").write(base64.b64decode(data[k]))
+    bundles = {w["clientConfig"].get("caBundle") for d in by("MutatingWebhookConfiguration") + by("ValidatingWebhookConfiguration") for w in d["webhooks"]}
+    if bundles != {data["ca.crt"]}:
+        problems.append("a caBundle is not the Secret's ca.crt")
+    run = lambda *a: subprocess.run(a, capture_output=True, text=True)
+    if run("openssl", "verify", "-CAfile", f"{work}/renew-ca.crt", f"{work}/renew-tls.crt").returncode:
+        problems.append("ca.crt did not sign tls.crt")
+    if renew and run("openssl", "x509", "-noout", "-pubkey", "-in", f"{work}/renew-ca.crt").stdout != \
+            run("openssl", "pkey", "-pubout", "-in", f"{work}/renew-ca.key").stdout:
+        problems.append("ca.key is not ca.crt's key")
+    def days(f):
+        out = run("openssl", "x509", "-noout", "-startdate", "-enddate", "-in", f).stdout
+        t = [datetime.datetime.strptime(l.split("=", 1)[1], "%b %d %H:%M:%S %Y %Z") for l in out.splitlines()]
+        return round((t[1] - t[0]).total_seconds() / 86400)
+    want_days = (int(values.split("validityDays=")[1].split()[0]) if "helm.validityDays=" in values else 365, 3650)
+    if (days(f"{work}/renew-tls.crt"), days(f"{work}/renew-ca.crt")) != want_days:
+        problems.append(f"lifetimes (certificate, CA) {(days(f'{work}/renew-tls.crt'), days(f'{work}/renew-ca.crt'))} days, want {want_days}")
+print(f"{values or '(defaults)'}: renew flags {flags}; Role, RoleBinding {roles}; Secret keys {sorted(secrets[0]['data']) if secrets else '-'}; problems: {problems or 'none'}")
+sys.exit(1 if problems else 0)
+PY
+  done <<'VALUES'
+
+--set certificates.helm.validityDays=1 --set certificates.helm.renew.before=23h59m
+--set certificates.helm.renew=null --set certificates.helm.caValidityDays=null
+--set certificates.helm.renew.enabled=false
+--set certificates.helm.enabled=false --set certificates.certManager.enabled=true
+--set certificates.helm.enabled=false --set certificates.existingSecret.name=gpuadmit-tls --set certificates.existingSecret.caBundle=Cg==
+VALUES
+  return "$rc"
+}
+
 phase_static() {
   local f
   for f in "$CHART"/ci/*.yaml; do
@@ -347,6 +421,16 @@ phase_static() {
     client_auth_rendered
   check "metrics.port: --metrics-listen, container and Service port metrics, ServiceMonitor and NetworkPolicy on it" \
     metrics_port_rendered
+  check "certificates.helm.renew: ca.key kept, --renew-secret/--renew-before and a Role on; none of them when off or with another source" \
+    certificate_renewal_rendered
+  check "renew.before not shorter than validityDays fails" \
+    expect_fail "certificates.helm.renew.before \(24h\) must be shorter than the serving certificate's lifetime" \
+    --set certificates.helm.validityDays=1 --set certificates.helm.renew.before=24h
+  check "renew.before that is no h/m/s duration fails (schema)" \
+    expect_fail "at '/certificates/helm/renew/before'" --set certificates.helm.renew.before=30d
+  check "validityDays above caValidityDays fails" \
+    expect_fail "certificates.helm.validityDays \(4000\) must not exceed certificates.helm.caValidityDays \(3650\)" \
+    --set certificates.helm.validityDays=4000
   check "clientAuth.enabled without a CA fails" expect_fail "clientAuth.enabled needs the CA" --set clientAuth.enabled=true
   check "two client CA sources fail" \
     expect_fail "contradictory values: clientAuth.caBundle and clientAuth.existingSecret" --set clientAuth.caBundle=x --set clientAuth.existingSecret=s
@@ -383,8 +467,10 @@ phase_static() {
   check "webhooks.workloads and matchConditions cover what the default policy judges" \
     bash -c '"$0" policy default >"$1/policy-default.yaml" && python3 "$2/check_match_conditions.py" "$3" "$1/policy-default.yaml"' \
     "$BIN" "$WORK" "$HERE" "$CHART"
-  check "ClusterRole = the RBAC in docs/cluster.md" \
-    bash -c '"$0" template g "$1" -n gpuadmit >"$2/role.yaml" && python3 "$3/check_rbac_doc.py" "$2/role.yaml" "$4/docs/cluster.md"' \
+  check "ClusterRole and Role = the RBAC in docs/cluster.md (renewal on and off)" \
+    bash -c '"$0" template g "$1" -n gpuadmit >"$2/role.yaml" && python3 "$3/check_rbac_doc.py" "$2/role.yaml" "$4/docs/cluster.md" &&
+      "$0" template g "$1" -n gpuadmit --set certificates.helm.renew.enabled=false >"$2/role.yaml" &&
+      python3 "$3/check_rbac_doc.py" "$2/role.yaml" "$4/docs/cluster.md"' \
     "$HELM" "$CHART" "$WORK" "$HERE" "$ROOT"
   check "chart default policy = the built-in default (gpuadmit check gives the same verdicts)" default_policy_is_builtin
   check "deploy/gpuadmit.yaml and deploy/policy-crds.yaml in sync with the chart" "$ROOT/deploy/render.sh" "$HELM" --check
@@ -442,7 +528,8 @@ helm_install() {
   "$HELM" install "$NS" "$CHART" -n "$NS" && status=$("$HELM" status "$NS" -n "$NS") &&
     grep -q 'STATUS: deployed' <<<"$status" &&
     kc -n "$NS" get deployment/gpuadmit service/gpuadmit serviceaccount/gpuadmit secret/gpuadmit-tls \
-      configmap/gpuadmit-policy poddisruptionbudget/gpuadmit resourcequota/gpuadmit-critical-pods &&
+      configmap/gpuadmit-policy poddisruptionbudget/gpuadmit resourcequota/gpuadmit-critical-pods \
+      role/gpuadmit-certificate-renewal rolebinding/gpuadmit-certificate-renewal &&
     kc get clusterrole/gpuadmit clusterrolebinding/gpuadmit \
       mutatingwebhookconfiguration/mutate.gpuadmit.io validatingwebhookconfiguration/validate.gpuadmit.io
 }
@@ -502,7 +589,11 @@ ca_bundle_matches_secret() {
   kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.tls\.crt}' | base64 -d >"$WORK/tls.crt"
   local san
   openssl verify -CAfile "$WORK/ca.crt" "$WORK/tls.crt" &&
-    san=$(openssl x509 -in "$WORK/tls.crt" -noout -ext subjectAltName) && grep -q "DNS:gpuadmit.$NS.svc" <<<"$san"
+    san=$(openssl x509 -in "$WORK/tls.crt" -noout -ext subjectAltName) && grep -q "DNS:gpuadmit.$NS.svc" <<<"$san" || return 1
+  # certificates.helm.renew (default): the Secret keeps that CA's key, for the server's renewals.
+  kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.ca\.key}' | base64 -d >"$WORK/ca.key" || return 1
+  cmp <(openssl x509 -noout -pubkey -in "$WORK/ca.crt") <(openssl pkey -pubout -in "$WORK/ca.key") ||
+    { echo "the Secret's ca.key is not the key of its ca.crt"; return 1; }
 }
 
 # RBAC: what the cluster view and the policy objects (policyObjects.enabled, the default) need, and what it
@@ -569,15 +660,37 @@ TABLE
     "persistentvolumeclaims [get list watch]" "resourcequotas [get list watch]" "storageclasses.storage.k8s.io [get list watch]" | sort)
   echo "can-i --list resources:"; echo "$got"
   [[ $got == "$want" ]] || { echo "want exactly:"; echo "$want"; rc=1; }
+  # certificates.helm.renew (default): in the release namespace, get and patch of the chart's TLS Secret, by
+  # name, and nothing else about Secrets.
+  while read -r want verb res; do
+    [[ -n $want ]] || continue
+    got=$(kc auth can-i "$verb" "$res" -n "$NS" --as="$sa" 2>/dev/null) || true
+    printf '%-4s %-7s %-40s (want %s, namespace %s)\n' "$got" "$verb" "$res" "$want" "$NS"
+    [[ $got == "$want" ]] || rc=1
+  done <<'TABLE'
+yes get secrets/gpuadmit-tls
+yes patch secrets/gpuadmit-tls
+no update secrets/gpuadmit-tls
+no delete secrets/gpuadmit-tls
+no get secrets/gpuadmit-other
+no patch secrets/gpuadmit-other
+no list secrets
+no watch secrets
+no create secrets
+TABLE
+  # And in `can-i --list -n NS`, the only rows beyond the cluster-wide ones are that Secret's.
+  got=$(diff <(kc auth can-i --list --as="$sa") <(kc auth can-i --list -n "$NS" --as="$sa") | sed -n 's/^> //p' | tr -s ' ')
+  echo "can-i --list -n $NS, rows beyond the cluster-wide ones: $got"
+  [[ $got == "secrets [] [gpuadmit-tls] [get patch]" ]] || rc=1
   return "$rc"
 }
 
 upgrade_keeps_certificate() {
   local before after
-  before=$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.tls\.crt}')
+  before=$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.tls\.crt} {.data.ca\.key}')
   "$HELM" upgrade "$NS" "$CHART" -n "$NS" --reuse-values --set server.logLevel=debug || return 1
-  after=$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.tls\.crt}')
-  [[ -n $before && $before == "$after" ]] || { echo "helm upgrade replaced the serving certificate"; return 1; }
+  after=$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.tls\.crt} {.data.ca\.key}')
+  [[ -n $before && $before == "$after" ]] || { echo "helm upgrade replaced the serving certificate or the CA key"; return 1; }
   ca_bundle_matches_secret
 }
 
@@ -667,6 +780,70 @@ CGP
 uninstall_keeps_policy_crds() {
   kc get crd clustergpupolicies.gpuadmit.io gpupolicies.gpuadmit.io -o name &&
     kc get clustergpupolicy kept -o name && kc delete clustergpupolicy kept
+}
+
+# webhook_ca_bundles: every caBundle of the release's webhook configurations, base64, one a line.
+webhook_ca_bundles() {
+  kc get mutatingwebhookconfiguration mutate.gpuadmit.io -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}' &&
+    kc get validatingwebhookconfiguration validate.gpuadmit.io -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}'
+}
+
+# An install whose Secret has no ca.key (with certificates.helm.renew.enabled=false the chart makes the Secret
+# that charts before ca.key was kept made: ca.crt, tls.crt, tls.key), upgraded with renewal on: a new CA and serving certificate, ca.key
+# (the new CA's key) in the Secret, every caBundle the new CA followed by the old one (pods still serving the
+# old certificate stay trusted until their mount is updated), and NOTES saying so. The next upgrade puts the
+# new CA alone in every caBundle and keeps the Secret as it is.
+upgrade_adds_ca_key() {
+  local out before after rc=0
+  "$HELM" install "$NS" "$CHART" -n "$NS" --set certificates.helm.renew.enabled=false >/dev/null || return 1
+  kc -n "$NS" get secret gpuadmit-tls -o json >"$WORK/secret-before.json" || return 1
+  out=$("$HELM" upgrade "$NS" "$CHART" -n "$NS" --reuse-values --set certificates.helm.renew.enabled=true 2>&1) ||
+    { echo "$out"; return 1; }
+  sed -n '/^Note: Secret/,/^$/p' <<<"$out"
+  grep -q "^Note: Secret/gpuadmit-tls had no ca.key" <<<"$out" || { echo "NOTES do not say that the CA was replaced"; rc=1; }
+  kc -n "$NS" get secret gpuadmit-tls -o json >"$WORK/secret-after.json" && webhook_ca_bundles >"$WORK/bundles.txt" || return 1
+  python3 - "$WORK/secret-before.json" "$WORK/secret-after.json" "$WORK/bundles.txt" "$WORK" <<'PY' || rc=1
+import base64, json, subprocess, sys
+before, after = (json.load(open(f))["data"] for f in sys.argv[1:3])
+bundles = open(sys.argv[3]).read().split()
+work = sys.argv[4]
+pem = lambda b64: base64.b64decode(b64).decode()
+run = lambda *a, **kw: subprocess.run(a, capture_output=True, text=True, **kw)
+problems = []
+print("Secret keys before:", sorted(before), "after:", sorted(after))
+if "ca.key" in before or sorted(after) != ["ca.crt", "ca.key", "tls.crt", "tls.key"]:
+    problems.append("want no ca.key before and ca.crt, ca.key, tls.crt, tls.key after")
+if after["ca.crt"] == before["ca.crt"] or after["tls.crt"] == before["tls.crt"]:
+    problems.append("the CA or the serving certificate was not replaced")
+for name, b64 in (("new-ca.crt", after["ca.crt"]), ("old-ca.crt", before["ca.crt"]), ("new-ca.key", after["ca.key"]), ("new-tls.crt", after["tls.crt"])):
+    open(f"{work}/{name}", "w").write(pem(b64))
+if run("openssl", "verify", "-CAfile", f"{work}/new-ca.crt", f"{work}/new-tls.crt").returncode:
+    problems.append("the new ca.crt did not sign the new tls.crt")
+if run("openssl", "x509", "-noout", "-pubkey", "-in", f"{work}/new-ca.crt").stdout != run("openssl", "pkey", "-pubout", "-in", f"{work}/new-ca.key").stdout:
+    problems.append("ca.key is not the new ca.crt's key")
+want = pem(after["ca.crt"]) + pem(before["ca.crt"])
+print(f"caBundles: {len(bundles)}, each the new CA followed by the old one: {all(pem(b) == want for b in bundles)}")
+if len(bundles) != 3 or any(pem(b) != want for b in bundles):
+    problems.append("a caBundle is not the new CA followed by the old one")
+print("problems:", problems or "none")
+sys.exit(1 if problems else 0)
+PY
+  out=$(kc -n "$NS" get deployment gpuadmit -o jsonpath='{.spec.template.spec.containers[0].args}')
+  [[ $out == *'"--renew-secret=gpuadmit/gpuadmit-tls"'* ]] && kc -n "$NS" get role gpuadmit-certificate-renewal -o name ||
+    { echo "the upgraded Deployment does not renew, or the Role is missing"; rc=1; }
+  # The next upgrade: the new CA alone, the Secret as it is.
+  before=$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data}')
+  "$HELM" upgrade "$NS" "$CHART" -n "$NS" --reuse-values >/dev/null || return 1
+  after=$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data}')
+  [[ $before == "$after" ]] || { echo "the second upgrade changed the Secret"; rc=1; }
+  out=$(webhook_ca_bundles | sort -u)
+  if [[ $out == "$(kc -n "$NS" get secret gpuadmit-tls -o jsonpath='{.data.ca\.crt}')" ]]; then
+    echo "after the next upgrade every caBundle is the new CA alone"
+  else
+    echo "after the next upgrade a caBundle is not the Secret's ca.crt"; rc=1
+  fi
+  "$HELM" uninstall "$NS" -n "$NS" --no-hooks >/dev/null || rc=1
+  return "$rc"
 }
 
 # routing MODE: which objects the API server sends to gpuadmit under the chart's configurations.
@@ -848,12 +1025,11 @@ live_serve() {
   local i policy=()
   [[ -n ${1:-} ]] && policy=(--policy "$1")
   [[ -n ${LIVE_PID:-} ]] && { kill "$LIVE_PID"; wait "$LIVE_PID" 2>/dev/null; LIVE_PID=; }
-  "$BIN" serve --listen "127.0.0.1:$LIVE_PORT" --tls-cert-file "$WORK/live-certs/tls.crt" \
-    --tls-private-key-file "$WORK/live-certs/tls.key" --drain-seconds 0 "${policy[@]}" \
+  "$BIN" serve --listen "127.0.0.1:$LIVE_PORT" "${LIVE_TLS_FLAGS[@]}" --drain-seconds 0 "${policy[@]}" \
     --kubeconfig "$WORK/live-sa.kubeconfig" "${LIVE_CHART_FLAGS[@]}" "${LIVE_AUTH_FLAGS[@]}" </dev/null >"$WORK/live-gpuadmit.log" 2>&1 &
   LIVE_PID=$!
   for ((i = 0; i < 100; i++)); do
-    curl -fsS --max-time 2 --cacert "$WORK/live-certs/ca.crt" "https://127.0.0.1:$LIVE_PORT/readyz" >/dev/null 2>&1 && return 0
+    curl -fsS --max-time 2 --cacert "$LIVE_CA" "https://127.0.0.1:$LIVE_PORT/readyz" >/dev/null 2>&1 && return 0
     kill -0 "$LIVE_PID" 2>/dev/null || break
     sleep 0.2
   done
@@ -864,9 +1040,25 @@ live_serve() {
   return 1
 }
 
+# live_kubeconfig: a kubeconfig with a token of the release's ServiceAccount (made anew by each install).
+live_kubeconfig() {
+  local token
+  token=$(kc -n "$NS" create token gpuadmit --duration=2h) || return 1
+  cat >"$WORK/live-sa.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$GPUADMIT_E2E_API_URL", certificate-authority: "$GPUADMIT_E2E_CA"}}]
+users: [{name: gpuadmit-sa, user: {token: "$token"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: gpuadmit-sa}}]
+current-context: e2e
+EOF
+}
+
 live_start() {
-  local i token
+  local i
   "$BIN" certs generate --ip 127.0.0.1 --dns localhost --out "$WORK/live-certs" >/dev/null || return 1
+  LIVE_TLS_FLAGS=(--tls-cert-file "$WORK/live-certs/tls.crt" --tls-private-key-file "$WORK/live-certs/tls.key")
+  LIVE_CA=$WORK/live-certs/ca.crt
   for ((i = 0; i < 50; i++)); do
     LIVE_PORT=$((20000 + RANDOM % 12000))
     (exec 3<>"/dev/tcp/127.0.0.1/$LIVE_PORT") 2>/dev/null || break
@@ -881,16 +1073,7 @@ live_start() {
     -o jsonpath='{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}' | grep -E '^--(policy-objects|cluster-policy-name)')
   echo "the Deployment's policy-object flags: ${LIVE_CHART_FLAGS[*]}"
   ((${#LIVE_CHART_FLAGS[@]} == 2)) || return 1
-  token=$(kc -n "$NS" create token gpuadmit --duration=2h) || return 1
-  cat >"$WORK/live-sa.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: "$GPUADMIT_E2E_API_URL", certificate-authority: "$GPUADMIT_E2E_CA"}}]
-users: [{name: gpuadmit-sa, user: {token: "$token"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: gpuadmit-sa}}]
-current-context: e2e
-EOF
-  live_serve
+  live_kubeconfig && live_serve
 }
 
 # The chart's policy webhook, on the live gpuadmit running as the chart's ServiceAccount: an invalid
@@ -1060,6 +1243,201 @@ live_uninstall() {
   "$HELM" uninstall "$NS" -n "$NS" --no-hooks && kc delete -f "$WORK/helm-test-rbac.yaml" --ignore-not-found
 }
 
+# secret_json: the chart's TLS Secret as JSON (one read, so its keys belong together).
+secret_json() { kc -n "$NS" get secret gpuadmit-tls -o json; }
+# fingerprint [FILE]: SHA-256 fingerprint of a PEM certificate (stdin without FILE).
+fingerprint() { openssl x509 -noout -fingerprint -sha256 ${1:+-in "$1"}; }
+# secret_key KEY [SECRET-JSON-FILE]: one key of the Secret, decoded.
+secret_key() {
+  python3 -c 'import base64, json, sys; sys.stdout.write(base64.b64decode(json.load(open(sys.argv[1]))["data"][sys.argv[2]]).decode())' \
+    "${2:-/dev/stdin}" "$1"
+}
+
+# mount_secret DIR KEY...: the Secret's KEYs written into DIR as the kubelet writes a Secret volume: the files
+# in a new timestamped directory, the ..data link swapped to it at once, each KEY a link through ..data.
+mount_secret() {
+  local dir=$1 ts key; shift
+  ts=..$(date +%Y_%m_%d_%H_%M_%S.%N)
+  mkdir -p "$dir/$ts" && secret_json >"$dir/$ts/.secret.json" || return 1
+  for key; do
+    secret_key "$key" "$dir/$ts/.secret.json" >"$dir/$ts/$key" || return 1
+    [[ -L $dir/$key ]] || ln -s "..data/$key" "$dir/$key"
+  done
+  rm "$dir/$ts/.secret.json" && ln -sfn "$ts" "$dir/..data_tmp" && mv -T "$dir/..data_tmp" "$dir/..data"
+}
+
+# live_metric SERIES: its value on the live gpuadmit's /metrics (SERIES with its labels, as printed there).
+live_metric() {
+  curl -fsS --max-time 5 --cacert "$LIVE_CA" "https://127.0.0.1:$LIVE_PORT/metrics" | awk -v s="$1" '$1 == s {print $2}'
+}
+
+# renewal_reviews LOG STOP: until the file STOP exists, a server-side dry-run create of a probe pod through the
+# installed webhooks, one line each in LOG: "ok START END", or "FAIL START END: OUTPUT" when the create failed
+# or lacks gpuadmit's probe warning (the API server did not get gpuadmit's answer).
+renewal_reviews() {
+  local log=$1 stop=$2 t0 t1 out
+  while [[ ! -e $stop ]]; do
+    t0=$(date +%s.%N)
+    out=$(kc -n default create --dry-run=server -o name -f - 2>&1 <<'POD'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: gpuadmit-renewal-probe
+  annotations: {gpuadmit.io/probe: renewal}
+spec:
+  containers:
+    - {name: probe, image: registry.invalid/gpuadmit-probe:0}
+POD
+    ) && [[ $out == *"gpuadmit.io/probe: reviewed by gpuadmit"* ]] && t1=$(date +%s.%N) && echo "ok $t0 $t1" >>"$log" && continue
+    t1=$(date +%s.%N)
+    echo "FAIL $t0 $t1: ${out//$'\n'/ }" >>"$log"
+  done
+}
+
+# "A certificate near expiry renewed while reviews flow, none failing" (#22 item 1). helm install with Helm's
+# certificates, validityDays=1 and renew.before=23h59m (a certificate is due a minute after it is made),
+# failurePolicy Fail on both webhooks (a review that fails, fails its create) and webhooks.url at a loopback
+# port. The API server calls https://127.0.0.1:PORT, a name the Helm-made certificate (the Service's names)
+# lacks: so it is replaced by one that the Secret's own CA signs for the same names plus IP 127.0.0.1, with the
+# same one-day lifetime, due a minute later as the Helm-made one was. gpuadmit runs as the chart's pod would:
+# the Deployment's flags (--renew-secret, --renew-before and --drain-seconds included), --cert-dir holding what
+# the pod's volume projects from the Secret (its items), and the chart's ServiceAccount, whose Role is all it may
+# do with the Secret. Meanwhile a loop of dry-run creates runs through the installed webhooks. Once the Secret's
+# tls.crt changes: gpuadmit serves it before any mount update, the CA and the caBundles are unchanged and verify
+# it for 127.0.0.1, /metrics counts the renewal and the expiry gauge moved on, and the log says so. Then the
+# mounted files follow the Secret, as the kubelet updates them, and the same certificate is still served; and
+# gpuadmit drains (SIGTERM), so the API server opens new connections and verifies the renewed certificate
+# itself. No create failed: some ran within 5 s of the renewal, some during the drain.
+live_renewal() {
+  local d=$WORK/renew i out rc=0 t0 san crt0 ca0 now served expiry0 expiry1 renewed failures items before after
+  mkdir -p "$d" || return 1
+  "$HELM" install "$NS" "$CHART" -n "$NS" --set webhooks.url="https://127.0.0.1:$LIVE_PORT" \
+    --set certificates.helm.validityDays=1 --set certificates.helm.renew.before=23h59m \
+    --set webhooks.mutate.failurePolicy=Fail --set webhooks.validate.failurePolicy=Fail >/dev/null || return 1
+  # The serving certificate, signed again by the Secret's CA for 127.0.0.1 too.
+  secret_json >"$d/installed.json" && secret_key ca.crt "$d/installed.json" >"$d/ca.crt" &&
+    secret_key ca.key "$d/installed.json" >"$d/ca.key" && secret_key tls.crt "$d/installed.json" >"$d/helm.crt" || return 1
+  san=$(openssl x509 -in "$d/helm.crt" -noout -ext subjectAltName | sed -n '2s/^ *//p')
+  printf 'subjectAltName=%s, IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' \
+    "$san" >"$d/ext"
+  openssl req -new -newkey rsa:2048 -nodes -subj "/CN=gpuadmit.$NS.svc" -keyout "$d/tls.key" -out "$d/tls.csr" 2>/dev/null &&
+    openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial -days 1 -extfile "$d/ext" \
+      -out "$d/tls.crt" 2>/dev/null || { echo "openssl could not sign with the Secret's ca.key"; return 1; }
+  kc -n "$NS" patch secret gpuadmit-tls --type=merge \
+    -p "{\"data\": {\"tls.crt\": \"$(base64 -w0 "$d/tls.crt")\", \"tls.key\": \"$(base64 -w0 "$d/tls.key")\"}}" >/dev/null || return 1
+  crt0=$(fingerprint "$d/tls.crt") && ca0=$(fingerprint "$d/ca.crt") || return 1
+  echo "serving certificate for $san, IP:127.0.0.1: $(openssl x509 -in "$d/tls.crt" -noout -enddate), due 60 s after it was made"
+  # The Deployment's flags, and what its tls volume projects.
+  mapfile -t LIVE_CHART_FLAGS < <(kc -n "$NS" get deployment gpuadmit \
+    -o jsonpath='{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}' |
+    grep -E '^--(drain-seconds|policy-objects|cluster-policy-name|renew-secret|renew-before)')
+  echo "the Deployment's flags: ${LIVE_CHART_FLAGS[*]}"
+  [[ " ${LIVE_CHART_FLAGS[*]} " == *" --renew-secret=$NS/gpuadmit-tls --renew-before=23h59m "* &&
+    " ${LIVE_CHART_FLAGS[*]} " == *" --drain-seconds=5 "* ]] || return 1
+  items=$(kc -n "$NS" get deployment gpuadmit -o jsonpath='{range .spec.template.spec.volumes[?(@.name=="tls")].secret.items[*]}{.key} {end}')
+  echo "the tls volume projects: $items"
+  [[ $items == "tls.crt tls.key " ]] || return 1
+  mount_secret "$d/tls" tls.crt tls.key || return 1
+  LIVE_TLS_FLAGS=(--cert-dir "$d/tls") LIVE_CA=$d/ca.crt LIVE_AUTH_FLAGS=()
+  live_kubeconfig && live_serve || return 1
+  expiry0=$(live_metric gpuadmit_certificate_expiry_timestamp_seconds)
+  # Reviews flow: the webhooks' configuration reaches the API server's informer asynchronously.
+  for ((i = 0; i < 30; i++)); do
+    out=$(kc -n default create --dry-run=server -o name -f - 2>&1 <<'POD'
+apiVersion: v1
+kind: Pod
+metadata: {name: gpuadmit-renewal-probe, annotations: {gpuadmit.io/probe: renewal}}
+spec: {containers: [{name: probe, image: registry.invalid/gpuadmit-probe:0}]}
+POD
+    ) && [[ $out == *"reviewed by gpuadmit"* ]] && break
+    sleep 1
+  done
+  ((i < 30)) || { echo "no review reached gpuadmit: $out"; return 1; }
+  rm -f "$d/stop" "$d/reviews.log"
+  renewal_reviews "$d/reviews.log" "$d/stop" &
+  RENEW_LOOP_PID=$!
+  t0=$SECONDS
+  while ((SECONDS - t0 < 180)); do
+    now=$(secret_json | secret_key tls.crt | fingerprint) || true
+    [[ -n $now && $now != "$crt0" ]] && break
+    sleep 1
+  done
+  if [[ $now == "$crt0" || -z $now ]]; then
+    echo "the Secret's tls.crt did not change within 180 s"; rc=1
+  else
+    echo "the Secret's tls.crt changed $((SECONDS - t0)) s after the reviews started"
+    # Served at once, before any mount update (the files still hold the old pair).
+    for ((i = 0; i < 10; i++)); do
+      secret_json >"$d/renewed.json" && secret_key tls.crt "$d/renewed.json" >"$d/renewed.crt" || return 1
+      openssl s_client -connect "127.0.0.1:$LIVE_PORT" </dev/null 2>/dev/null | openssl x509 >"$d/served.crt" 2>/dev/null
+      served=$(fingerprint "$d/served.crt" 2>/dev/null)
+      [[ $served == "$(fingerprint "$d/renewed.crt")" ]] && break
+      sleep 0.5
+    done
+    echo "served on 127.0.0.1:$LIVE_PORT: $served; the Secret's: $(fingerprint "$d/renewed.crt")"
+    ((i < 10)) || { echo "gpuadmit does not serve the Secret's renewed tls.crt"; rc=1; }
+    [[ $(fingerprint "$d/tls/tls.crt") == "$crt0" ]] || { echo "the mounted files changed: that would not show the renewal served at once"; rc=1; }
+    openssl x509 -in "$d/served.crt" -noout -subject -ext subjectAltName -startdate -enddate
+    # The CA is the same, and the caBundles (unchanged) verify the new certificate for the address the API server calls.
+    [[ $(secret_key ca.crt "$d/renewed.json" | fingerprint) == "$ca0" ]] || { echo "the Secret's ca.crt changed"; rc=1; }
+    out=$(webhook_ca_bundles | sort -u)
+    [[ $out == "$(base64 -w0 "$d/ca.crt")" ]] || { echo "the caBundles are not the unchanged CA"; rc=1; }
+    base64 -d <<<"${out%%$'\n'*}" >"$d/bundle.pem"
+    openssl verify -CAfile "$d/bundle.pem" -verify_ip 127.0.0.1 "$d/served.crt" || rc=1
+  fi
+  sleep 10   # reviews go on after the renewal
+  renewed=$(live_metric 'gpuadmit_certificate_renewals_total{result="renewed"}')
+  failures=$(live_metric 'gpuadmit_certificate_renewals_total{result="failure"}')
+  expiry1=$(live_metric gpuadmit_certificate_expiry_timestamp_seconds)
+  echo "gpuadmit_certificate_renewals_total renewed $renewed, failure $failures; expiry gauge $expiry0 -> $expiry1"
+  [[ ${renewed:-0} -ge 1 && ${failures:-x} == 0 ]] || rc=1
+  awk -v a="${expiry0:-0}" -v b="${expiry1:-0}" 'BEGIN {exit !(b > a)}' || { echo "the expiry gauge did not move on"; rc=1; }
+  grep '"msg":"serving certificate renewed"' "$WORK/live-gpuadmit.log" | head -n 3
+  grep -q '"msg":"serving certificate renewed".*"in_use"' "$WORK/live-gpuadmit.log" || { echo "no 'serving certificate renewed' log line"; rc=1; }
+  # The kubelet updates the mount: the files now hold the renewed pair, and gpuadmit serves the Secret's.
+  mount_secret "$d/tls" tls.crt tls.key && sleep 3 || rc=1
+  for ((i = 0; i < 10; i++)); do
+    [[ $(openssl s_client -connect "127.0.0.1:$LIVE_PORT" </dev/null 2>/dev/null | fingerprint 2>/dev/null) == "$(secret_json | secret_key tls.crt | fingerprint)" ]] && break
+    sleep 0.5
+  done
+  echo "after the mount update gpuadmit serves the Secret's tls.crt: $( ((i < 10)) && echo yes || echo no)"
+  ((i < 10)) || rc=1
+  # The API server keeps its connection to gpuadmit open across the renewal (a connection stays valid whatever
+  # the certificate), so its own handshakes with the renewed certificate come now: SIGTERM, and for the
+  # Deployment's drain period gpuadmit answers with Connection: close, so each review opens a new connection.
+  # The creates stop 2.5 s into it (the drain is 5 s); then gpuadmit exits.
+  before=$(live_metric gpuadmit_http_connections_accepted_total)
+  kill -TERM "$LIVE_PID" && sleep 2.5
+  after=$(live_metric gpuadmit_http_connections_accepted_total)
+  touch "$d/stop" && wait "$RENEW_LOOP_PID"
+  RENEW_LOOP_PID=
+  wait "$LIVE_PID" 2>/dev/null
+  LIVE_PID=
+  echo "connections gpuadmit accepted in 2.5 s of its drain: $((after - before - 1)) (and this script's /metrics call)"
+  ((after - before - 1 >= 2)) || rc=1
+  # The creates: none failed, some within 5 s of the renewal (the first "serving certificate renewed" line), some
+  # during the drain (after "draining"), on connections opened with the renewed certificate.
+  python3 - "$d/reviews.log" "$WORK/live-gpuadmit.log" <<'PY' || rc=1
+import datetime, json, sys
+creates = [l.split(maxsplit=3) for l in open(sys.argv[1])]
+log = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+at = lambda msg: [datetime.datetime.fromisoformat(l["ts"].replace("Z", "+00:00")).timestamp() for l in log if l["msg"].startswith(msg)]
+renewed, drain = at("serving certificate renewed"), at("draining")
+failed = [c for c in creates if c[0] != "ok"]
+near = [c for c in creates if renewed and float(c[1]) < renewed[0] + 5 and float(c[2]) > renewed[0] - 5]
+draining = [c for c in creates if c[0] == "ok" and drain and float(c[1]) > drain[0]]
+reviews = sum(1 for l in log if l["msg"] == "review")
+print(f"dry-run creates through the webhooks: {len(creates)}, failed {len(failed)}, within 5 s of the renewal {len(near)}, "
+      f"during the drain {len(draining)}; reviews gpuadmit logged: {reviews}")
+for c in failed[:5]:
+    print("  ", " ".join(c))
+sys.exit(1 if failed or len(near) < 2 or len(draining) < 2 else 0)
+PY
+  ((rc == 0)) || grep -v '"msg":"review"' "$WORK/live-gpuadmit.log" | tail -n 20
+  "$HELM" uninstall "$NS" -n "$NS" --no-hooks >/dev/null || rc=1
+  return "$rc"
+}
+
 phase_cluster() {
   local f
   check "e2e control plane up, minimal CRDs registered" cluster_up || true
@@ -1080,8 +1458,8 @@ phase_cluster() {
   check "helm install (defaults) into the API server" helm_install
   check "policy CRDs installed by the chart: Established, owned by the release, resource-policy keep" helm_crds_established
   check "the Deployment's pods created under GKE's quota admission (the chart's ResourceQuota)" deployment_pods_created
-  check "caBundle = Secret's CA, which signed the serving certificate" ca_bundle_matches_secret
-  check "RBAC: exactly get/list/watch of the cluster view and the policy objects, patch of their status (kubectl auth can-i)" rbac
+  check "caBundle = Secret's CA, which signed the serving certificate; the Secret keeps the CA's key" ca_bundle_matches_secret
+  check "RBAC: exactly get/list/watch of the cluster view and the policy objects, patch of their status, get/patch of the TLS Secret (kubectl auth can-i)" rbac
   check "helm upgrade reuses the generated certificate" upgrade_keeps_certificate
   check "helm upgrade puts back a policy CRD schema changed on the cluster (CRDs are templates)" upgrade_restores_crd_schema
   check "default install fails open while no gpuadmit answers" fail_open_by_default
@@ -1089,6 +1467,8 @@ phase_cluster() {
   check "helm uninstall: the pre-delete hook deletes the webhook configurations while the server still runs" \
     uninstall_deletes_webhooks_first
   check "helm uninstall keeps the policy CRDs and their objects (resource-policy keep)" uninstall_keeps_policy_crds
+  check "an install without ca.key upgraded with renewal on: new CA, caBundle new + old CA, ca.key kept; the next upgrade drops the old CA" \
+    upgrade_adds_ca_key
   check "routing: what reaches gpuadmit (namespaces, rules; defaults)" routing default
   check "routing: what reaches gpuadmit with matchConditions (only GPU-related pods, workloads and claims; under Fail with gpuadmit down a claim and a CPU Deployment are created)" routing matchConditions
   check "routing: pilot mode sends only namespaces with webhooks.namespaceSelector.matchLabels" routing_pilot
@@ -1104,6 +1484,9 @@ phase_cluster() {
     live_client_auth
   check "helm test fails when gpuadmit does not answer" helm_test_fails_without_gpuadmit
   check "helm uninstall (live install)" live_uninstall
+  log "certificate renewal while reviews flow (a certificate due a minute after it is made) ..."
+  check "a certificate near expiry renewed while reviews flow, none failing (Helm's CA and Secret, Fail, the Deployment's --renew-secret, the chart's ServiceAccount)" \
+    live_renewal
   check "e2e control plane down" bash -c 'GPUADMIT_E2E_STATE=$0 "$1" down && test ! -e "$0"' "$WORK/cp" "$ROOT/tests/e2e/cluster.sh" &&
     CLUSTER_UP=0
 }

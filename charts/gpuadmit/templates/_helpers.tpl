@@ -111,6 +111,23 @@ clientConfig:
 {{- end -}}
 
 {{/*
+certificates.helm's renewal values, with the chart's defaults where they are missing: `helm upgrade
+--reuse-values` from a chart that had none of them keeps that chart's values and defaults.
+"gpuadmit.renewing": "true" when the server renews the Helm-generated certificate (renew.enabled), else "".
+*/}}
+{{- define "gpuadmit.renewing" -}}
+{{- if and (eq (include "gpuadmit.certSource" .) "helm") (dig "renew" "enabled" true .Values.certificates.helm) -}}true{{- end -}}
+{{- end -}}
+
+{{- define "gpuadmit.renewBefore" -}}
+{{- dig "renew" "before" "720h" .Values.certificates.helm -}}
+{{- end -}}
+
+{{- define "gpuadmit.caValidityDays" -}}
+{{- .Values.certificates.helm.caValidityDays | default 3650 | int -}}
+{{- end -}}
+
+{{/*
 matchConditions (CEL, evaluated by the API server): an object is sent to gpuadmit only when something in
 it is GPU-related, so that a gpuadmit outage under failurePolicy Fail blocks nothing else:
 - a pod, when a container asks for a GPU resource or runs a GPU image, or it tolerates a GPU taint, or
