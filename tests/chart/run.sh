@@ -6,7 +6,7 @@
 # static   helm lint + template for every charts/gpuadmit/ci/*.yaml with the safety invariants
 #          (check_manifests.py); misspelled and contradictory values fail with a clear message; every
 #          value documented; default policy, deploy/gpuadmit.yaml and example policies in sync and valid;
-#          the Dockerfile's runtime packages = ldd of GPUADMIT_BIN (check-dockerfile.sh); the policy CRDs are
+#          the Dockerfile's pinned bases and staged libraries = ldd of GPUADMIT_BIN (check-dockerfile.sh); the policy CRDs are
 #          `gpuadmit policy crds`'s, policyObjects' flags, RBAC and webhook agree, the chart's serve flags exist;
 #          clientAuth's CA mount and metrics.port's ports agree with their flags; certificates.helm.renew's ca.key,
 #          flags and Role come together and only with it
@@ -478,7 +478,7 @@ phase_static() {
     python3 -c 'import sys, yaml; k = [d["kind"] for d in yaml.safe_load_all(open(sys.argv[1])) if d]; print(k[:3]); sys.exit(sorted(k[:2]) != ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])' "$ROOT/deploy/gpuadmit.yaml"
   check "deploy/gpuadmit.yaml invariants" python3 "$HERE/check_manifests.py" "$ROOT/deploy/gpuadmit.yaml" "$NS"
   check "example policies and chart policies valid; each policy.preset is its deploy/policies file" policies_valid
-  check "Dockerfile runtime packages = ldd of the binary" "$HERE/check-dockerfile.sh" "$BIN"
+  check "Dockerfile: pinned bases, distroless runtime, staged libraries = ldd of the binary" "$HERE/check-dockerfile.sh" "$BIN"
 }
 
 # --- cluster -------------------------------------------------------------------------------------
