@@ -4,6 +4,8 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <array>
+#include <ctime>
 #include <string>
 #include <string_view>
 
@@ -55,6 +57,41 @@ bool signed_by(std::string_view leaf_pem, std::string_view ca_pem) {
   return key != nullptr && X509_verify(leaf.get(), key) == 1;
 }
 
+// Whether `key_pem` is the private key of `certificate_pem`: a certificate signed with another key would
+// verify against no caBundle, and be written to the Secret for every replica and restart to serve.
+bool key_of(std::string_view certificate_pem, std::string_view key_pem) {
+  const tls::X509Ptr ca = certificate(certificate_pem);
+  const tls::BioPtr bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
+  const tls::EvpPkeyPtr key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+  return ca && key && X509_check_private_key(ca.get(), key.get()) == 1;
+}
+
+std::size_t certificate_count(std::string_view pem) {
+  std::size_t count = 0;
+  for (std::size_t at = pem.find("-----BEGIN CERTIFICATE-----"); at != std::string_view::npos;
+       at = pem.find("-----BEGIN CERTIFICATE-----", at + 1))
+    ++count;
+  return count;
+}
+
+// On every look, not only when the certificate is due: the failure (and its alert) then comes renew_before
+// ahead of the CA's expiry, while there is time to replace it.
+Result<bool> ca_outlasts(const json& data, std::int64_t now_seconds, const RenewalPolicy& policy) {
+  auto ca_certificate = decoded(data, "ca.crt");
+  if (!ca_certificate) return ca_certificate.error();
+  auto not_after = certificate_not_after(*ca_certificate);
+  if (!not_after) return make_error("ca.crt: " + not_after.error().message);
+  if (*not_after - now_seconds > policy.renew_before.count()) return true;
+  const std::time_t at = *not_after;
+  std::tm tm{};
+  gmtime_r(&at, &tm);
+  std::array<char, 32> day{};
+  const std::size_t n = std::strftime(day.data(), day.size(), "%Y-%m-%d", &tm);
+  return make_error("ca.crt expires on " + std::string(day.data(), n) +
+                    ", within renew-before: a renewed certificate would outlive the CA that every webhook's "
+                    "caBundle trusts; replace the CA (docs/cluster.md, \"The CA\")");
+}
+
 // The Secret's serving certificate, the spec it was made for, and when it is due.
 struct Leaf {
   std::string pem;
@@ -67,6 +104,11 @@ Result<Leaf> leaf_of(const json& secret, const RenewalPolicy& policy) {
     return make_error("the Secret has no data");
   auto pem = decoded(secret["data"], "tls.crt");
   if (!pem) return pem.error();
+  if (const std::size_t count = certificate_count(*pem); count > 1) {
+    return make_error("tls.crt holds a chain of " + std::to_string(count) +
+                      " certificates: renewal writes a leaf signed directly by ca.crt, so renew this Secret "
+                      "some other way (cert-manager)");
+  }
   auto not_after = certificate_not_after(*pem);
   if (!not_after) return make_error("tls.crt: " + not_after.error().message);
   auto spec = serving_spec_of(*pem);
@@ -76,7 +118,8 @@ Result<Leaf> leaf_of(const json& secret, const RenewalPolicy& policy) {
     return make_error("renew-before (" + format_duration(policy.renew_before) +
                       ") is not shorter than the certificate's lifetime (" + std::to_string(spec->days) +
                       (spec->days == 1 ? " day" : " days") +
-                      "): each renewal would be due at once; give a shorter --renew-before");
+                      "): each renewal would be due at once; give a shorter --renew-before (the chart's "
+                      "certificates.helm.renew.before)");
   }
   return Leaf{std::move(*pem), std::move(*spec), *not_after - policy.renew_before.count()};
 }
@@ -93,6 +136,7 @@ Result<std::optional<Renewal>> renewal_of(const json& secret, std::int64_t now_s
                                           const RenewalPolicy& policy) {
   auto leaf = leaf_of(secret, policy);
   if (!leaf) return leaf.error();
+  if (auto ca = ca_outlasts(secret["data"], now_seconds, policy); !ca) return ca.error();
   if (now_seconds < leaf->due_at) return std::optional<Renewal>();
 
   const json& data = secret["data"];
@@ -104,8 +148,16 @@ Result<std::optional<Renewal>> renewal_of(const json& secret, std::int64_t now_s
         "the Secret has no ca.key, so the serving certificate cannot be renewed here (an install made before "
         "the chart kept the CA key: helm upgrade makes a new CA, see docs/cluster.md)");
   }
-  if (!signed_by(leaf->pem, *ca_certificate))
-    return make_error("tls.crt was not signed by the Secret's ca.crt");
+  if (!signed_by(leaf->pem, *ca_certificate)) {
+    return make_error(
+        "tls.crt was not signed by the Secret's ca.crt: the Secret was edited or half replaced; put back a "
+        "matching pair, or replace the CA (docs/cluster.md, \"The CA\")");
+  }
+  if (!key_of(*ca_certificate, *ca_key)) {
+    return make_error(
+        "ca.key is not the key of ca.crt: a certificate signed with it would verify against no caBundle; put "
+        "back the CA's own key, or replace the CA (docs/cluster.md, \"The CA\")");
+  }
   auto serving = generate_serving_certificate(PemPair{*ca_certificate, *ca_key}, leaf->spec);
   if (!serving) return serving.error();
   auto renewed_not_after = certificate_not_after(serving->certificate);

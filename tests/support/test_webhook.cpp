@@ -48,7 +48,8 @@ server::PemPair make_serving(const server::PemPair& ca) {
 }
 
 TestCertificates make_certificates() {
-  auto ca = server::generate_ca({"gpuadmit-test-ca", 1});
+  // Outlives the serving certificate, as a real CA does (a renewal refuses a CA expiring before it).
+  auto ca = server::generate_ca({"gpuadmit-test-ca", 2});
   if (!ca) throw std::runtime_error(ca.error().message);
   return {*ca, make_serving(*ca)};
 }

@@ -10,8 +10,8 @@ using nlohmann::json;
 
 namespace {
 
-PemPair ca(const std::string& name) {
-  auto made = gpuadmit::server::generate_ca({name, 3650});
+PemPair ca(const std::string& name, int days = 3650) {
+  auto made = gpuadmit::server::generate_ca({name, days});
   REQUIRE(made.ok());
   return *made;
 }
@@ -71,6 +71,10 @@ TEST_CASE("a Secret gpuadmit cannot renew from says what is missing", "[certific
   auto serving = gpuadmit::server::generate_serving_certificate(signer, kSpec);
   REQUIRE(serving.ok());
   const PemPair other = ca("another-ca");
+  const PemPair short_lived = ca("short-lived-ca", 31);
+  auto outlived = gpuadmit::server::generate_serving_certificate(short_lived, kSpec);
+  REQUIRE(outlived.ok());
+  const PemPair chain{serving->certificate + signer.certificate, serving->private_key};
   // name, the Secret, renew_before in days, the start of the error
   auto [name, secret, renew_before_days, error] = GENERATE_COPY(table<std::string, json, int, std::string>({
       {"no CA key (installed before the chart kept it)", secret_of(signer, *serving, false), 29,
@@ -80,6 +84,14 @@ TEST_CASE("a Secret gpuadmit cannot renew from says what is missing", "[certific
        "tls.crt was not signed by the Secret's ca.crt"},
       {"no data", json{{"kind", "Secret"}}, 29, "the Secret has no data"},
       {"not base64", json{{"data", {{"tls.crt", "***"}}}}, 29, "tls.crt is not base64"},
+      // Signed with a key that is not ca.crt's, the new certificate would verify against no caBundle.
+      {"a CA key that is not the CA certificate's",
+       secret_of(PemPair{signer.certificate, other.private_key}, *serving), 29,
+       "ca.key is not the key of ca.crt"},
+      // A renewal cannot outlive the CA: every review would fail once it expires, whatever tls.crt says.
+      {"a CA that expires within renew-before", secret_of(short_lived, *outlived), 29, "ca.crt expires on "},
+      // The renewal writes a leaf alone: a chain's intermediates would be lost.
+      {"a chain in tls.crt", secret_of(signer, chain), 29, "tls.crt holds a chain of 2 certificates"},
       // Renewed for the same lifetime, it would be due again at once: a renewal at every check.
       {"renew-before as long as the certificate lives", secret_of(signer, *serving), 30,
        "renew-before (720h) is not shorter than the certificate's lifetime (30 days)"},

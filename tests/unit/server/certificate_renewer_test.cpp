@@ -58,17 +58,17 @@ constexpr std::int64_t kDay = 86400;
 
 }  // namespace
 
-TEST_CASE("the renewer looks again when the certificate becomes due, and at least hourly",
+TEST_CASE("the renewer looks again when the certificate becomes due, and at least every 10 minutes",
           "[certificate-renewal]") {
   const json issued = renewable_secret();  // first: the 30-day certificate is issued now
   const std::int64_t now = std::time(nullptr);
   // seconds from now, renew_before in days, the bounds of the wait before the next look in seconds
   auto [later, renew_before_days, wait_at_least, wait_at_most] =
       GENERATE(table<std::int64_t, int, long long, long long>({
-          {0, 7, 3600, 3600},              // due in 23 days: hourly all the same
-          {23 * kDay - 600, 7, 570, 600},  // due in ten minutes: then
+          {0, 7, 600, 600},                // due in 23 days: every 10 minutes all the same
+          {23 * kDay - 300, 7, 270, 300},  // due in five minutes: then
           {23 * kDay - 5, 7, 10, 10},      // due in seconds: not sooner than the shortest wait
-          {0, 29, 3600, 3600},             // due tomorrow: hourly
+          {0, 29, 600, 600},               // due tomorrow: every 10 minutes
       }));
   CAPTURE(later, renew_before_days);
   ScriptedSecret secret;

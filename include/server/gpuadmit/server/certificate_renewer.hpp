@@ -1,8 +1,8 @@
 // serve --renew-secret: the server renews its own serving certificate from the CA kept in the TLS Secret
 // (#22 item 1, as Kyverno does). It looks at the Secret when the certificate becomes due (and at least
-// hourly, so a Secret replaced by `helm upgrade` is seen), writes the renewal with the Secret's
-// resourceVersion (of several replicas one wins, the others get 409 and their mounted copy follows), and
-// serves the new pair from the next handshake. The server does not know the cluster layer: the
+// every 10 minutes, so a Secret replaced by `helm upgrade` or `helm rollback` is seen), writes the renewal
+// with the Secret's resourceVersion (of several replicas one wins, the others get 409 and their mounted copy
+// follows), and serves the new pair from the next handshake. The server does not know the cluster layer: the
 // composition root wires the API server behind CertificateSecret.
 #pragma once
 
@@ -62,9 +62,11 @@ struct RenewalStep {
   std::chrono::seconds next_look{0};
 };
 
-// Bounds on the wait between looks: a due time far away is still re-checked hourly, a renewal or a
-// conflict is followed by a look soon after, a failure is retried without flooding the log.
-inline constexpr std::chrono::seconds kLongestLook{3600};
+// Bounds on the wait between looks: a due time far away is still re-checked every 10 minutes (a rollback
+// may put back a certificate that has expired since; one small GET per replica is nothing to the API
+// server), a renewal or a conflict is followed by a look soon after, a failure is retried without flooding
+// the log.
+inline constexpr std::chrono::seconds kLongestLook{600};
 inline constexpr std::chrono::seconds kShortestLook{10};
 inline constexpr std::chrono::seconds kRetryAfterFailure{300};
 
