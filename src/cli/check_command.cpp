@@ -17,8 +17,8 @@ constexpr std::string_view kCheckUsage = R"(Usage:
   gpuadmit check -f FILE|DIR|- [-f ...] [--policy FILE] [--namespace-policy FILE ...] [--cluster FILE]
                  [-o text|json|yaml] [--namespace NS]
 
-Reads Pods, PersistentVolumeClaims and workloads (Deployments, Jobs, CronJobs, Kubeflow training jobs:
-the policy's spec.workloads) from YAML (multi-document, or a List) or JSON files and reports what the API
+Reads Pods, PersistentVolumeClaims and workloads (Deployments, Jobs, CronJobs, Kubeflow training jobs and
+Notebooks, Ray, LeaderWorkerSet, JobSet, Volcano Jobs, KServe: the policy's spec.workloads) from YAML (multi-document, or a List) or JSON files and reports what the API
 server with gpuadmit installed would do: the fixes the mutating webhook makes, then the verdict on the
 fixed object. Objects of other kinds are reported as not checked.
 

@@ -1,5 +1,6 @@
 #include "gpuadmit/config/policy_crds.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "gpuadmit/config/policy_schema.hpp"
@@ -77,6 +78,14 @@ Json structural(const Json& schema) {
     return out;
   }
   if (!schema.is_object()) return schema;
+  // A member that is a number, a string or an object (a workload's replicas): the loader reads it, the API
+  // server keeps it as written.
+  if (const auto type = schema.find("type"); type != schema.end() && type->is_array() &&
+                                             std::find(type->begin(), type->end(), "object") != type->end()) {
+    Json out = {{"x-kubernetes-preserve-unknown-fields", true}};
+    if (schema.contains("description")) out["description"] = schema["description"];
+    return out;
+  }
   Json out = Json::object();
   for (const auto& [key, value] : schema.items()) {
     // Draft-07 keywords the API server does not take, and defaults: the API server would write them into

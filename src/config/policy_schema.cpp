@@ -23,13 +23,39 @@ Json workloads(const PolicyDescriptions& docs) {
   Json kinds = schema::string_list();
   kinds["minItems"] = 1;
   kinds["items"]["not"] = {{"enum", Json::array({"Pod", "PersistentVolumeClaim"})}};
+  // The path grammar of workload_path.hpp; the loader's errors point at the bad character.
+  const Json path = {{"type", "string"},
+                     {"pattern", R"(^[A-Za-z0-9_*-]+(\[[^\[\]]+\])?(\.[A-Za-z0-9_*-]+(\[[^\[\]]+\])?)*$)"}};
+  const Json count = {{"type", Json::array({"integer", "string"})}};
+  Json replicas_object = closed_object({
+      {"count", count},
+      {"absent", {{"type", "integer"}, {"minimum", 0}}},
+      {"min", {{"type", "string"}}},
+      {"max", {{"type", "string"}}},
+      {"times", {{"type", "array"}, {"items", count}}},
+  });
+  replicas_object["type"] = Json::array({"integer", "string", "object"});
+  replicas_object["required"] = Json::array({"count"});
+  Json site = closed_object({
+      {"template", field("pods[].template", path)},
+      {"podSpec", field("pods[].podSpec", path)},
+      {"name", field("pods[].name", {{"type", "string"}})},
+      {"replicas", field("pods[].replicas", replicas_object)},
+      {"containers", field("pods[].containers", schema::string_list())},
+      {"partial", field("pods[].partial", {{"type", "boolean"}})},
+  });
+  site["oneOf"] =
+      Json::array({{{"required", Json::array({"template"})}}, {{"required", Json::array({"podSpec"})}}});
   Json workload = closed_object({
       {"apiGroup", field("apiGroup", {{"type", "string"}})},
       {"kinds", field("kinds", std::move(kinds))},
-      {"template", field("template", {{"type", "string"}, {"pattern", R"(^[^.]+(\.[^.]+)*$)"}})},
-      {"replicas", field("replicas", {{"type", "string"}, {"pattern", R"(^[^.]*$)"}})},
+      {"template", field("template", path)},
+      {"replicas", field("replicas", replicas_object)},
+      {"pods", field("pods", {{"type", "array"}, {"minItems", 1}, {"items", std::move(site)}})},
   });
-  workload["required"] = Json::array({"kinds", "template"});
+  workload["required"] = Json::array({"kinds"});
+  workload["oneOf"] =
+      Json::array({{{"required", Json::array({"template"})}}, {{"required", Json::array({"pods"})}}});
   return described({{"type", "array"}, {"items", std::move(workload)}}, docs, "spec.workloads");
 }
 

@@ -14,6 +14,20 @@ void YamlReader::error(const YAML::Node& node, const std::string& path, const st
   errors_.push_back(located(node, path, what));
 }
 
+void YamlReader::error_at(const YAML::Node& scalar, std::size_t offset, const std::string& path,
+                          const std::string& what) {
+  if (!marks_ || !scalar.IsScalar() || scalar.Scalar().find('\n') != std::string::npos) {
+    error(scalar, path, what);
+    return;
+  }
+  // A quoted scalar's mark is its opening quote (yaml-cpp tags quoted scalars "!", plain ones "?").
+  const std::size_t quote = scalar.Tag() == "!" ? 1 : 0;
+  const YAML::Mark mark = scalar.Mark();
+  errors_.push_back(std::string(source_) + ":" + std::to_string(mark.line + 1) + ":" +
+                    std::to_string(static_cast<std::size_t>(mark.column) + quote + offset + 1) + ": " + path +
+                    ": " + what);
+}
+
 std::string YamlReader::located(const YAML::Node& node, const std::string& path,
                                 const std::string& what) const {
   if (!marks_) return std::string(source_) + ": " + path + ": " + what;

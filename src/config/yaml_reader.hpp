@@ -31,6 +31,9 @@ class YamlReader {
   explicit YamlReader(std::string_view source, bool marks = true) : source_(source), marks_(marks) {}
 
   void error(const YAML::Node& node, const std::string& path, const std::string& what);
+  // An error at a character of a one-line scalar (a path's bad step), located at that character.
+  void error_at(const YAML::Node& scalar, std::size_t offset, const std::string& path,
+                const std::string& what);
   [[nodiscard]] std::string located(const YAML::Node& node, const std::string& path,
                                     const std::string& what) const;
   // The message for a mapping's `key` that is not one of `allowed`, located at the key.

@@ -2,14 +2,20 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <optional>
+#include <set>
 
+#include "assembled_pod.hpp"
 #include "gpuadmit/k8s/json_access.hpp"
 #include "gpuadmit/k8s/json_output.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
 #include "gpuadmit/policy/catalogue.hpp"
 #include "json_diff.hpp"
 #include "object_edits.hpp"
+#include "ray_start_params.hpp"
 #include "rule_context.hpp"
+#include "workload_sites.hpp"
 
 namespace gpuadmit::policy {
 
@@ -129,6 +135,7 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
   RuleContext ctx(edits, with_namespace(std::move(*pod)), rules, request.mode, decision,
                   have_cluster ? request.cluster : nullptr);
   ctx.set_replicas(request.replicas);
+  ctx.set_partial(request.partial_pod);
   std::string_view last_writer;
   for (const RuleEntry& rule : rule_catalogue()) {
     if (rule.action(rules) == Action::kOff) continue;
@@ -164,87 +171,34 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
   return decision;
 }
 
-// A pod template found in a workload, by the keys that lead to it.
-struct TemplateSite {
-  const k8s::JsonValue* pod_template = nullptr;
-  std::vector<std::string> keys;  // {"spec", "template"}
-  std::string label;              // the replica type for Kubeflow jobs ("Worker"), else empty
-  std::int64_t replicas = 1;
-
-  [[nodiscard]] std::string pointer() const {  // "/spec/template"
-    std::string out;
-    for (const std::string& key : keys) k8s::append_pointer_token(out, key);
-    return out;
-  }
-  [[nodiscard]] std::string field() const {  // "spec.template"
-    std::string out;
-    for (const std::string& key : keys) out += (out.empty() ? "" : ".") + key;
-    return out;
-  }
-};
-
-void find_templates(const k8s::JsonValue& node, const std::vector<std::string>& segments, std::size_t depth,
-                    const WorkloadKind& kind, const k8s::JsonValue* parent, TemplateSite site,
-                    std::vector<TemplateSite>& out) {
-  if (!node.is_object()) return;
-  if (depth == segments.size()) {
-    site.pod_template = &node;
-    if (!kind.replicas.empty() && parent != nullptr) {
-      const k8s::JsonValue* replicas = parent->find(kind.replicas);
-      if (replicas != nullptr && k8s::is_integer(*replicas)) {
-        site.replicas = std::max<std::int64_t>(0, k8s::integer(*replicas));
-      }
-    }
-    out.push_back(std::move(site));
-    return;
-  }
-  const std::string& segment = segments[depth];
-  const bool glob = segment.find('*') != std::string::npos;
-  for (const k8s::JsonMember& member : node.members()) {
-    if (glob ? !glob_match(segment, member.key) : member.key != segment) continue;
-    TemplateSite next = site;
-    next.keys.emplace_back(member.key);
-    // The last wildcard key before the template names the replica type (Master, Worker, Launcher).
-    if (glob && depth + 1 < segments.size()) next.label = member.key;
-    find_templates(member.value, segments, depth + 1, kind, &node, std::move(next), out);
-  }
-}
-
-const k8s::JsonValue* at_keys(const k8s::JsonValue& object, const std::vector<std::string>& keys) {
-  const k8s::JsonValue* node = &object;
-  for (const std::string& key : keys) {
-    node = node->find(key);
-    if (node == nullptr) return nullptr;
-  }
-  return node;
-}
-
 std::string prefixed(const std::string& site_field, const std::string& field) {
   return field.empty() ? site_field : site_field + "." + field;
 }
 
-void merge(const TemplateSite& site, bool several, Decision&& from, Decision& into) {
-  const std::string site_field = site.field();
-  const std::string site_pointer = site.pointer();
-  const std::string tag = several && !site.label.empty() ? site.label + ": " : std::string();
+// Findings, fixes and patches of one template, moved onto the workload: fields and patch paths are
+// prefixed with the template's, and when the object has several templates (or the field shows only a list
+// index) what the user reads starts with the template's tag.
+void merge(const TemplateSite& site, bool tagged, Decision&& from, Decision& into) {
+  const std::string tag = tagged && !site.tag.empty() ? site.tag + ": " : std::string();
   for (auto* list : {&from.violations, &from.warnings, &from.audits}) {
     std::vector<Finding>& target = list == &from.violations ? into.violations
                                    : list == &from.warnings ? into.warnings
                                                             : into.audits;
     for (Finding& f : *list) {
-      f.field = prefixed(site_field, f.field);
-      f.summary = tag + f.summary;
+      f.field = prefixed(site.field, f.field);
+      if (!tag.empty()) f.summary = one_line(tag + f.summary);
+      if (site.in_list) f.message = tag + f.message;
       target.push_back(std::move(f));
     }
   }
   for (Fix& f : from.fixes) {
-    f.field = prefixed(site_field, f.field);
+    f.field = prefixed(site.field, f.field);
     if (!f.description.empty()) f.description = tag + f.description;
     into.fixes.push_back(std::move(f));
   }
-  for (std::string& n : from.notices) into.notices.push_back(tag + n);
+  for (std::string& n : from.notices) into.notices.push_back(one_line(tag + n));
   for (nlohmann::json& op : from.patch) {
-    op["path"] = site_pointer + op["path"].get<std::string>();
+    op["path"] = site.pointer + op["path"].get<std::string>();
     into.patch.push_back(std::move(op));
   }
   for (std::string& r : from.skipped_rules) {
@@ -252,6 +206,30 @@ void merge(const TemplateSite& site, bool several, Decision&& from, Decision& in
       into.skipped_rules.push_back(std::move(r));
     }
   }
+}
+
+// The old object's templates by their UPDATE key: an item of a keyed list is matched by its label, so a
+// reordered list is not a changed one. A key two templates share is left out (they match by pointer).
+std::map<std::string, const k8s::JsonValue*> old_templates(const k8s::JsonValue* old_object,
+                                                           const WorkloadKind& kind) {
+  std::map<std::string, const k8s::JsonValue*> by_key;
+  if (old_object == nullptr) return by_key;
+  auto old_sites = find_template_sites(*old_object, kind);
+  if (!old_sites) return by_key;
+  std::set<std::string> shared;
+  for (const TemplateSite& site : old_sites->sites) {
+    if (!by_key.emplace(site.key, site.pod_template).second) shared.insert(site.key);
+  }
+  for (const std::string& key : shared) by_key.erase(key);
+  return by_key;
+}
+
+bool unchanged(const TemplateSite& site, const std::map<std::string, const k8s::JsonValue*>& before,
+               const k8s::JsonValue* old_object) {
+  if (old_object == nullptr) return false;
+  const auto it = before.find(site.key);
+  const k8s::JsonValue* old_template = it != before.end() ? it->second : value_at(*old_object, site.pointer);
+  return old_template != nullptr && k8s::same_json(*old_template, *site.pod_template);
 }
 
 // The kind that owns the pods of a workload kind: a Deployment's pods belong to its ReplicaSet, a CronJob's
@@ -262,39 +240,68 @@ std::string pod_controller_kind(std::string_view workload_kind) {
   return std::string(workload_kind);
 }
 
+// One template judged as the pod it becomes, or a PodSpec-like object as the pod assembled from it; nothing
+// when it is no pod (a template without a spec, which the API server rejects anyway; an object without
+// containers, such as an Argo steps template).
+Result<std::optional<Decision>> judge_site(const Request& request, const RuleSet& rules,
+                                           const TemplateSite& site) {
+  const auto judge = [&](const k8s::JsonValue& pod) {
+    Request sub{pod, request.namespace_, request.mode, request.cluster};
+    sub.replicas = site.replicas;
+    sub.controller_kind = pod_controller_kind(k8s::string_member(request.object, "kind"));
+    sub.partial_pod = site.source->partial;
+    return evaluate_pod(sub, rules);
+  };
+  if (!site.source->pod_spec) {
+    const k8s::JsonValue* spec = site.pod_template->find("spec");
+    if (spec == nullptr || !spec->is_object()) return std::optional<Decision>();
+    auto result = judge(*site.pod_template);
+    if (!result) return result.error();
+    return std::optional<Decision>(std::move(*result));
+  }
+  const AssembledPod assembled = assemble_pod(*site.pod_template, *site.source);
+  if (assembled.container_pointers.empty()) return std::optional<Decision>();
+  auto document = k8s::OwnedJsonDocument::of(assembled.pod);
+  if (!document) return document.error();
+  auto result = judge(document->root());
+  if (!result) {
+    Error e = result.error();
+    e.pointer = site_pointer(assembled, e.pointer).value_or("");
+    return e;
+  }
+  auto placed = placed_on_site(assembled, std::move(*result));
+  if (!placed) return placed.error();
+  return std::optional<Decision>(std::move(*placed));
+}
+
 // Every pod template of the workload is judged in place as the pod it will become (a template is a pod's
 // metadata and spec), and what is found is reported against the template's own fields and patched there.
 Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules, const WorkloadKind& kind) {
-  std::vector<TemplateSite> sites;
   const k8s::JsonValue& object = request.object;
-  find_templates(object, split(kind.template_path, '.'), 0, kind, nullptr, TemplateSite{}, sites);
+  auto found = find_template_sites(object, kind);
+  if (!found) return found.error();
+  const std::vector<TemplateSite>& sites = found->sites;
+  // On UPDATE only a changed template is judged: relabelling or scaling an existing workload must not
+  // start failing (or rolling out) because the policy changed since it was created.
+  const auto before = old_templates(request.old_object, kind);
   Decision decision;
   std::size_t judged = 0;
   for (const TemplateSite& site : sites) {
-    // On UPDATE only a changed template is judged: relabelling or scaling an existing workload must not
-    // start failing (or rolling out) because the policy changed since it was created.
-    if (request.old_object != nullptr) {
-      const k8s::JsonValue* before = at_keys(*request.old_object, site.keys);
-      if (before != nullptr && k8s::same_json(*before, *site.pod_template)) continue;
-    }
-    const k8s::JsonValue* spec = site.pod_template->find("spec");
-    if (spec == nullptr || !spec->is_object()) continue;  // the API server rejects it anyway
-    Request sub{*site.pod_template, request.namespace_, request.mode, request.cluster};
-    sub.replicas = site.replicas;
-    sub.controller_kind = pod_controller_kind(k8s::string_member(object, "kind"));
-    auto result = evaluate_pod(sub, rules);
+    if (unchanged(site, before, request.old_object)) continue;
+    auto result = judge_site(request, rules, site);
     if (!result) {
       const Error& e = result.error();
-      return Error{site.field() + ": " + e.message,
-                   e.pointer.empty() ? std::string() : site.pointer() + e.pointer};
+      return Error{site.field + ": " + e.message,
+                   e.pointer.empty() ? std::string() : site.pointer + e.pointer};
     }
-    merge(site, sites.size() > 1, std::move(*result), decision);
+    if (!*result) continue;
+    merge(site, sites.size() > 1 || site.in_list, std::move(**result), decision);
+    check_ray_start_params(group_of(object), site, rules, decision);
     ++judged;
   }
   if (judged == 0) {
     decision.evaluated = false;
-    decision.skipped_reason =
-        sites.empty() ? "no pod template at " + kind.template_path : "pod templates unchanged";
+    decision.skipped_reason = sites.empty() ? found->none_because : "pod templates unchanged";
     return decision;
   }
   if (request.mode == Mode::kMutate && decision.changed()) {

@@ -12,6 +12,15 @@
 
 namespace gpuadmit::policy {
 
+namespace {
+
+// What no runtime merged into a pod can mend.
+bool denies_partial_pods(std::string_view rule_id) {
+  return rule_id == "gpu-whole-units" || rule_id == "gpu-limit-equals-request" || rule_id == "gpu-quota";
+}
+
+}  // namespace
+
 void RuleContext::report(Action action, std::string field, std::string message, std::string summary) {
   // A stale cluster view (API server unreachable) must not turn a healthy pod away on old facts: by default
   // cluster-aware verdicts become warnings that say how old the view is.
@@ -22,6 +31,11 @@ void RuleContext::report(Action action, std::string field, std::string message, 
     if (action == Action::kEnforce) action = Action::kWarn;
     summary = age + summary;
     message = age + message;
+  }
+  if (partial_ && action == Action::kEnforce && !denies_partial_pods(rule_->id)) {
+    action = Action::kWarn;
+    summary = "left to the runtime: " + summary;
+    message += " (Warned, not denied: the serving runtime completes this pod and may supply it.)";
   }
   std::string line = one_line(std::string(rule_->id) + ": " + summary);
   Finding finding{std::string(rule_->id), action, std::move(field), std::move(message), std::move(line)};

@@ -38,6 +38,13 @@ class RuleContext {
   [[nodiscard]] const k8s::Pod& pod() const noexcept { return pod_; }
   [[nodiscard]] const RuleSet& rules() const noexcept { return rules_; }
   [[nodiscard]] bool can_fix() const noexcept { return mode_ == Mode::kMutate; }
+  // Fixes outside the containers' own resources (tolerations, volumes, affinity, presets, an added GPU):
+  // not on a partial pod, whose runtime merges in pod-level fields gpuadmit cannot see and would replace.
+  [[nodiscard]] bool can_fix_pod() const noexcept { return can_fix() && !partial_; }
+  // A pod a serving runtime completes (KServe's predictor): only what no runtime can mend is denied
+  // (a fractional GPU, a GPU limit unlike its request, GPUs beyond the quota); the rest warns.
+  [[nodiscard]] bool partial() const noexcept { return partial_; }
+  void set_partial(bool partial) noexcept { partial_ = partial; }
   // The cluster as last seen, or nullptr when gpuadmit runs without one (offline check without --cluster).
   [[nodiscard]] const ClusterSnapshot* cluster() const noexcept {
     return cluster_ != nullptr ? cluster_->snapshot.get() : nullptr;
@@ -94,6 +101,7 @@ class RuleContext {
   const ClusterView* cluster_;
   const RuleEntry* rule_ = nullptr;  // the one running
   std::int64_t replicas_ = 1;
+  bool partial_ = false;
   mutable std::optional<bool> gpu_pod_;
   mutable std::vector<std::int64_t> container_gpus_;  // by position in pod_.containers; empty: not counted
 };

@@ -85,17 +85,97 @@ std::string_view api_group(std::string_view api_version) noexcept {
   return slash == std::string_view::npos ? std::string_view() : api_version.substr(0, slash);
 }
 
-// Kubernetes' own controllers and the Kubeflow training operator (v1 replica specs, MPIJob v2 too).
+namespace {
+
+WorkloadPod pod(std::string_view path, std::string_view count = {}, std::string name = {}) {
+  WorkloadPod p;
+  p.name = std::move(name);
+  p.path = workload_path(path);
+  if (!count.empty()) p.replicas.count = factor(count);
+  return p;
+}
+
+// KubeRay's GetWorkerGroupDesiredReplicas: replicas (minReplicas when absent) within [minReplicas,
+// maxReplicas], times numOfHosts.
+WorkloadPod ray_workers(std::string_view path) {
+  WorkloadPod p = pod(path, "replicas");
+  p.replicas.absent = 0;
+  p.replicas.min = factor("minReplicas").ref;
+  p.replicas.max = factor("maxReplicas").ref;
+  p.replicas.times = {factor("numOfHosts")};
+  return p;
+}
+
+WorkloadPod runtime_pod(std::string name, std::string_view path, std::string_view count,
+                        const std::vector<std::string>& containers = {}) {
+  WorkloadPod p = pod(path, count, std::move(name));
+  p.pod_spec = true;
+  p.partial = true;
+  for (const std::string& member : containers) p.containers.push_back(FieldRef{false, {member}});
+  return p;
+}
+
+// KServe multi-node serving: pipelineParallelSize - 1 workers beside each predictor pod.
+WorkloadPod kserve_workers() {
+  WorkloadPod p = runtime_pod("worker", "spec.predictor.workerSpec", "$.spec.predictor.minReplicas");
+  p.replicas.times = {factor("workerSpec.pipelineParallelSize - 1")};
+  return p;
+}
+
+std::vector<WorkloadPod> ray_cluster(const std::string& prefix) {
+  return {pod(prefix + "headGroupSpec.template", {}, "head"),
+          ray_workers(prefix + "workerGroupSpecs[groupName=*].template")};
+}
+
+}  // namespace
+
+// Kubernetes' own controllers, the Kubeflow training operator (v1 replica specs, MPIJob v2 too), Kubeflow
+// Notebooks and Trainer v2 runtimes, KubeRay, LeaderWorkerSet, JobSet and Volcano:
+// src/config/default_policy.yaml says the same, and a test holds the two equal.
 std::vector<WorkloadKind> default_workload_kinds() {
+  std::vector<WorkloadPod> ray_job = ray_cluster("spec.rayClusterSpec.");
+  ray_job.push_back(pod("spec.submitterPodTemplate", {}, "submitter"));
+  WorkloadPod lws_workers = pod("spec.leaderWorkerTemplate.workerTemplate", "$.spec.replicas", "workers");
+  lws_workers.replicas.times = {factor("$.spec.leaderWorkerTemplate.size - 1")};
+  WorkloadPod volcano_tasks = pod("spec.tasks[name=*].template", "replicas");
+  volcano_tasks.replicas.absent = 0;  // a task without replicas runs no pod
+  WorkloadPod jobset = pod("spec.replicatedJobs[name=*].template.spec.template", "replicas");
+  jobset.replicas.times = {factor("template.spec.parallelism")};
   return {
-      {"apps", {"Deployment", "StatefulSet", "ReplicaSet"}, "spec.template", "replicas"},
-      {"apps", {"DaemonSet"}, "spec.template", ""},
-      {"batch", {"Job"}, "spec.template", "parallelism"},
-      {"batch", {"CronJob"}, "spec.jobTemplate.spec.template", "parallelism"},
+      {"apps", {"Deployment", "StatefulSet", "ReplicaSet"}, {pod("spec.template", "replicas")}},
+      {"apps", {"DaemonSet"}, {pod("spec.template")}},
+      {"batch", {"Job"}, {pod("spec.template", "parallelism")}},
+      {"batch", {"CronJob"}, {pod("spec.jobTemplate.spec.template", "parallelism")}},
       {"kubeflow.org",
        {"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"},
-       "spec.*ReplicaSpecs.*.template",
-       "replicas"},
+       {pod("spec.*ReplicaSpecs.*.template", "replicas")}},
+      {"kubeflow.org", {"Notebook"}, {pod("spec.template")}},
+      {"ray.io", {"RayCluster"}, ray_cluster("spec.")},
+      {"ray.io", {"RayJob"}, std::move(ray_job)},
+      {"ray.io", {"RayService"}, ray_cluster("spec.rayClusterConfig.")},
+      {"leaderworkerset.x-k8s.io",
+       {"LeaderWorkerSet"},
+       {pod("spec.leaderWorkerTemplate.leaderTemplate", "$.spec.replicas", "leader"),
+        std::move(lws_workers)}},
+      {"jobset.x-k8s.io", {"JobSet"}, {std::move(jobset)}},
+      {"trainer.kubeflow.org",
+       {"TrainingRuntime", "ClusterTrainingRuntime"},
+       {pod("spec.template.spec.replicatedJobs[name=*].template.spec.template", "0")}},
+      {"serving.kserve.io",
+       {"InferenceService"},
+       {runtime_pod("predictor", "spec.predictor", "minReplicas",
+                    {"model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface",
+                     "pmml", "lightgbm", "paddle"}),
+        kserve_workers(), runtime_pod("transformer", "spec.transformer", "minReplicas"),
+        runtime_pod("explainer", "spec.explainer", "minReplicas", {"art"})}},
+      {"serving.kserve.io", {"ServingRuntime", "ClusterServingRuntime"}, {runtime_pod("", "spec", "0")}},
+      {"serving.kserve.io",
+       {"LLMInferenceService"},
+       {runtime_pod("template", "spec.template", "$.spec.replicas"),
+        runtime_pod("worker", "spec.worker", "$.spec.replicas"),
+        runtime_pod("prefill", "spec.prefill.template", "$.spec.prefill.replicas"),
+        runtime_pod("prefill-worker", "spec.prefill.worker", "$.spec.prefill.replicas")}},
+      {"batch.volcano.sh", {"Job"}, {volcano_tasks}},
   };
 }
 

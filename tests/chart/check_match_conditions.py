@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """The chart's webhook lists agree with the default policy, so matchConditions never hide from gpuadmit
 an object the policy would fix or deny:
-- webhooks.workloads sends every workload kind of the policy's spec.workloads, with the same template path;
+- webhooks.workloads sends every workload kind of the policy's spec.workloads, with the same template paths
+  (the policy entry's `template`, or each of its `pods[].template`; the chart entry's `template`, or its
+  `templates`; entries naming the same group and resource pool their paths, as the chart's CEL does) and the
+  same podSpec sites, path and containers members (the policy's `podSpec` and `containers`, in the entry or
+  in its `pods`; the chart entry's `podSpecs[].path` and `containers`);
 - matchConditions.resourcePrefixes cover spec.gpuResources, imageSubstrings cover gpu-intent's
   imagePatterns, labelKeys its labels, tolerationKeys stray-gpu-toleration's taintKeys, and
   annotationPrefixes checkpoint-pvc's marker.
@@ -23,17 +27,50 @@ def plural(kind):
     return kind.lower() + "s"
 
 
-sent = {}  # (group, resource) -> template
+def site(path, containers):
+    """A podSpec site: its path and the set of its containers members."""
+    return (path, tuple(sorted(set(containers or []))))
+
+
+sent = {}  # (group, resource) -> (set of template paths, set of podSpec sites)
 for w in webhooks["workloads"]:
+    if w.get("templates") or w.get("template"):
+        paths = w.get("templates") or [w["template"]]
+    else:
+        paths = [] if w.get("podSpecs") else ["spec.template"]
+    sites = {site(p["path"], p.get("containers")) for p in w.get("podSpecs") or []}
     for r in w["resources"]:
-        sent[(w["apiGroup"], r)] = w.get("template", "spec.template")
+        entry = sent.setdefault((w["apiGroup"], r), (set(), set()))
+        entry[0].update(paths)
+        entry[1].update(sites)
+judged = {}  # (group, resource) -> (kind, set of template paths, set of podSpec sites)
 for w in policy["workloads"]:
+    paths, sites = set(), set()
+    for p in [w] if ("template" in w or "podSpec" in w) else w.get("pods", []):
+        if "podSpec" in p:
+            sites.add(site(p["podSpec"], p.get("containers")))
+        elif "template" in p:
+            paths.add(p["template"])
     for kind in w["kinds"]:
         key = (w["apiGroup"], plural(kind))
-        if key not in sent:
-            problems.append(f"policy workload {w['apiGroup']}/{kind} is not in webhooks.workloads")
-        elif sent[key] != w["template"]:
-            problems.append(f"{w['apiGroup']}/{kind}: webhooks.workloads template {sent[key]!r}, policy {w['template']!r}")
+        entry = judged.setdefault(key, (kind, set(), set()))
+        entry[1].update(paths)
+        entry[2].update(sites)
+
+
+def show(sites):
+    return sorted(f"{path}" + (f" containers [{', '.join(c)}]" if c else "") for path, c in sites)
+
+
+for (group, resource), (kind, paths, sites) in judged.items():
+    if (group, resource) not in sent:
+        problems.append(f"policy workload {group}/{kind} is not in webhooks.workloads (resource {resource})")
+        continue
+    sent_paths, sent_sites = sent[(group, resource)]
+    if sent_paths != paths:
+        problems.append(f"{group}/{kind}: webhooks.workloads templates {sorted(sent_paths)}, policy {sorted(paths)}")
+    if sent_sites != sites:
+        problems.append(f"{group}/{kind}: webhooks.workloads podSpecs {show(sent_sites)}, policy {show(sites)}")
 
 for resource in policy["gpuResources"]:
     name = resource.rstrip("*")
@@ -55,6 +92,9 @@ if not any(marker.startswith(p) for p in mc["annotationPrefixes"]):
 
 for p in problems:
     print(f"FAIL {p}")
-print(f"{len(sent)} workload resources and the matchConditions lists checked against the default policy: "
+print(f"{len(judged)} workload kinds of the policy ({len(sent)} resources sent; "
+      f"{sum(len(j[1]) for j in judged.values())} template paths, {sum(len(j[2]) for j in judged.values())} podSpec "
+      f"sites) and the matchConditions lists "
+      f"checked against the default policy: "
       f"{len(problems)} problems")
 sys.exit(1 if problems else 0)

@@ -81,6 +81,16 @@ expect_fail() {
 
 render() { "$HELM" template "$NS" "$CHART" -n "$NS" "$@"; }
 
+# webhooks.workloads podSpecs: the schema refuses a containers member that is no member path ($.model, a
+# replicas reference) and a site without its path.
+podspecs_schema() {
+  local w='{"apiGroup":"example.com","apiVersion":"v1","resources":["servers"],"podSpecs":[%s]}'
+  expect_fail "at '/webhooks/workloads/0/podSpecs/0/containers/0'" \
+    --set-json "webhooks.workloads=[$(printf "$w" '{"path":"spec.predictor","containers":["$.model"]}')]" &&
+    expect_fail "at '/webhooks/workloads/0/podSpecs/0': missing property 'path'" \
+      --set-json "webhooks.workloads=[$(printf "$w" '{"containers":["model"]}')]"
+}
+
 lint_and_invariants() {
   local f=$1
   "$HELM" lint --strict "$CHART" -n "$NS" -f "$f" || return 1
@@ -411,6 +421,8 @@ phase_static() {
   check "misspelled key inside objectSelector fails" \
     expect_fail "at '/webhooks/objectSelector': additional properties 'matchExpresions' not allowed" --set 'webhooks.objectSelector.matchExpresions[0].key=a'
   check "timeout above 10 s fails" expect_fail "timeoutSeconds" --set webhooks.validate.timeoutSeconds=11
+  check "webhooks.workloads podSpecs: a containers member that is no member path, a site without path fail (schema)" \
+    podspecs_schema
   check "policyObjects.clusterPolicyName that is no object name fails" \
     expect_fail "/policyObjects/clusterPolicyName" --set policyObjects.clusterPolicyName=Default_Policy
   check "policy CRDs: files/policy-crds.json = gpuadmit policy crds; rendered as its items + labels + keep; none when off" \
@@ -870,13 +882,21 @@ routing() {
   # With matchConditions nothing that is not GPU-related is sent: a CPU pod, a CPU workload (its template), a claim
   # without gpuadmit's marker. A pod without containers is not sent either (the CEL guards it: no
   # evaluation error) and is left to the API server's validation.
-  local not_gpu=sent no_containers=sent
+  local not_gpu=sent no_containers=sent path
   [[ $mode == matchConditions ]] && not_gpu="not sent" no_containers=invalid
+  # RayClusters of 500 worker groups (about 0.5 MB each, so written here rather than kept in the
+  # repository): the CEL's cost on them stays within the API server's limits.
+  python3 "$HERE/routing/make-wide-rayclusters.py" "$WORK" || return 1
   while read -r ns file want; do
     [[ -n $ns ]] || continue
     case $want in not_gpu) want=$not_gpu ;; no_containers) want=$no_containers ;; esac
     want=${want//_/ }
-    if out=$(kc -n "$ns" create --dry-run=server -f "$HERE/routing/$file" 2>&1); then got="not sent"
+    path=$HERE/routing/$file
+    [[ -e $path ]] || path=$WORK/$file
+    if out=$(kc -n "$ns" create --dry-run=server -f "$path" 2>&1); then got="not sent"
+    # A matchCondition that fails to evaluate (a CEL error, its cost over the limit) refuses the object under
+    # Fail ("is forbidden: expression '...' resulted in error: ..."): neither sent nor not sent.
+    elif [[ $out == *"resulted in error"* ]]; then got="CEL error: ${out##*resulted in error: }"
     elif [[ $out == *"failed calling webhook"* ]]; then got=sent
     elif [[ $out == *" is invalid:"* && $out != *atch*ondition* ]]; then got=invalid
     else got="error: $out"; fi
@@ -900,6 +920,18 @@ routing cpu-cronjob.yaml not_gpu
 routing gpu-cronjob.yaml sent
 routing gpu-pytorchjob.yaml sent
 routing cpu-pytorchjob.yaml not_gpu
+routing cpu-raycluster.yaml not_gpu
+routing gpu-raycluster.yaml sent
+routing odd-types-raycluster.yaml not_gpu
+routing wide-cpu-raycluster.yaml not_gpu
+routing wide-gpu-raycluster.yaml sent
+routing gpu-jobset.yaml sent
+routing gpu-volcano-job.yaml sent
+routing cpu-volcano-job.yaml not_gpu
+routing cpu-isvc.yaml not_gpu
+routing gpu-isvc.yaml sent
+routing gpu-containers-isvc.yaml sent
+routing odd-types-isvc.yaml not_gpu
 routing configmap.yaml not_sent
 kube-system gpu-pod.yaml not_sent
 kube-node-lease gpu-pod.yaml not_sent

@@ -132,54 +132,188 @@ matchConditions (CEL, evaluated by the API server): an object is sent to gpuadmi
 it is GPU-related, so that a gpuadmit outage under failurePolicy Fail blocks nothing else:
 - a pod, when a container asks for a GPU resource or runs a GPU image, or it tolerates a GPU taint, or
   carries a GPU label or a gpuadmit.io/ annotation;
-- a workload (webhooks.workloads), when its pod template (each entry's `template` path, the policy's) is
-  such a pod;
+- a workload (webhooks.workloads), when one of its pod templates (each entry's `template` or `templates`
+  paths, the policy's) is such a pod;
 - a claim, when it carries a gpuadmit.io/ label or annotation (checkpoint-pvc's marker).
 Every list comes from webhooks.matchConditions and must cover what the policy looks at (gpuResources,
 gpu-intent imagePatterns and labels, stray-gpu-toleration taintKeys, checkpoint-pvc's marker): the chart
-test checks them against the default policy. Guards (has, != null) on every optional field: a CEL error
-counts as a webhook failure and failurePolicy applies.
+test checks them against the default policy. Guards on every optional field: a CEL error counts as a
+webhook failure and failurePolicy applies. A schema-less custom resource (x-kubernetes-preserve-unknown-fields)
+may hold any JSON type anywhere, so each value is checked to be a map or a list (type(x) == map) before it
+is selected from or iterated: has(x) is true for a field present as null (a pod without containers arrives
+with "containers": null), iterating null or a string is an error, and so is has(x.f) on a list.
 */}}
-{{- /* gpuadmit.gpuPodCEL (dict "m" matchConditions "v" VAR): VAR (a pod, or a pod template) is GPU-related.
-has(x) is true for a field present as null (a pod without containers arrives with "containers": null),
-and iterating null is an error: hence `has(x) && x != null` on every list and map. */ -}}
-{{- define "gpuadmit.gpuPodCEL" -}}
-{{- $m := .m -}}{{- $v := .v -}}
-{{- $res := printf "%s.exists(p, r.startsWith(p))" (toJson $m.resourcePrefixes) -}}
-{{- $gpuContainer := printf "(has(c.resources) && ((has(c.resources.limits) && c.resources.limits != null && c.resources.limits.exists(r, %s)) || (has(c.resources.requests) && c.resources.requests != null && c.resources.requests.exists(r, %s)))) || (has(c.image) && %s.exists(s, c.image.contains(s)))" $res $res (toJson $m.imageSubstrings) -}}
-(has({{ $v }}.spec) && {{ $v }}.spec != null && (
-(has({{ $v }}.spec.containers) && {{ $v }}.spec.containers != null && {{ $v }}.spec.containers.exists(c, {{ $gpuContainer }})) ||
-(has({{ $v }}.spec.initContainers) && {{ $v }}.spec.initContainers != null && {{ $v }}.spec.initContainers.exists(c, {{ $gpuContainer }})) ||
-(has({{ $v }}.spec.tolerations) && {{ $v }}.spec.tolerations != null && {{ $v }}.spec.tolerations.exists(t, has(t.key) && t.key in {{ toJson $m.tolerationKeys }})))) ||
-(has({{ $v }}.metadata) && {{ $v }}.metadata != null && (
-(has({{ $v }}.metadata.labels) && {{ $v }}.metadata.labels != null && {{ toJson $m.labelKeys }}.exists(k, k in {{ $v }}.metadata.labels)) ||
-(has({{ $v }}.metadata.annotations) && {{ $v }}.metadata.annotations != null && {{ $v }}.metadata.annotations.exists(k, {{ toJson $m.annotationPrefixes }}.exists(p, k.startsWith(p))))))
+{{- /* gpuadmit.celAny (dict "fmt" FORMAT "v" CEL "list" STRINGS): FORMAT applied to CEL and each string (as a
+CEL literal), joined by ||; false for an empty list. The lists are unrolled rather than iterated
+(["a", "b"].exists(p, r.startsWith(p))): a comprehension costs several times as much per item, and the API
+server limits the cost (1,000,000 per condition, 2,500,000 for all of a webhook's conditions on one object; a
+condition over it is an error, so failurePolicy applies). A RayCluster of 500 worker groups of three containers
+each costs about 275,000 (tests/chart/routing/make-wide-rayclusters.py). */ -}}
+{{- define "gpuadmit.celAny" -}}
+{{- $parts := list -}}
+{{- range .list }}{{ $parts = append $parts (printf $.fmt $.v (toJson .)) }}{{ end -}}
+{{- if $parts }}({{ join " || " $parts }}){{ else }}false{{ end -}}
 {{- end -}}
 
-{{- /* gpuadmit.templateCEL (dict "path" "spec.*ReplicaSpecs.*.template" "pod" CEL-over-pt): some pod template
-at the dotted path of `object` (bound to `pt`) satisfies the pod expression. A * segment matches map keys (alone: any key;
-*suffix or prefix*), as in the policy's spec.workloads. */ -}}
-{{- define "gpuadmit.templateCEL" -}}
-{{- $base := "object" -}}{{- $open := "" -}}{{- $close := "" -}}
-{{- range $i, $seg := splitList "." .path -}}
-{{- if contains "*" $seg -}}
-{{- $k := printf "k%d" $i -}}
-{{- $match := "true" -}}
-{{- if and (hasPrefix "*" $seg) (gt (len $seg) 1) -}}{{- $match = printf "%s.endsWith(%s)" $k (trimPrefix "*" $seg | quote) -}}
-{{- else if and (hasSuffix "*" $seg) (gt (len $seg) 1) -}}{{- $match = printf "%s.startsWith(%s)" $k (trimSuffix "*" $seg | quote) -}}
-{{- else if ne $seg "*" -}}{{- fail (printf "webhooks.workloads template %q: a * segment is *, *suffix or prefix*" $.path) -}}
+{{- /* gpuadmit.gpuContainerCEL (dict "m" matchConditions "v" CEL): CEL (any JSON value) is a GPU-related
+container: a map whose resources.limits or resources.requests name a resource starting with one of
+resourcePrefixes, or whose image contains one of imageSubstrings. */ -}}
+{{- define "gpuadmit.gpuContainerCEL" -}}
+{{- $m := .m -}}{{- $c := .v -}}
+{{- $res := include "gpuadmit.celAny" (dict "fmt" "%s.startsWith(%s)" "v" "r" "list" $m.resourcePrefixes) -}}
+{{- $image := include "gpuadmit.celAny" (dict "fmt" "%s.contains(%s)" "v" (printf "%s.image" $c) "list" $m.imageSubstrings) -}}
+{{- printf "type(%[1]s) == map && ((has(%[1]s.resources) && type(%[1]s.resources) == map && ((has(%[1]s.resources.limits) && type(%[1]s.resources.limits) == map && %[1]s.resources.limits.exists(r, %[2]s)) || (has(%[1]s.resources.requests) && type(%[1]s.resources.requests) == map && %[1]s.resources.requests.exists(r, %[2]s)))) || (has(%[1]s.image) && type(%[1]s.image) == string && %[3]s))" $c $res $image -}}
 {{- end -}}
-{{- $open = printf "%s%s.exists(%s, %s && %s[%s] != null && " $open $base $k $match $base $k -}}
+
+{{- /* gpuadmit.gpuSpecCEL (dict "m" matchConditions "v" CEL "members" LIST): CEL (a map: a PodSpec, or a
+PodSpec-like object) is GPU-related: a GPU-related container in its containers or initContainers, or at one
+of the members LIST names (each a dotted member path holding one container or a list of them: a KServe
+predictor's model), or a toleration with one of tolerationKeys. The members' containers are gathered into one
+list, (has(x) ? (type(x) == list ? x : [x]) : []) + ..., so that the container test is written once. */ -}}
+{{- define "gpuadmit.gpuSpecCEL" -}}
+{{- $m := .m -}}{{- $v := .v -}}
+{{- $gpuContainer := include "gpuadmit.gpuContainerCEL" (dict "m" $m "v" "c") -}}
+(has({{ $v }}.containers) && type({{ $v }}.containers) == list && {{ $v }}.containers.exists(c, {{ $gpuContainer }})) ||
+(has({{ $v }}.initContainers) && type({{ $v }}.initContainers) == list && {{ $v }}.initContainers.exists(c, {{ $gpuContainer }})) ||
+{{- $parts := list -}}
+{{- range .members }}
+{{- if not (regexMatch "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$" .) -}}
+{{- fail (printf "webhooks.workloads podSpecs containers %q: a member path is dot-separated member names (letters, digits, _ and -), such as model" .) -}}
+{{- end -}}
+{{- $has := list -}}{{- $base := $v -}}
+{{- range $j, $name := splitList "." . -}}
+{{- if $j }}{{ $has = append $has (printf "type(%s) == map" $base) }}{{ end -}}
+{{- $f := include "gpuadmit.celField" (dict "base" $base "name" $name) | fromJsonArray -}}
+{{- $has = append $has (index $f 0) -}}
+{{- $base = index $f 1 -}}
+{{- end -}}
+{{- $parts = append $parts (printf "(%s ? (type(%s) == list ? %s : [%s]) : [])" (join " && " $has) $base $base $base) -}}
+{{- end }}
+{{- if $parts }}
+({{ join " + " $parts }}).exists(c, {{ $gpuContainer }}) ||
+{{- end }}
+(has({{ $v }}.tolerations) && type({{ $v }}.tolerations) == list && {{ $v }}.tolerations.exists(t, type(t) == map && has(t.key) && {{ include "gpuadmit.celAny" (dict "fmt" "%s == %s" "v" "t.key" "list" $m.tolerationKeys) }}))
+{{- end -}}
+
+{{- /* gpuadmit.gpuPodCEL (dict "m" matchConditions "v" VAR): VAR (a pod, or a pod template; a map) is
+GPU-related: its spec (gpuadmit.gpuSpecCEL), or a label in labelKeys, or an annotation starting with one of
+annotationPrefixes. */ -}}
+{{- define "gpuadmit.gpuPodCEL" -}}
+{{- $m := .m -}}{{- $v := .v -}}
+(has({{ $v }}.spec) && type({{ $v }}.spec) == map && (
+{{ include "gpuadmit.gpuSpecCEL" (dict "m" $m "v" (printf "%s.spec" $v) "members" list) }})) ||
+(has({{ $v }}.metadata) && type({{ $v }}.metadata) == map && (
+(has({{ $v }}.metadata.labels) && type({{ $v }}.metadata.labels) == map && {{ include "gpuadmit.celAny" (dict "fmt" "%[2]s in %[1]s" "v" (printf "%s.metadata.labels" $v) "list" $m.labelKeys) }}) ||
+(has({{ $v }}.metadata.annotations) && type({{ $v }}.metadata.annotations) == map && {{ $v }}.metadata.annotations.exists(k, {{ include "gpuadmit.celAny" (dict "fmt" "%s.startsWith(%s)" "v" "k" "list" $m.annotationPrefixes) }}))))
+{{- end -}}
+
+{{- /* gpuadmit.workloadStepPattern: one step of the grammar of a pod template path, the policy's (docs/policy.md
+"Workloads"): step *("." step); step = member [select]; member = letters, digits, _, - and * (a glob over
+map keys); select = [*], [key=*], [key=value] or [index]. values.schema.json holds the same pattern. */ -}}
+{{- define "gpuadmit.workloadStepPattern" -}}
+[A-Za-z0-9_*-]+(\[(\*|[0-9]{1,9}|[A-Za-z0-9_-]+=[^\[\]]+)\])?
+{{- end -}}
+
+{{- /* gpuadmit.workloadTemplates (a webhooks.workloads entry): its template paths as a JSON list
+(`templates`, else `template`, else none when it has podSpecs, else spec.template). */ -}}
+{{- define "gpuadmit.workloadTemplates" -}}
+{{- if .templates -}}{{- toJson .templates -}}
+{{- else if .template -}}{{- toJson (list .template) -}}
+{{- else if .podSpecs -}}[]
+{{- else -}}{{- toJson (list "spec.template") -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* gpuadmit.workloadPodSpecs (a webhooks.workloads entry): its podSpec sites as a JSON list of
+{"path": PATH, "containers": [MEMBER, ...]}. */ -}}
+{{- define "gpuadmit.workloadPodSpecs" -}}
+{{- $sites := list -}}
+{{- range .podSpecs }}{{ $sites = append $sites (dict "path" .path "containers" (.containers | default list)) }}{{ end -}}
+{{- toJson $sites -}}
+{{- end -}}
+
+{{- /* gpuadmit.celField (dict "base" CEL "name" MEMBER): [has-test, selection] of member NAME of the map
+BASE: base.name when NAME is a CEL identifier, else base["name"] (a name with - or a CEL reserved word). */ -}}
+{{- define "gpuadmit.celField" -}}
+{{- $reserved := list "true" "false" "null" "in" "as" "break" "const" "continue" "else" "for" "function" "if" "import" "let" "loop" "package" "namespace" "return" "var" "void" "while" -}}
+{{- if and (regexMatch "^[A-Za-z_][A-Za-z0-9_]*$" .name) (not (has .name $reserved)) -}}
+{{- toJson (list (printf "has(%s.%s)" .base .name) (printf "%s.%s" .base .name)) -}}
+{{- else -}}
+{{- toJson (list (printf "%s in %s" (toJson .name) .base) (printf "%s[%s]" .base (toJson .name))) -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* gpuadmit.templateCEL (dict "path" PATH "pod" CEL "var" VAR "what" WHAT): some object at PATH in `object`
+(bound to VAR, default pt: a pod template; ps for a podSpec site, WHAT "podSpec", whose CEL is gpuSpecCEL's)
+satisfies the CEL. The path is the policy's (gpuadmit.workloadStepPattern):
+- a member m: has(b.m), after type(b) == map;
+- a glob member (*, *suffix, prefix*, *infix*, or any pattern of *): b.exists(kN, <key matches> && ...);
+- [*] or [key=*]: type(b.m) == list && b.m.exists(iN, ...), every item (the key is not looked at: sending
+  an item without it too over-approximates, which is safe);
+- [key=value]: the same, for items with type(iN) == map && has(iN.key) && iN.key == "value";
+- [3]: type(b.m) == list && size(b.m) > 3, then b.m[3].
+The object itself must be a map. The expression may send more than the policy judges, never less. */ -}}
+{{- define "gpuadmit.templateCEL" -}}
+{{- $stepRe := include "gpuadmit.workloadStepPattern" . -}}
+{{- if or (gt (len .path) 512) (not (regexMatch (printf "^%s(\\.%s)*$" $stepRe $stepRe) .path)) -}}
+{{- fail (printf "webhooks.workloads %s %q: a path is dot-separated steps, each a member name (letters, digits, _, - and *) optionally followed by [*], [key=*], [key=value] or [index], at most 512 bytes" (.what | default "template") .path) -}}
+{{- end -}}
+{{- $base := "object" -}}{{- $isMap := true -}}{{- $open := "" -}}{{- $close := "" -}}
+{{- range $i, $step := regexFindAll $stepRe .path -1 -}}
+{{- $member := regexFind "^[A-Za-z0-9_*-]+" $step -}}
+{{- $select := trimPrefix $member $step | trimPrefix "[" | trimSuffix "]" -}}
+{{- /* The member step: from a map. */ -}}
+{{- if not $isMap -}}{{- $open = printf "%stype(%s) == map && " $open $base -}}{{- end -}}
+{{- if contains "*" $member -}}
+{{- $k := printf "k%d" $i -}}
+{{- $inner := trimAll "*" $member -}}
+{{- $match := "" -}}
+{{- if eq $member "*" -}}
+{{- else if contains "*" $inner -}}{{- $match = printf "%s.matches(%s)" $k (printf "^%s$" (regexReplaceAll "\\*+" $member ".*") | toJson) -}}
+{{- else if and (hasPrefix "*" $member) (hasSuffix "*" $member) -}}{{- $match = printf "%s.contains(%s)" $k (toJson $inner) -}}
+{{- else if hasPrefix "*" $member -}}{{- $match = printf "%s.endsWith(%s)" $k (toJson $inner) -}}
+{{- else -}}{{- $match = printf "%s.startsWith(%s)" $k (toJson $inner) -}}
+{{- end -}}
+{{- $open = printf "%s%s.exists(%s, %s" $open $base $k (ternary "" (printf "%s && " $match) (eq $match "")) -}}
 {{- $close = printf "%s)" $close -}}
 {{- $base = printf "%s[%s]" $base $k -}}
 {{- else -}}
-{{- $open = printf "%shas(%s.%s) && %s.%s != null && " $open $base $seg $base $seg -}}
-{{- $base = printf "%s.%s" $base $seg -}}
+{{- $f := include "gpuadmit.celField" (dict "base" $base "name" $member) | fromJsonArray -}}
+{{- $open = printf "%s%s && " $open (index $f 0) -}}
+{{- $base = index $f 1 -}}
+{{- end -}}
+{{- $isMap = false -}}
+{{- /* The select step: into a list. */ -}}
+{{- if $select -}}
+{{- $open = printf "%stype(%s) == list && " $open $base -}}
+{{- if regexMatch "^[0-9]+$" $select -}}
+{{- $n := atoi $select -}}
+{{- $open = printf "%ssize(%s) > %d && " $open $base $n -}}
+{{- $base = printf "%s[%d]" $base $n -}}
+{{- else -}}
+{{- $it := printf "i%d" $i -}}
+{{- $open = printf "%s%s.exists(%s, " $open $base $it -}}
+{{- $close = printf "%s)" $close -}}
+{{- $base = $it -}}
+{{- $key := regexFind "^[A-Za-z0-9_-]+" $select -}}
+{{- $value := trimPrefix (printf "%s=" $key) $select -}}
+{{- if and (ne $select "*") (ne $value "*") -}}
+{{- $f := include "gpuadmit.celField" (dict "base" $it "name" $key) | fromJsonArray -}}
+{{- $open = printf "%stype(%s) == map && %s && %s == %s && " $open $it (index $f 0) (index $f 1) (toJson $value) -}}
+{{- $isMap = true -}}
 {{- end -}}
 {{- end -}}
-{{- printf "(%s[%s].exists(pt, %s)%s)" $open $base .pod $close -}}
+{{- end -}}
+{{- end -}}
+{{- if not $isMap -}}{{- $open = printf "%stype(%s) == map && " $open $base -}}{{- end -}}
+{{- printf "(%s[%s].exists(%s, %s)%s)" $open $base (.var | default "pt") .pod $close -}}
 {{- end -}}
 
+{{- /* One condition per webhooks.workloads entry (matchConditions must all hold, so two entries naming the
+same group and resource, e.g. one per version, would otherwise each hide what only the other's path finds):
+an entry's templates and podSpec sites are its own and those of every entry naming its group and one of its
+resources. A podSpec site is GPU-related as a pod's spec is (gpuadmit.gpuSpecCEL), its containers members
+counted too; it has no metadata of its own (the policy judges its pod without labels and annotations). */ -}}
 {{- define "gpuadmit.matchConditions" -}}
 {{- $m := .Values.webhooks.matchConditions -}}
 - name: gpu-related-pods-only
@@ -191,11 +325,26 @@ at the dotted path of `object` (bound to `pt`) satisfies the pod expression. A *
     (has(object.metadata.labels) && object.metadata.labels != null && object.metadata.labels.exists(k, {{ toJson $m.annotationPrefixes }}.exists(p, k.startsWith(p)))) ||
     (has(object.metadata.annotations) && object.metadata.annotations != null && object.metadata.annotations.exists(k, {{ toJson $m.annotationPrefixes }}.exists(p, k.startsWith(p))))
 {{- $pod := include "gpuadmit.gpuPodCEL" (dict "m" $m "v" "pt") | replace "\n" " " }}
-{{- range $i, $w := .Values.webhooks.workloads }}
+{{- $all := .Values.webhooks.workloads }}
+{{- range $i, $w := $all }}
+{{- $paths := list }}{{- $sites := list }}
+{{- range $u := $all }}
+{{- $shared := false }}
+{{- range $u.resources }}{{ if and (eq $u.apiGroup $w.apiGroup) (has . $w.resources) }}{{ $shared = true }}{{ end }}{{ end }}
+{{- if $shared }}
+{{- $paths = concat $paths (include "gpuadmit.workloadTemplates" $u | fromJsonArray) | uniq }}
+{{- $sites = concat $sites (include "gpuadmit.workloadPodSpecs" $u | fromJsonArray) | uniq }}
+{{- end }}
+{{- end }}
 - name: gpu-related-templates-{{ $i }}
   expression: >-
-    !(request.resource.group == {{ $w.apiGroup | quote }} && request.resource.resource in {{ toJson $w.resources }}) ||
-    {{ include "gpuadmit.templateCEL" (dict "path" ($w.template | default "spec.template") "pod" $pod) }}
+    !(request.resource.group == {{ $w.apiGroup | quote }} && request.resource.resource in {{ toJson $w.resources }})
+    {{- range $paths }} ||
+    {{ include "gpuadmit.templateCEL" (dict "path" . "pod" $pod) }}
+    {{- end }}
+    {{- range $sites }} ||
+    {{ include "gpuadmit.templateCEL" (dict "path" .path "var" "ps" "what" "podSpec" "pod" (include "gpuadmit.gpuSpecCEL" (dict "m" $m "v" "ps" "members" .containers) | replace "\n" " ")) }}
+    {{- end }}
 {{- end }}
 {{- end -}}
 

@@ -172,7 +172,7 @@ void rule_cuda_driver(RuleContext& ctx) {
   if (drivers.labelled == 0 || drivers.qualifying == drivers.labelled) return;  // unknown, or all new enough
   if (drivers.qualifying > 0 && ctx.rules().cuda_driver.action == Action::kEnforce) {
     // Validate allows: the affinity mutate added keeps the pod on the qualifying nodes.
-    if (ctx.can_fix()) require_driver(ctx, *need);
+    if (ctx.can_fix_pod()) require_driver(ctx, *need);
     return;
   }
   report_old_drivers(ctx, *need, drivers);

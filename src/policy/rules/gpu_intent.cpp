@@ -143,7 +143,7 @@ void rule_gpu_intent(RuleContext& ctx) {
   }
   const std::optional<Intent> intent = intent_of(ctx.pod(), cfg);
   if (!intent) return;
-  if (cfg.action == Action::kEnforce && ctx.can_fix()) {
+  if (cfg.action == Action::kEnforce && ctx.can_fix_pod()) {
     add_gpu(ctx, *intent);
   } else {
     report_no_gpu(ctx, *intent);

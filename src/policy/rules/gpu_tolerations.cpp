@@ -104,7 +104,7 @@ void rule_gpu_tolerations(RuleContext& ctx) {
     if (!covered) missing.push_back(&wanted);
   }
   if (missing.empty()) return;
-  if (cfg.action == Action::kEnforce && ctx.can_fix()) {
+  if (cfg.action == Action::kEnforce && ctx.can_fix_pod()) {
     for (const k8s::Toleration* t : missing) {
       ctx.append(spec_part("tolerations")) = to_json(*t);
       ctx.fixed("spec.tolerations", "added a toleration for the GPU taint " + describe_toleration(*t));

@@ -174,7 +174,7 @@ void rule_gpu_type(RuleContext& ctx) {
   const Products products = products_for(ctx, wanted);
   if (products.allowed.empty()) {
     report_absent(ctx, wanted_text, products);
-  } else if (cfg.action == Action::kEnforce && ctx.can_fix()) {
+  } else if (cfg.action == Action::kEnforce && ctx.can_fix_pod()) {
     require_products(ctx, wanted_text, products.allowed);
   } else if (const k8s::Node* node = stray_node(ctx, products.allowed)) {
     // Validate: every GPU node the pod could land on must carry an allowed product.

@@ -173,7 +173,7 @@ std::string merged_list(std::string existing, const std::vector<std::string>& na
 
 void rule_presets(RuleContext& ctx) {
   const Presets& cfg = ctx.rules().presets;
-  const bool apply = cfg.action == Action::kEnforce && ctx.can_fix();
+  const bool apply = cfg.action == Action::kEnforce && ctx.can_fix_pod();
   std::vector<std::string> applied;
   std::string change_list;
   for (const Preset& preset : cfg.presets) {

@@ -195,7 +195,7 @@ void rule_shm_size(RuleContext& ctx) {
   const Mounts mounts = mounts_of(ctx.pod(), gpus, cfg);
   for (const BadMount& bad : mounts.bad) report_bad(ctx, bad, size);
   if (mounts.missing.empty()) return;
-  if (cfg.action == Action::kEnforce && ctx.can_fix()) {
+  if (cfg.action == Action::kEnforce && ctx.can_fix_pod()) {
     mount_shm(ctx, mounts, size);
   } else {
     report_missing(ctx, mounts.missing, size);

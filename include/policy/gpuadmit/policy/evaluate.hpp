@@ -29,6 +29,9 @@ struct Request {
   // For a workload's pod template: the kind of the controller that will create its pods ("DaemonSet"), as
   // their ownerReferences will say. A pod's own ownerReferences say it for a pod.
   std::string controller_kind = {};
+  // A pod that a runtime completes after admission (a KServe predictor, merged with its ServingRuntime):
+  // pod-level fixes are not made and most denials become warnings (RuleContext::partial).
+  bool partial_pod = false;
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).

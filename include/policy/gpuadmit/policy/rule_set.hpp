@@ -12,6 +12,7 @@
 
 #include "gpuadmit/k8s/objects.hpp"
 #include "gpuadmit/k8s/quantity.hpp"
+#include "gpuadmit/policy/workload_path.hpp"
 
 namespace gpuadmit::policy {
 
@@ -153,14 +154,11 @@ struct Presets {
   bool operator==(const Presets&) const = default;
 };
 
-// Where a workload kind keeps its pod templates: dotted paths from the object, a segment may be a '*' glob
-// over map keys ("spec.*ReplicaSpecs.*.template"). `replicas` names the member of the template's parent that
-// holds how many pods run at once ("replicas", "parallelism"); empty means one.
+// A workload kind whose pod templates are judged as the pods they will become (workload_path.hpp).
 struct WorkloadKind {
   std::string api_group;  // "" for the core group
   std::vector<std::string> kinds;
-  std::string template_path;
-  std::string replicas;
+  std::vector<WorkloadPod> pods;
   bool operator==(const WorkloadKind&) const = default;
 };
 

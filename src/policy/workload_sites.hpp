@@ -1,0 +1,48 @@
+// The pod templates of one workload object, found by its kind's paths (workload_path.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuadmit/common/result.hpp"
+#include "gpuadmit/k8s/json_document.hpp"
+#include "gpuadmit/policy/rule_set.hpp"
+
+namespace gpuadmit::policy {
+
+// More templates than this in one object is no workload anyone writes: the review fails rather than
+// judging some of them.
+inline constexpr std::size_t kMaxTemplatesPerObject = 1024;
+
+struct TemplateSite {
+  const k8s::JsonValue* pod_template = nullptr;
+  std::string pointer;  // "/spec/workerGroupSpecs/1/template"
+  std::string field;    // "spec.workerGroupSpecs[1].template"
+  // Names the template in messages: "workerGroupSpecs[gpu-group]", a Kubeflow replica type ("Worker"), or
+  // the site's name ("head"); empty when there is nothing to tell templates apart by.
+  std::string tag;
+  bool in_list = false;  // reached through a list item: the field shows an index, so messages name the item
+  std::string key;       // matches the same template in the old object on UPDATE (by item label, not index)
+  std::int64_t replicas = 1;
+  // The innermost list item the path stepped through, else the template's parent (a Ray worker group, a
+  // Deployment's spec): where its replicas are read, and what kind-specific checks look at.
+  const k8s::JsonValue* anchor = nullptr;
+  const WorkloadPod* source = nullptr;  // the kind's entry that found it (podSpec, containers, partial)
+};
+
+struct TemplateSites {
+  std::vector<TemplateSite> sites;
+  // When there are none, why: "no pod template at spec.template", or a path that met a list where it
+  // expected a map ("spec.workerGroupSpecs is a list: write spec.workerGroupSpecs[*]").
+  std::string none_because;
+};
+
+// Every template of `object` at `kind`'s paths, in path order, each once (two paths reaching one template
+// judge it once). An error when there are more than kMaxTemplatesPerObject.
+Result<TemplateSites> find_template_sites(const k8s::JsonValue& object, const WorkloadKind& kind);
+
+// The value at a JSON Pointer such as a site's ("/spec/workerGroupSpecs/1/template"), or null.
+const k8s::JsonValue* value_at(const k8s::JsonValue& root, std::string_view pointer);
+
+}  // namespace gpuadmit::policy

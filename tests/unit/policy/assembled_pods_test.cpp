@@ -1,0 +1,87 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "gpuadmit/policy/evaluate.hpp"
+#include "support/fixtures.hpp"
+#include "support/policy_checks.hpp"
+
+using gpuadmit::policy::Mode;
+using gpuadmit::test::run;
+using nlohmann::json;
+
+namespace {
+
+// KServe's own GPU sample (docs/samples/v1beta1/torchserve): the predictor is a PodSpec beside its
+// `pytorch` member, which is the container; the ServingRuntime adds the image.
+json inference_service(const std::string& gpu) {
+  return gpuadmit::test::yaml(R"(
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: torchserve}
+spec:
+  predictor:
+    minReplicas: 2
+    pytorch:
+      storageUri: gs://kfserving-examples/models/torchserve/image_classifier/v1
+      resources:
+        requests: {cpu: "2", memory: 8Gi}
+        limits: {cpu: "4", memory: 16Gi, nvidia.com/gpu: )" +
+                              gpu + R"(}
+)");
+}
+
+}  // namespace
+
+TEST_CASE("a KServe predictor's framework member is judged as its container and fixed in place",
+          "[workloads][assembled]") {
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const json isvc = inference_service("1");
+  const auto decision = run(isvc, Mode::kMutate, {}, &view);
+  REQUIRE(decision.allowed());
+  REQUIRE_FALSE(decision.patch.empty());
+  for (const json& op : decision.patch) {
+    const std::string path = op["path"];
+    CAPTURE(path);
+    // Container resources only: the pod-level parts are the runtime's to merge (partial).
+    CHECK((path.rfind("/spec/predictor/pytorch/resources/", 0) == 0 || path == "/metadata/annotations"));
+  }
+  for (const auto& fix : decision.fixes) CHECK(fix.field.rfind("spec.predictor.pytorch.", 0) == 0);
+  const json fixed = isvc.patch(decision.patch);
+  const json& resources = fixed["spec"]["predictor"]["pytorch"]["resources"];
+  CHECK(resources["requests"]["cpu"] == resources["limits"]["cpu"]);
+  CHECK(resources["requests"]["memory"] == resources["limits"]["memory"]);
+  // The missing toleration is said, not written: a KServe runtime's tolerations would be replaced by it.
+  const bool warned = std::any_of(decision.warnings.begin(), decision.warnings.end(),
+                                  [](const auto& w) { return w.rule == "gpu-tolerations"; });
+  CHECK(warned);
+  CHECK(run(fixed, Mode::kMutate, {}, &view).patch.empty());
+}
+
+TEST_CASE("a partial pod is still denied a fractional GPU, and what its runtime may mend only warns",
+          "[workloads][assembled]") {
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto fractional = run(inference_service("\"500m\""), Mode::kValidate, {}, &view);
+  REQUIRE(fractional.violations.size() == 1);
+  CHECK(fractional.violations[0].rule == "gpu-whole-units");
+  CHECK(fractional.violations[0].field == "spec.predictor.pytorch.resources.limits");
+
+  // Under a policy that enforces everything, the runtime's share (tolerations, /dev/shm, node placement)
+  // is a warning that says why.
+  const auto strict = gpuadmit::test::policy_with_spec(
+      "  rules:\n    shm-size: {action: enforce}\n    gpu-tolerations: {action: enforce}\n"
+      "    node-fit: {action: enforce}\n");
+  const auto decision = run(inference_service("1"), Mode::kValidate, strict, &view);
+  CHECK(decision.violations.empty());
+  for (const auto& w : decision.warnings) {
+    if (w.rule == "gpu-tolerations" || w.rule == "shm-size" || w.rule == "node-fit")
+      CHECK_THAT(w.message, Catch::Contains("the serving runtime completes this pod"));
+  }
+}
+
+TEST_CASE("an object with no container at a podSpec path is not checked", "[workloads][assembled]") {
+  json isvc = inference_service("1");
+  isvc["spec"]["predictor"].erase("pytorch");
+  const auto decision = run(isvc, Mode::kMutate);
+  CHECK_FALSE(decision.evaluated);
+}
