@@ -11,7 +11,9 @@
 #   tests/e2e/cluster.sh status   show the recorded processes and whether they are alive
 #   tests/e2e/cluster.sh env      print the export lines of a running cluster again
 #
-# `up` registers the CRDs of manifests/crds.yaml (PyTorchJob, no operator) and waits until they are Established.
+# `up` registers the CRDs of manifests/crds.yaml (PyTorchJob) and manifests/crds/ (the published RayCluster,
+# LeaderWorkerSet, Volcano Job and KServe InferenceService CRDs; server-side apply) and waits until they are
+# Established. No operator runs.
 # With GPUADMIT_BIN set, `up` also starts `gpuadmit serve` on loopback and registers the webhooks
 # mutate.gpuadmit.io and validate.gpuadmit.io (failurePolicy Fail). On a running cluster:
 #   cluster.sh gpuadmit stop|start|restart [POLICY_FILE]   stop/(re)start the webhook server
@@ -687,13 +689,31 @@ start_controller_manager() {
   wait_for kube-controller-manager 60 kc get serviceaccount default -n default -o name || return 1
 }
 
-# register_crds: the CRDs the scenarios use (manifests/crds.yaml: PyTorchJob), Established before `up`
-# returns, so a scenario's first `kubectl create` finds the kind.
+# register_crds: the CRDs the scenarios use, Established before `up` returns, so a scenario's first
+# `kubectl create` finds the kind: manifests/crds.yaml (PyTorchJob, schema-less) and the projects' own published
+# CRDs in manifests/crds/ (RayCluster, LeaderWorkerSet, Volcano Job, InferenceService; source and tag in each file's
+# header).
+# Server-side apply: a client-side apply keeps the whole object as JSON in the kubectl.kubernetes.io/
+# last-applied-configuration annotation, at most 262144 bytes; RayCluster's is 290743, LeaderWorkerSet's 634666 and
+# InferenceService's 373819 bytes ("metadata.annotations: Too long"). Server-side apply records field ownership instead.
 register_crds() {
-  log "registering the CRDs in manifests/crds.yaml"
-  kc apply -f "$HERE/manifests/crds.yaml" >/dev/null || { log "ERROR: applying manifests/crds.yaml failed"; return 1; }
-  kc wait --for=condition=Established --timeout=60s -f "$HERE/manifests/crds.yaml" >/dev/null ||
-    { log "ERROR: the CRDs in manifests/crds.yaml did not become Established"; return 1; }
+  log "registering the CRDs in manifests/crds.yaml and manifests/crds/"
+  local -a files=(-f "$HERE/manifests/crds.yaml" -f "$HERE/manifests/crds/")
+  kc apply --server-side --field-manager=gpuadmit-e2e "${files[@]}" >/dev/null ||
+    { log "ERROR: applying manifests/crds.yaml and manifests/crds/ failed"; return 1; }
+  # `kubectl wait --for=condition=...` (and --for=jsonpath=...) fails at once, instead of waiting, while a CRD's
+  # status.conditions is still null: the API server's naming controller takes a moment with the large published
+  # CRDs ("error: .status.conditions accessor error: <nil> is of the type <nil>"). So ask again, 60 s in all.
+  local start=$SECONDS left
+  while :; do
+    left=$((60 - (SECONDS - start))); ((left > 0)) || left=1
+    kc wait --for=condition=Established --timeout="${left}s" "${files[@]}" >/dev/null 2>"$STATE/logs/crd-wait.log" && break
+    if ((SECONDS - start >= 60)); then
+      log "ERROR: the CRDs in manifests/crds.yaml and manifests/crds/ did not become Established within 60s: $(<"$STATE/logs/crd-wait.log")"
+      return 1
+    fi
+    sleep 0.5
+  done
 }
 
 etcd_healthy() {
