@@ -286,6 +286,7 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
   const auto before = old_templates(request.old_object, kind);
   Decision decision;
   std::size_t judged = 0;
+  std::string no_pod;  // the sites that hold no pod: a template without a spec, an object without containers
   for (const TemplateSite& site : sites) {
     if (unchanged(site, before, request.old_object)) continue;
     auto result = judge_site(request, rules, site);
@@ -294,14 +295,19 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
       return Error{site.field + ": " + e.message,
                    e.pointer.empty() ? std::string() : site.pointer + e.pointer};
     }
-    if (!*result) continue;
+    if (!*result) {
+      no_pod += (no_pod.empty() ? "" : ", ") + site.field;
+      continue;
+    }
     merge(site, sites.size() > 1 || site.in_list, std::move(**result), decision);
     check_ray_start_params(group_of(object), site, rules, decision);
     ++judged;
   }
   if (judged == 0) {
     decision.evaluated = false;
-    decision.skipped_reason = sites.empty() ? found->none_because : "pod templates unchanged";
+    decision.skipped_reason = sites.empty()    ? found->none_because
+                              : no_pod.empty() ? "pod templates unchanged"
+                                               : "no pod at " + no_pod + ": no spec, or no container";
     return decision;
   }
   if (request.mode == Mode::kMutate && decision.changed()) {

@@ -11,7 +11,9 @@ std::string declared_gpus(const k8s::JsonValue& group) {
   const k8s::JsonValue* params = group.find("rayStartParams");
   if (params == nullptr || !params->is_object()) return {};
   const std::string_view num = k8s::string_member(*params, "num-gpus");
-  if (!num.empty() && num != "0" && num.find_first_not_of("0123456789.") == std::string_view::npos) {
+  // A number above zero ("1", "0.5"; not "0" nor "0.0").
+  if (num.find_first_not_of("0123456789.") == std::string_view::npos &&
+      num.find_first_of("123456789") != std::string_view::npos) {
     return "num-gpus: \"" + std::string(num) + "\"";
   }
   const std::string_view resources = k8s::string_member(*params, "resources");

@@ -148,6 +148,13 @@ std::optional<PathError> parse_factor(std::string_view text, Factor& out) {
     }
     ++pos;
   }
+  // "10000000000", "-1", "1.5": a number out of range or not whole, not a member named so.
+  const char first = field.members.front().front();
+  if (std::isdigit(static_cast<unsigned char>(first)) != 0 || first == '-') {
+    return PathError{
+        field.from_root ? 2U : 0U,
+        "expected a whole number of at most 9 digits, or a member path that starts with a letter"};
+  }
   out.ref = std::move(field);
   return std::nullopt;
 }

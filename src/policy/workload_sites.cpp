@@ -49,7 +49,8 @@ std::optional<std::int64_t> field_value(const k8s::JsonValue& root, const k8s::J
 std::int64_t factor_value(const Factor& f, const k8s::JsonValue& root, const k8s::JsonValue* anchor,
                           std::int64_t absent) {
   const std::int64_t value = f.ref ? field_value(root, anchor, *f.ref).value_or(absent) : f.number;
-  return std::clamp<std::int64_t>(value - f.minus, 0, kMaxReplicas);
+  // Clamped before the subtraction: a hostile INT64_MIN must not overflow.
+  return std::max<std::int64_t>(std::clamp<std::int64_t>(value, 0, kMaxReplicas) - f.minus, 0);
 }
 
 std::int64_t replicas_of(const Replicas& r, const k8s::JsonValue& root, const k8s::JsonValue* anchor) {
@@ -57,6 +58,7 @@ std::int64_t replicas_of(const Replicas& r, const k8s::JsonValue& root, const k8
   std::int64_t pods = factor_value(*r.count, root, anchor, r.absent);
   if (r.min) pods = std::max(pods, field_value(root, anchor, *r.min).value_or(pods));
   if (r.max) pods = std::min(pods, field_value(root, anchor, *r.max).value_or(pods));
+  pods = std::clamp<std::int64_t>(pods, 0, kMaxReplicas);  // a negative bound must not reach the product
   for (const Factor& f : r.times) {
     const std::int64_t times = factor_value(f, root, anchor, 1);
     pods = times != 0 && pods > kMaxReplicas / times ? kMaxReplicas : pods * times;

@@ -171,9 +171,13 @@ void rule_cuda_driver(RuleContext& ctx) {
   const Drivers drivers = drivers_for(ctx, need->floor);
   if (drivers.labelled == 0 || drivers.qualifying == drivers.labelled) return;  // unknown, or all new enough
   if (drivers.qualifying > 0 && ctx.rules().cuda_driver.action == Action::kEnforce) {
-    // Validate allows: the affinity mutate added keeps the pod on the qualifying nodes.
-    if (ctx.can_fix_pod()) require_driver(ctx, *need);
-    return;
+    // Validate allows: the affinity mutate added keeps the pod on the qualifying nodes. A partial pod gets
+    // no affinity (its runtime's would be replaced), so it is told instead.
+    if (ctx.can_fix_pod()) {
+      require_driver(ctx, *need);
+      return;
+    }
+    if (!ctx.partial()) return;
   }
   report_old_drivers(ctx, *need, drivers);
 }

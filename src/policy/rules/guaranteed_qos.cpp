@@ -120,6 +120,9 @@ using Step = std::variant<Fine, Unfixed, HeldBack, Fix>;
 struct Judge {
   const GuaranteedQos& cfg;
   bool fix;  // the action is enforce and the webhook mutates
+  // Sizes are chosen for resources the pod leaves unset: not on a partial pod, whose runtime's container
+  // brings its own (a value written here would replace it).
+  bool size_unset;
   const Nodes& nodes;
   const std::string& gpu_resource;
 };
@@ -154,7 +157,7 @@ Step decide_unset(const Judge& j, const Resource& r, std::int64_t gpus) {
   const std::optional<k8s::Quantity> value =
       gpus > 0 ? sized_default(j.nodes, r.name, per_gpu, j.gpu_resource, gpus) : std::optional(other);
   if (!value) return HeldBack{HeldBack::Why::kNoNodeToSize, suggestion};
-  if (!j.fix) return Unfixed{Unfixed::Why::kUnset};
+  if (!j.fix || !j.size_unset) return Unfixed{Unfixed::Why::kUnset};
   return Fix{Fix::Edit::kSetBoth, *value, gpus > 0 && *value < suggestion};
 }
 
@@ -358,12 +361,15 @@ void rule_guaranteed_qos(RuleContext& ctx) {
   const Nodes nodes{eligible_gpu_groups(ctx), ctx.cluster()};
   const k8s::ResourceList gpus = gpu_requests(ctx);
   const std::string gpu_resource = gpus.empty() ? std::string() : gpus.begin()->first;
-  const Judge judge{cfg, cfg.action == Action::kEnforce && ctx.can_fix(), nodes, gpu_resource};
+  const bool enforce = cfg.action == Action::kEnforce;
+  const Judge judge{cfg, enforce && ctx.can_fix(), enforce && ctx.can_fix_pod(), nodes, gpu_resource};
+  // Pod-level resources are the pod's, which a partial pod's runtime completes: said, not written.
+  const Judge pod_judge{cfg, enforce && ctx.can_fix_pod(), enforce && ctx.can_fix_pod(), nodes, gpu_resource};
   Problems unfixed;
   Problems held_back;
   std::string held_back_summary;
   const auto settle_stanza = [&](const Stanza& stanza) {
-    const Shortfall s = settle(ctx, judge, stanza);
+    const Shortfall s = settle(ctx, stanza.container == nullptr ? pod_judge : judge, stanza);
     unfixed.add(stanza, s.unfixed);
     held_back.add(stanza, s.held_back);
     if (held_back_summary.empty()) held_back_summary = s.held_back_summary;

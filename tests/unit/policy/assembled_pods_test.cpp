@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "gpuadmit/policy/evaluate.hpp"
@@ -73,10 +74,44 @@ TEST_CASE("a partial pod is still denied a fractional GPU, and what its runtime 
       "    node-fit: {action: enforce}\n");
   const auto decision = run(inference_service("1"), Mode::kValidate, strict, &view);
   CHECK(decision.violations.empty());
-  for (const auto& w : decision.warnings) {
-    if (w.rule == "gpu-tolerations" || w.rule == "shm-size" || w.rule == "node-fit")
-      CHECK_THAT(w.message, Catch::Contains("the serving runtime completes this pod"));
+  for (const std::string rule : {"gpu-tolerations", "shm-size", "node-fit"}) {
+    CAPTURE(rule);
+    const auto w = std::find_if(decision.warnings.begin(), decision.warnings.end(),
+                                [&](const auto& f) { return f.rule == rule; });
+    REQUIRE(w != decision.warnings.end());
+    CHECK_THAT(w->summary, Catch::StartsWith(rule + ": left to the runtime: "));
+    CHECK_THAT(w->message, Catch::Contains("the serving runtime completes this pod"));
   }
+}
+
+TEST_CASE("a partial pod's unset cpu and memory are left to its runtime, not sized by gpuadmit",
+          "[workloads][assembled]") {
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  json isvc = inference_service("1");
+  isvc["spec"]["predictor"]["pytorch"]["resources"] = {{"limits", {{"nvidia.com/gpu", 1}}}};
+  const auto decision = run(isvc, Mode::kMutate, {}, &view);
+  CHECK(decision.fixes.empty());
+  CHECK(decision.patch.empty());
+  const auto w = std::find_if(decision.warnings.begin(), decision.warnings.end(),
+                              [](const auto& f) { return f.rule == "guaranteed-qos"; });
+  REQUIRE(w != decision.warnings.end());
+  CHECK_THAT(w->summary, Catch::StartsWith("guaranteed-qos: left to the runtime: "));
+}
+
+TEST_CASE("a partial pod whose image needs a newer driver than some nodes have is told, not pinned",
+          "[workloads][assembled][cuda-driver]") {
+  auto rules = gpuadmit::test::policy_with_spec("  rules:\n    cuda-driver: {action: enforce}\n");
+  json isvc = inference_service("1");
+  isvc["spec"]["predictor"]["pytorch"]["image"] = "nvidia/cuda:12.2.0-runtime-ubuntu22.04";
+  const auto view = gpuadmit::test::gpu_cluster_view();
+  const auto mutated = run(isvc, Mode::kMutate, rules, &view);
+  for (const json& op : mutated.patch)
+    CHECK(op["path"].get<std::string>().find("affinity") == std::string::npos);
+  const auto validated = run(isvc, Mode::kValidate, rules, &view);
+  CHECK(validated.violations.empty());
+  const bool warned = std::any_of(validated.warnings.begin(), validated.warnings.end(),
+                                  [](const auto& f) { return f.rule == "cuda-driver"; });
+  CHECK(warned);
 }
 
 TEST_CASE("an object with no container at a podSpec path is not checked", "[workloads][assembled]") {
@@ -84,4 +119,5 @@ TEST_CASE("an object with no container at a podSpec path is not checked", "[work
   isvc["spec"]["predictor"].erase("pytorch");
   const auto decision = run(isvc, Mode::kMutate);
   CHECK_FALSE(decision.evaluated);
+  CHECK(decision.skipped_reason == "no pod at spec.predictor: no spec, or no container");
 }

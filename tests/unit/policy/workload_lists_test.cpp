@@ -189,10 +189,39 @@ TEST_CASE("each template counts the pods it runs at once, as its controller does
              {{"replicatedJobs",
                {{{"name", "node"}, {"template", {{"spec", {{"template", gpu_template(8)}}}}}}}}}}}}}}},
        ""},
+      // Hostile counts: 2^63 reads as the most negative integer, and nothing overflows.
+      {{{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+        {"kind", "LeaderWorkerSet"},
+        {"spec",
+         {{"replicas", 2},
+          {"leaderWorkerTemplate",
+           {{"size", 9223372036854775808ULL}, {"workerTemplate", gpu_template(1)}}}}}},
+       ""},
+      {{{"apiVersion", "ray.io/v1"},
+        {"kind", "RayCluster"},
+        {"spec",
+         {{"workerGroupSpecs",
+           {{{"groupName", "g"},
+             {"replicas", 3},
+             {"maxReplicas", -9223372036854775807LL},
+             {"numOfHosts", 9223372036854775807LL},
+             {"template", gpu_template(1)}}}}}}},
+       ""},
+      {{{"apiVersion", "ray.io/v1"},
+        {"kind", "RayCluster"},
+        {"spec",
+         {{"workerGroupSpecs",
+           {{{"groupName", "g"},
+             {"replicas", 9223372036854775807LL},
+             {"numOfHosts", 9223372036854775807LL},
+             {"template", gpu_template(1)}}}}}}},
+       "its 1000000000 pods"},
   }));
   CAPTURE(object);
   object["metadata"] = {{"name", "w"}};
-  const std::string quota = quota_text(run(object, Mode::kValidate, {}, &view));
+  const auto decision = run(object, Mode::kValidate, {}, &view);
+  CHECK(decision.evaluated);  // a row expecting no quota finding must still have judged the template
+  const std::string quota = quota_text(decision);
   if (pods.empty()) {
     CHECK(quota.empty());
   } else {
@@ -237,6 +266,8 @@ TEST_CASE("a Ray group that declares GPUs to Ray but asks Kubernetes for none is
       {{{"num-gpus", "1"}}, true},
       {{{"resources", "\"{\\\"GPU\\\": 2}\""}}, true},
       {{{"num-gpus", "0"}}, false},
+      {{{"num-gpus", "0.0"}}, false},
+      {{{"num-gpus", "0.5"}}, true},
       {{{"num-cpus", "4"}}, false},
   }));
   CAPTURE(params);
