@@ -88,7 +88,11 @@ void report_must_specify(RuleContext& ctx, const k8s::ResourceQuota& quota) {
     if (names.empty()) continue;
     const std::string k(key);
     const std::string where = limit ? "limits" : "requests";
-    ctx.report(ctx.rules().gpu_quota.action, "spec.containers",
+    // A partial pod's runtime may set the value (KServe defaults container requests): said, not denied.
+    const Action action =
+        ctx.partial() ? std::min(ctx.rules().gpu_quota.action, Action::kWarn) : ctx.rules().gpu_quota.action;
+    const std::string left = ctx.partial() ? "left to the runtime: " : "";
+    ctx.report(action, "spec.containers",
                "ResourceQuota " + quota.name + " in namespace " + quota.namespace_ + " constrains " + k +
                    ", so the API server refuses every pod it counts whose containers do not all set it "
                    "(\"failed quota: " +
@@ -97,7 +101,7 @@ void report_must_specify(RuleContext& ctx, const k8s::ResourceQuota& quota) {
                    "set resources." +
                    where + "." + resource + " on container(s) " + names +
                    ", or ask the cluster admins for a LimitRange that defaults it.",
-               "ResourceQuota " + quota.name + " requires " + k + " on every container; " + names +
+               left + "ResourceQuota " + quota.name + " requires " + k + " on every container; " + names +
                    " set none, so the API server refuses the pod");
   }
 }

@@ -96,6 +96,14 @@ TEST_CASE("a partial pod's unset cpu and memory are left to its runtime, not siz
                               [](const auto& f) { return f.rule == "guaranteed-qos"; });
   REQUIRE(w != decision.warnings.end());
   CHECK_THAT(w->summary, Catch::StartsWith("guaranteed-qos: left to the runtime: "));
+  // ml-team's quota constrains requests.cpu: the runtime's defaults may set it, so no denial either.
+  const auto validated = run(isvc, Mode::kValidate, {}, &view);
+  CHECK(validated.violations.empty());
+  const auto q = std::find_if(validated.warnings.begin(), validated.warnings.end(),
+                              [](const auto& f) { return f.rule == "gpu-quota"; });
+  REQUIRE(q != validated.warnings.end());
+  CHECK_THAT(q->summary,
+             Catch::StartsWith("gpu-quota: left to the runtime: ResourceQuota gpu-quota requires "));
 }
 
 TEST_CASE("a partial pod whose image needs a newer driver than some nodes have is told, not pinned",
