@@ -42,7 +42,11 @@ Json workloads(const PolicyDescriptions& docs) {
       {"name", field("pods[].name", {{"type", "string"}})},
       {"replicas", field("pods[].replicas", replicas_object)},
       {"containers", field("pods[].containers", schema::string_list())},
+      {"resources", field("pods[].resources", {{"type", "string"}, {"pattern", "^[A-Za-z0-9_-]+$"}})},
+      {"fields", field("pods[].fields", schema::string_list())},
+      {"metadata", field("pods[].metadata", schema::string_list())},
       {"partial", field("pods[].partial", {{"type", "boolean"}})},
+      {"partialIf", field("pods[].partialIf", schema::string_list())},
   });
   site["oneOf"] =
       Json::array({{{"required", Json::array({"template"})}}, {{"required", Json::array({"podSpec"})}}});
@@ -52,6 +56,7 @@ Json workloads(const PolicyDescriptions& docs) {
       {"template", field("template", path)},
       {"replicas", field("replicas", replicas_object)},
       {"pods", field("pods", {{"type", "array"}, {"minItems", 1}, {"items", std::move(site)}})},
+      {"concurrent", field("concurrent", {{"type", "boolean"}})},
   });
   workload["required"] = Json::array({"kinds"});
   workload["oneOf"] =

@@ -50,6 +50,29 @@ void read_replicas(YamlReader& r, const YAML::Node& node, const std::string& pat
   }
 }
 
+// A podSpec's list of refs (`containers`, `fields`, `metadata`, `partialIf`): "@", members of the object,
+// and where `root` allows, "$.path" from the object's root.
+void read_refs(YamlReader& r, const YAML::Node& n, const std::string& p, const char* key, bool pod_spec,
+               bool root, std::vector<policy::FieldRef>& out) {
+  const YAML::Node node = n[key];
+  if (!node) return;
+  const std::string path = p + "." + key;
+  if (!pod_spec)
+    r.error(node, path, std::string(key) + ": the keys of an assembled pod go with podSpec, not template");
+  for (const std::string& text : r.strings(node, path)) {
+    policy::FieldRef ref;
+    if (policy::parse_field_ref(text, ref) || (ref.from_root && !root)) {
+      r.error(node, path,
+              std::string("expected ") +
+                  (root ? "@, member paths of the podSpec object or $.paths"
+                        : "@ or member paths of the podSpec object, such as model") +
+                  ", not " + text);
+    } else {
+      out.push_back(std::move(ref));
+    }
+  }
+}
+
 // One place pods come from: `template` or `podSpec` (a path) and `replicas`, in an entry or in its `pods`
 // list; a podSpec's `containers` and `partial`.
 void read_site(YamlReader& r, const YAML::Node& n, const std::string& p, policy::WorkloadPod& pod) {
@@ -69,14 +92,21 @@ void read_site(YamlReader& r, const YAML::Node& n, const std::string& p, policy:
     }
   }
   if (n["replicas"]) read_replicas(r, n["replicas"], p + ".replicas", pod.replicas);
-  if (const YAML::Node containers = n["containers"]) {
-    if (!pod.pod_spec) r.error(containers, p + ".containers", "containers go with podSpec, not template");
-    for (const std::string& member : r.strings(containers, p + ".containers")) {
-      policy::Factor f;
-      if (policy::parse_factor(member, f) || !f.ref || f.ref->from_root || f.minus != 0) {
-        r.error(containers, p + ".containers", "expected member paths of the podSpec object, such as model");
+  read_refs(r, n, p, "containers", pod.pod_spec, false, pod.containers);
+  read_refs(r, n, p, "fields", pod.pod_spec, true, pod.fields);
+  read_refs(r, n, p, "metadata", pod.pod_spec, true, pod.metadata);
+  read_refs(r, n, p, "partialIf", pod.pod_spec, true, pod.partial_if);
+  if (const YAML::Node resources = n["resources"]) {
+    if (!pod.pod_spec)
+      r.error(resources, p + ".resources",
+              "resources: the keys of an assembled pod go with podSpec, not template");
+    if (auto member = r.string(resources, p + ".resources")) {
+      policy::FieldRef ref;
+      if (policy::parse_field_ref(*member, ref) || ref.from_root || ref.members.size() != 1) {
+        r.error(resources, p + ".resources",
+                "expected the containers' member that holds requests and limits, such as computeResources");
       } else {
-        pod.containers.push_back(*f.ref);
+        pod.resources = *member;
       }
     }
   }
@@ -95,7 +125,10 @@ void read_pods(YamlReader& r, const YAML::Node& node, const std::string& path, p
   }
   for (std::size_t i = 0; i < node.size(); ++i) {
     const std::string p = path + "[" + std::to_string(i) + "]";
-    if (!r.map(node[i], p, {"template", "podSpec", "name", "replicas", "containers", "partial"})) continue;
+    if (!r.map(node[i], p,
+               {"template", "podSpec", "name", "replicas", "containers", "resources", "fields", "metadata",
+                "partial", "partialIf"}))
+      continue;
     policy::WorkloadPod pod;
     read_site(r, node[i], p, pod);
     kind.pods.push_back(std::move(pod));
@@ -114,11 +147,17 @@ void read_workloads(YamlReader& r, const YAML::Node& node, policy::RuleSet& rule
   for (std::size_t i = 0; i < node.size(); ++i) {
     const std::string p = path + "[" + std::to_string(i) + "]";
     const YAML::Node n = node[i];
-    if (!r.map(n, p, {"apiGroup", "kinds", "template", "replicas", "pods"})) continue;
+    if (!r.map(n, p, {"apiGroup", "kinds", "template", "replicas", "pods", "concurrent"})) continue;
     policy::WorkloadKind kind;
     if (n["apiGroup"]) assign(kind.api_group, r.string(n["apiGroup"], p + ".apiGroup"));
     if (n["kinds"]) kind.kinds = r.strings(n["kinds"], p + ".kinds");
     if (kind.kinds.empty()) r.error(n, p, "expected kinds: a list of at least one kind");
+    if (const YAML::Node concurrent = n["concurrent"]) {
+      const auto text = r.string(concurrent, p + ".concurrent");
+      if (text && *text != "true" && *text != "false")
+        r.error(concurrent, p + ".concurrent", "expected true or false");
+      kind.concurrent = !text || *text != "false";
+    }
     for (const std::string& k : kind.kinds) {
       if (k == "Pod" || k == "PersistentVolumeClaim")
         r.error(n["kinds"], p + ".kinds", k + " is judged as itself, not as a workload");

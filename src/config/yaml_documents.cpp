@@ -192,8 +192,12 @@ void emit(std::ostringstream& out, const json& value, int indent, bool in_sequen
       out << "[]\n";
       return;
     }
+    bool first = true;
     for (const auto& item : value) {
-      out << pad << "- ";
+      // The first item of a list inside a list goes on its parent's "- " line.
+      if (!(first && in_sequence)) out << pad;
+      first = false;
+      out << "- ";
       if ((item.is_object() || item.is_array()) && !item.empty()) {
         emit(out, item, indent + 2, true);
       } else {

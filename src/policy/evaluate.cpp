@@ -175,8 +175,17 @@ std::string prefixed(const std::string& site_field, const std::string& field) {
   return field.empty() ? site_field : site_field + "." + field;
 }
 
-// Findings, fixes and patches of one template, moved onto the workload: fields and patch paths are
-// prefixed with the template's, and when the object has several templates (or the field shows only a list
+// A template's findings, fixes and patches with the template's field and pointer before their own.
+void placed(const TemplateSite& site, Decision& d) {
+  for (auto* list : {&d.violations, &d.warnings, &d.audits}) {
+    for (Finding& f : *list) f.field = prefixed(site.field, f.field);
+  }
+  for (Fix& f : d.fixes) f.field = prefixed(site.field, f.field);
+  for (nlohmann::json& op : d.patch) op["path"] = site.pointer + op["path"].get<std::string>();
+}
+
+// Findings, fixes and patches of one site (in the whole object's fields and pointers), moved onto the
+// workload: when the object has several templates (or the field shows only a list
 // index) what the user reads starts with the template's tag.
 void merge(const TemplateSite& site, bool tagged, Decision&& from, Decision& into) {
   const std::string tag = tagged && !site.tag.empty() ? site.tag + ": " : std::string();
@@ -185,51 +194,22 @@ void merge(const TemplateSite& site, bool tagged, Decision&& from, Decision& int
                                    : list == &from.warnings ? into.warnings
                                                             : into.audits;
     for (Finding& f : *list) {
-      f.field = prefixed(site.field, f.field);
       if (!tag.empty()) f.summary = one_line(tag + f.summary);
       if (site.in_list) f.message = tag + f.message;
       target.push_back(std::move(f));
     }
   }
   for (Fix& f : from.fixes) {
-    f.field = prefixed(site.field, f.field);
     if (!f.description.empty()) f.description = tag + f.description;
     into.fixes.push_back(std::move(f));
   }
   for (std::string& n : from.notices) into.notices.push_back(one_line(tag + n));
-  for (nlohmann::json& op : from.patch) {
-    op["path"] = site.pointer + op["path"].get<std::string>();
-    into.patch.push_back(std::move(op));
-  }
+  for (nlohmann::json& op : from.patch) into.patch.push_back(std::move(op));
   for (std::string& r : from.skipped_rules) {
     if (std::find(into.skipped_rules.begin(), into.skipped_rules.end(), r) == into.skipped_rules.end()) {
       into.skipped_rules.push_back(std::move(r));
     }
   }
-}
-
-// The old object's templates by their UPDATE key: an item of a keyed list is matched by its label, so a
-// reordered list is not a changed one. A key two templates share is left out (they match by pointer).
-std::map<std::string, const k8s::JsonValue*> old_templates(const k8s::JsonValue* old_object,
-                                                           const WorkloadKind& kind) {
-  std::map<std::string, const k8s::JsonValue*> by_key;
-  if (old_object == nullptr) return by_key;
-  auto old_sites = find_template_sites(*old_object, kind);
-  if (!old_sites) return by_key;
-  std::set<std::string> shared;
-  for (const TemplateSite& site : old_sites->sites) {
-    if (!by_key.emplace(site.key, site.pod_template).second) shared.insert(site.key);
-  }
-  for (const std::string& key : shared) by_key.erase(key);
-  return by_key;
-}
-
-bool unchanged(const TemplateSite& site, const std::map<std::string, const k8s::JsonValue*>& before,
-               const k8s::JsonValue* old_object) {
-  if (old_object == nullptr) return false;
-  const auto it = before.find(site.key);
-  const k8s::JsonValue* old_template = it != before.end() ? it->second : value_at(*old_object, site.pointer);
-  return old_template != nullptr && k8s::same_json(*old_template, *site.pod_template);
 }
 
 // The kind that owns the pods of a workload kind: a Deployment's pods belong to its ReplicaSet, a CronJob's
@@ -244,34 +224,56 @@ std::string pod_controller_kind(std::string_view workload_kind) {
 // when it is no pod (a template without a spec, which the API server rejects anyway; an object without
 // containers, such as an Argo steps template).
 Result<std::optional<Decision>> judge_site(const Request& request, const RuleSet& rules,
-                                           const TemplateSite& site) {
-  const auto judge = [&](const k8s::JsonValue& pod) {
+                                           const TemplateSite& site, std::vector<QuotaShare>* shares) {
+  const auto judge = [&](const k8s::JsonValue& pod, bool partial) {
     Request sub{pod, request.namespace_, request.mode, request.cluster};
     sub.replicas = site.replicas;
     sub.controller_kind = pod_controller_kind(k8s::string_member(request.object, "kind"));
-    sub.partial_pod = site.source->partial;
-    return evaluate_pod(sub, rules);
+    sub.partial_pod = partial;
+    auto result = evaluate_pod(sub, rules);
+    if (result && shares != nullptr) {
+      if (auto parsed = k8s::parse_pod(pod)) shares->push_back({std::move(*parsed), site.replicas, site.tag});
+    }
+    return result;
   };
   if (!site.source->pod_spec) {
     const k8s::JsonValue* spec = site.pod_template->find("spec");
     if (spec == nullptr || !spec->is_object()) return std::optional<Decision>();
-    auto result = judge(*site.pod_template);
-    if (!result) return result.error();
+    auto result = judge(*site.pod_template, site.source->partial);
+    if (!result) {
+      Error e = result.error();
+      if (!e.pointer.empty()) e.pointer = site.pointer + e.pointer;
+      return e;
+    }
+    placed(site, *result);
     return std::optional<Decision>(std::move(*result));
   }
-  const AssembledPod assembled = assemble_pod(*site.pod_template, *site.source);
+  const AssembledPod assembled = assemble_pod(request.object, site);
   if (assembled.container_pointers.empty()) return std::optional<Decision>();
+  if (!assembled.invalid_source.empty()) return Error{assembled.invalid_source + ": expected an object", {}};
+  if (!assembled.run_time_field.empty()) {
+    Decision skipped;
+    skipped.evaluated = false;
+    skipped.skipped_reason = assembled.run_time_field +
+                             " is filled in at run time, so the pod is judged when its controller creates it";
+    return std::optional<Decision>(std::move(skipped));
+  }
   auto document = k8s::OwnedJsonDocument::of(assembled.pod);
   if (!document) return document.error();
-  auto result = judge(document->root());
+  auto result = judge(document->root(), assembled.partial);
   if (!result) {
+    // "spec.containers[0].resources: ..." as the member it came from ("spec.taskSpec.steps[0]...").
     Error e = result.error();
     e.pointer = site_pointer(assembled, e.pointer).value_or("");
+    const std::size_t colon = e.message.find(": ");
+    if (colon != std::string::npos && e.message.starts_with("spec")) {
+      e.message = site_field(assembled, e.message.substr(0, colon)) + e.message.substr(colon);
+    }
     return e;
   }
-  auto placed = placed_on_site(assembled, std::move(*result));
-  if (!placed) return placed.error();
-  return std::optional<Decision>(std::move(*placed));
+  auto on_site = placed_on_site(assembled, std::move(*result));
+  if (!on_site) return on_site.error();
+  return std::optional<Decision>(std::move(*on_site));
 }
 
 // Every pod template of the workload is judged in place as the pod it will become (a template is a pod's
@@ -287,16 +289,27 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
   Decision decision;
   std::size_t judged = 0;
   std::string no_pod;  // the sites that hold no pod: a template without a spec, an object without containers
+  std::vector<std::string> later;  // why a site is judged only as the pod its controller creates
+  // Whether the quota holds all the templates' pods at once is asked of new objects only: an existing
+  // workload's pods are in the quota's use already.
+  std::vector<QuotaShare> shares;
+  std::vector<QuotaShare>* share_out =
+      kind.concurrent && sites.size() > 1 && request.old_object == nullptr && request.cluster != nullptr
+          ? &shares
+          : nullptr;
   for (const TemplateSite& site : sites) {
-    if (unchanged(site, before, request.old_object)) continue;
-    auto result = judge_site(request, rules, site);
+    if (unchanged(site, before, request.old_object, object)) continue;
+    auto result = judge_site(request, rules, site, share_out);
     if (!result) {
       const Error& e = result.error();
-      return Error{site.field + ": " + e.message,
-                   e.pointer.empty() ? std::string() : site.pointer + e.pointer};
+      return Error{e.message.starts_with(site.field) ? e.message : site.field + ": " + e.message, e.pointer};
     }
     if (!*result) {
       no_pod += (no_pod.empty() ? "" : ", ") + site.field;
+      continue;
+    }
+    if (!(*result)->evaluated) {
+      later.push_back((*result)->skipped_reason);
       continue;
     }
     merge(site, sites.size() > 1 || site.in_list, std::move(**result), decision);
@@ -306,10 +319,13 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
   if (judged == 0) {
     decision.evaluated = false;
     decision.skipped_reason = sites.empty()    ? found->none_because
+                              : !later.empty() ? later.front()
                               : no_pod.empty() ? "pod templates unchanged"
                                                : "no pod at " + no_pod + ": no spec, or no container";
     return decision;
   }
+  for (const std::string& reason : later) decision.notices.push_back(one_line("not judged: " + reason));
+  check_workload_gpu_quota(shares, rules, request.cluster, request.namespace_, decision);
   if (request.mode == Mode::kMutate && decision.changed()) {
     // The workload's own audit trail is an edit of its annotations, diffed like a pod's.
     ObjectEdits edits(request.object);

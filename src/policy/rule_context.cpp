@@ -35,7 +35,9 @@ void RuleContext::report(Action action, std::string field, std::string message, 
   if (partial_ && action == Action::kEnforce && !denies_partial_pods(rule_->id)) {
     action = Action::kWarn;
     summary = "left to the runtime: " + summary;
-    message += " (Warned, not denied: the serving runtime completes this pod and may supply it.)";
+    message +=
+        " (Warned, not denied: this pod is completed after admission, by its runtime, its operator or a "
+        "podSpecPatch, which may supply it.)";
   }
   std::string line = one_line(std::string(rule_->id) + ": " + summary);
   Finding finding{std::string(rule_->id), action, std::move(field), std::move(message), std::move(line)};

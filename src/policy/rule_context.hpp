@@ -133,6 +133,16 @@ void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules,
                             const ClusterSnapshot* cluster, Decision& decision);
 Result<bool> checkpoint_claim_parse_check(const nlohmann::json& object);
 
+// gpu-quota across a workload's templates whose pods run at once: a quota on GPUs that each template's pods
+// fit alone but not together (a template over it alone was reported by the rule itself).
+struct QuotaShare {
+  k8s::Pod pod;
+  std::int64_t replicas = 1;
+  std::string tag;  // "replicatedJobs[workers]", "head"
+};
+void check_workload_gpu_quota(const std::vector<QuotaShare>& shares, const RuleSet& rules,
+                              const ClusterView* view, std::string_view ns, Decision& decision);
+
 // Effective pod requests as the scheduler sums them: max(largest init container + the sidecars started before
 // it, app containers + sidecars), per resource, with requests defaulted from limits.
 k8s::ResourceList effective_requests(const k8s::Pod& pod);

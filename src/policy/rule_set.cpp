@@ -1,6 +1,7 @@
 #include "gpuadmit/policy/rule_set.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "gpuadmit/policy/catalogue.hpp"
 
@@ -122,6 +123,60 @@ WorkloadPod kserve_workers() {
   return p;
 }
 
+std::vector<FieldRef> refs(std::initializer_list<std::string_view> texts) {
+  std::vector<FieldRef> out;
+  for (std::string_view t : texts) out.push_back(field_ref(t));
+  return out;
+}
+
+// An Argo template runs one pod: its container (or script, or containerSet) with the template's
+// tolerations, node selector and affinity, else the templateDefaults', else the workflow's
+// (workflow/controller/workflowpod.go); its labels over the workflow's podMetadata.
+WorkloadPod argo_templates(const std::string& spec, std::string_view count) {
+  WorkloadPod p = pod(spec + ".templates[name=*]", count);
+  p.pod_spec = true;
+  p.containers = refs({"container", "script", "containerSet.containers", "sidecars"});
+  p.fields = {field_ref("@"), field_ref("$." + spec + ".templateDefaults"), field_ref("$." + spec)};
+  p.metadata = {field_ref("metadata"), field_ref("$." + spec + ".templateDefaults.metadata"),
+                field_ref("$." + spec + ".podMetadata")};
+  // A podSpecPatch is applied after admission; templateDefaults' container or script are merged into the
+  // template's; a containerSet's own volumeMounts into each of its containers.
+  p.partial_if = {field_ref("podSpecPatch"),
+                  field_ref("containerSet.volumeMounts"),
+                  field_ref("$." + spec + ".podSpecPatch"),
+                  field_ref("$." + spec + ".templateDefaults.podSpecPatch"),
+                  field_ref("$." + spec + ".templateDefaults.container"),
+                  field_ref("$." + spec + ".templateDefaults.script")};
+  return p;
+}
+
+// A Tekton task's steps and sidecars keep their requests in computeResources; the run's podTemplate holds
+// the pod's tolerations, node selector, affinity and volumes, merged with the task's volumes.
+WorkloadPod tekton_task(std::string_view path, std::string_view pod_template, bool partial) {
+  WorkloadPod p = pod(path);
+  p.pod_spec = true;
+  p.containers = refs({"steps", "sidecars"});
+  p.resources = "computeResources";
+  p.fields = {field_ref(pod_template), field_ref("@")};
+  p.metadata = partial ? refs({"metadata", "$.metadata"}) : refs({"$.metadata"});
+  p.partial = partial;
+  if (!partial)
+    p.partial_if = refs({"stepTemplate.computeResources", "$.spec.computeResources", "$.spec.stepSpecs",
+                         "$.spec.sidecarSpecs"});
+  return p;
+}
+
+// A pod made from one container-like object by an operator that adds the rest (a TrainJob's trainer, a
+// NIMService's spec): its resources are judged, the pod is partial.
+WorkloadPod operator_pod(std::string_view path, std::string_view count, std::string resources) {
+  WorkloadPod p = pod(path, count);
+  p.pod_spec = true;
+  p.partial = true;
+  p.containers = refs({"@"});
+  p.resources = std::move(resources);
+  return p;
+}
+
 std::vector<WorkloadPod> ray_cluster(const std::string& prefix) {
   return {pod(prefix + "headGroupSpec.template", {}, "head"),
           ray_workers(prefix + "workerGroupSpecs[groupName=*].template")};
@@ -176,6 +231,20 @@ std::vector<WorkloadKind> default_workload_kinds() {
         runtime_pod("prefill", "spec.prefill.template", "$.spec.prefill.replicas"),
         runtime_pod("prefill-worker", "spec.prefill.worker", "$.spec.prefill.replicas")}},
       {"batch.volcano.sh", {"Job"}, {volcano_tasks}},
+      {"argoproj.io", {"Workflow"}, {argo_templates("spec", {})}, false},
+      {"argoproj.io", {"WorkflowTemplate", "ClusterWorkflowTemplate"}, {argo_templates("spec", "0")}, false},
+      {"argoproj.io", {"CronWorkflow"}, {argo_templates("spec.workflowSpec", "0")}, false},
+      {"tekton.dev", {"TaskRun"}, {tekton_task("spec.taskSpec", "$.spec.podTemplate", false)}, false},
+      {"tekton.dev",
+       {"PipelineRun"},
+       {tekton_task("spec.pipelineSpec.tasks[name=*].taskSpec", "$.spec.taskRunTemplate.podTemplate", true),
+        tekton_task("spec.pipelineSpec.finally[name=*].taskSpec", "$.spec.taskRunTemplate.podTemplate",
+                    true)},
+       false},
+      {"trainer.kubeflow.org",
+       {"TrainJob"},
+       {operator_pod("spec.trainer", "$.spec.trainer.numNodes", "resourcesPerNode")}},
+      {"apps.nvidia.com", {"NIMService"}, {operator_pod("spec", "$.spec.replicas", "resources")}},
   };
 }
 

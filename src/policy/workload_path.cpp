@@ -159,6 +159,26 @@ std::optional<PathError> parse_factor(std::string_view text, Factor& out) {
   return std::nullopt;
 }
 
+std::optional<PathError> parse_field_ref(std::string_view text, FieldRef& out) {
+  out = FieldRef{};
+  if (text == "@") return std::nullopt;
+  Factor f;
+  if (auto error = parse_factor(text, f)) return error;
+  if (!f.ref || f.minus != 0) {
+    return PathError{0,
+                     "expected @ (the object itself), a member path such as metadata, or $.path from the "
+                     "object's root"};
+  }
+  out = std::move(*f.ref);
+  return std::nullopt;
+}
+
+FieldRef field_ref(std::string_view text) {
+  FieldRef f;
+  if (auto error = parse_field_ref(text, f)) throw std::logic_error("built-in ref: " + error->what);
+  return f;
+}
+
 WorkloadPath workload_path(std::string_view text) {
   WorkloadPath path;
   if (auto error = parse_workload_path(text, path)) throw std::logic_error("built-in path: " + error->what);

@@ -230,4 +230,51 @@ const k8s::JsonValue* value_at(const k8s::JsonValue& root, std::string_view poin
   return node;
 }
 
+// The old object's templates by their UPDATE key: an item of a keyed list is matched by its label, so a
+// reordered list is not a changed one. A key two templates share is left out (they match by pointer).
+std::map<std::string, const k8s::JsonValue*> old_templates(const k8s::JsonValue* old_object,
+                                                           const WorkloadKind& kind) {
+  std::map<std::string, const k8s::JsonValue*> by_key;
+  if (old_object == nullptr) return by_key;
+  auto old_sites = find_template_sites(*old_object, kind);
+  if (!old_sites) return by_key;
+  std::set<std::string> shared;
+  for (const TemplateSite& site : old_sites->sites) {
+    if (!by_key.emplace(site.key, site.pod_template).second) shared.insert(site.key);
+  }
+  for (const std::string& key : shared) by_key.erase(key);
+  return by_key;
+}
+
+namespace {
+
+// Whether the member at `ref` (from the root) is the same in both objects.
+bool same_at(const k8s::JsonValue& a, const k8s::JsonValue& b, const FieldRef& ref) {
+  if (!ref.from_root) return true;  // inside the site, compared with it
+  std::string pointer;
+  for (const std::string& m : ref.members) k8s::append_pointer_token(pointer, m);
+  const k8s::JsonValue* x = value_at(a, pointer);
+  const k8s::JsonValue* y = value_at(b, pointer);
+  return x == nullptr || y == nullptr ? x == y : k8s::same_json(*x, *y);
+}
+
+}  // namespace
+
+// An unchanged template, and for an assembled pod unchanged sources elsewhere in the object too (a
+// workflow's own tolerations, which its templates inherit).
+bool unchanged(const TemplateSite& site, const std::map<std::string, const k8s::JsonValue*>& before,
+               const k8s::JsonValue* old_object, const k8s::JsonValue& object) {
+  if (old_object == nullptr) return false;
+  const auto it = before.find(site.key);
+  const k8s::JsonValue* old_template = it != before.end() ? it->second : value_at(*old_object, site.pointer);
+  if (old_template == nullptr || !k8s::same_json(*old_template, *site.pod_template)) return false;
+  const WorkloadPod& source = *site.source;
+  for (const auto* refs : {&source.fields, &source.metadata, &source.partial_if}) {
+    for (const FieldRef& ref : *refs) {
+      if (!same_at(*old_object, object, ref)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace gpuadmit::policy

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,16 @@ struct TemplateSites {
 // Every template of `object` at `kind`'s paths, in path order, each once (two paths reaching one template
 // judge it once). An error when there are more than kMaxTemplatesPerObject.
 Result<TemplateSites> find_template_sites(const k8s::JsonValue& object, const WorkloadKind& kind);
+
+// The old object's templates by their UPDATE key: an item of a keyed list is matched by its label, so a
+// reordered list is not a changed one. A key two templates share is left out (they match by pointer).
+std::map<std::string, const k8s::JsonValue*> old_templates(const k8s::JsonValue* old_object,
+                                                           const WorkloadKind& kind);
+
+// On UPDATE, whether `site` of `object` is the same as in `old_object` (by `before`, old_templates' map),
+// and for an assembled pod its sources elsewhere in the object (a workflow's tolerations) too.
+bool unchanged(const TemplateSite& site, const std::map<std::string, const k8s::JsonValue*>& before,
+               const k8s::JsonValue* old_object, const k8s::JsonValue& object);
 
 // The value at a JSON Pointer such as a site's ("/spec/workerGroupSpecs/1/template"), or null.
 const k8s::JsonValue* value_at(const k8s::JsonValue& root, std::string_view pointer);

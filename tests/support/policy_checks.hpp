@@ -135,6 +135,20 @@ inline const nlohmann::json& required_node_terms(const admission::CheckResult& r
       .at("nodeSelectorTerms");
 }
 
+// A pod template whose one container asks for `gpus` GPUs, Guaranteed and tolerating the GPU taint: what a
+// workload's template looks like when only its count matters.
+inline nlohmann::json gpu_pod_template(int gpus) {
+  const nlohmann::json quantities = {{"cpu", "1"}, {"memory", "8Gi"}, {"nvidia.com/gpu", gpus}};
+  return {{"spec",
+           {{"containers",
+             nlohmann::json::array({{{"name", "main"},
+                                     {"image", "nvcr.io/nvidia/pytorch:24.01-py3"},
+                                     {"resources", {{"requests", quantities}, {"limits", quantities}}}}})},
+            {"tolerations",
+             nlohmann::json::array(
+                 {{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})}}}};
+}
+
 // The rule ids of `findings`, in their order.
 inline std::vector<std::string> rules_of(const std::vector<policy::Finding>& findings) {
   std::vector<std::string> out;

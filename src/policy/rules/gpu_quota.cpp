@@ -174,6 +174,78 @@ void rule_gpu_quota(RuleContext& ctx) {
   }
 }
 
+namespace {
+
+// What the shares ask for of one GPU quota key, and whether one of them alone is over `left`.
+struct Together {
+  k8s::Quantity total;
+  std::string parts;  // "replicatedJobs[a]: 1 × 2, replicatedJobs[b]: 1 × 1"
+  int counted = 0;
+  bool one_alone_over = false;
+};
+
+Together together(const std::vector<QuotaShare>& shares, const k8s::ResourceQuota& quota, bool limit,
+                  const std::string& resource, const k8s::Quantity& left) {
+  Together t;
+  for (const QuotaShare& share : shares) {
+    if (share.replicas <= 0 || !quota_counts(quota, share.pod)) continue;
+    const k8s::ResourceList demand = limit ? defaulted_limits_sum(share.pod) : effective_requests(share.pod);
+    const auto it = demand.find(resource);
+    if (it == demand.end() || !(it->second > k8s::Quantity{})) continue;
+    const k8s::Quantity asked = it->second.times(share.replicas);
+    t.one_alone_over = t.one_alone_over || left < asked;
+    t.total += asked;
+    ++t.counted;
+    t.parts += (t.parts.empty() ? "" : ", ") + (share.tag.empty() ? "" : share.tag + ": ") +
+               std::to_string(share.replicas) + " × " + human(it->second);
+  }
+  return t;
+}
+
+}  // namespace
+
+void check_workload_gpu_quota(const std::vector<QuotaShare>& shares, const RuleSet& rules,
+                              const ClusterView* view, std::string_view ns, Decision& decision) {
+  Action action = rules.gpu_quota.action;
+  if (view == nullptr || view->snapshot == nullptr || shares.size() < 2 || action == Action::kOff) return;
+  std::string age;
+  if (view->stale && rules.on_stale_cluster != OnStale::kEnforce) {
+    if (rules.on_stale_cluster == OnStale::kSkip) return;
+    if (action == Action::kEnforce) action = Action::kWarn;
+    age = "(cluster view " + std::to_string(view->age_seconds) + "s old) ";
+  }
+  for (const k8s::ResourceQuota& quota : view->snapshot->quotas) {
+    if (quota.namespace_ != ns) continue;
+    for (const auto& [key, hard] : quota.hard) {
+      const bool limit = key.starts_with("limits.");
+      const std::string resource = limit ? key.substr(7) : key.starts_with("requests.") ? key.substr(9) : "";
+      if (!rules.is_gpu_resource(resource)) continue;
+      const auto used_it = quota.used.find(key);
+      k8s::Quantity left = hard - (used_it == quota.used.end() ? k8s::Quantity{} : used_it->second);
+      if (left.is_negative()) left = k8s::Quantity{};
+      const Together t = together(shares, quota, limit, resource, left);
+      if (t.counted < 2 || t.one_alone_over || !(left < t.total)) continue;
+      const std::string figures = "namespace " + std::string(ns) + " has " + human(left) + " of " +
+                                  human(hard) + " " + key + " left (ResourceQuota " + quota.name + ")";
+      const std::string message =
+          age + figures + "; the pods of its templates run at once and together ask for " + human(t.total) +
+          " (" + t.parts +
+          "). Each fits alone, not together: the API server will refuse the pods beyond the quota with "
+          "\"exceeded quota\", as events on the controller's objects, and the others wait for them.\nFix: "
+          "free "
+          "capacity in the namespace, ask for fewer replicas or GPUs, or ask the cluster admins to raise the "
+          "quota.";
+      const std::string summary =
+          one_line("gpu-quota: " + age + "its templates together ask for " + human(t.total) + " " + resource +
+                   "; ResourceQuota " + quota.name + " has " + human(left) + " of " + human(hard) + " left");
+      std::vector<Finding>& list = action == Action::kEnforce ? decision.violations
+                                   : action == Action::kWarn  ? decision.warnings
+                                                              : decision.audits;
+      list.push_back({"gpu-quota", action, "spec", message, summary});
+    }
+  }
+}
+
 void read_gpu_quota(ParameterReader& r, RuleSet& rules) {
   r.action("action", rules.gpu_quota.action);
 }

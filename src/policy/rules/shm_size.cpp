@@ -194,7 +194,9 @@ void rule_shm_size(RuleContext& ctx) {
   const k8s::Quantity size = wanted_size(ctx, gpus);
   const Mounts mounts = mounts_of(ctx.pod(), gpus, cfg);
   for (const BadMount& bad : mounts.bad) report_bad(ctx, bad, size);
-  if (mounts.missing.empty()) return;
+  // A partial pod's volumes are its runtime's: NIM's operator always mounts /dev/shm, a Trainer runtime
+  // (judged itself) may; a warning that is often false is noise.
+  if (mounts.missing.empty() || ctx.partial()) return;
   if (cfg.action == Action::kEnforce && ctx.can_fix_pod()) {
     mount_shm(ctx, mounts, size);
   } else {

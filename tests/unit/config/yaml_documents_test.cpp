@@ -109,3 +109,14 @@ TEST_CASE("to_yaml output reads back to the same JSON", "[yaml]") {
   REQUIRE(docs.ok());
   CHECK(docs->front().object == value);
 }
+
+// An Argo workflow's steps are a list of lists of maps.
+TEST_CASE("to_yaml writes lists of lists that read back to the same JSON", "[yaml]") {
+  const nlohmann::json value = nlohmann::json::parse(R"({
+    "steps": [[{"name": "train", "template": "train"}, {"name": "eval", "template": "eval"}], [{"name": "report"}]],
+    "matrix": [[1, 2], [[3], []], [{}]]
+  })");
+  auto docs = read_documents(gpuadmit::config::to_yaml(value), "lists.yaml");
+  REQUIRE(docs.ok());
+  CHECK(docs->front().object == value);
+}

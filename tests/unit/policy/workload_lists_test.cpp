@@ -56,18 +56,6 @@ std::string quota_text(const Decision& d) {
   return {};
 }
 
-json gpu_template(int gpus) {
-  return {{"spec",
-           {{"containers",
-             json::array({{{"name", "main"},
-                           {"image", "nvcr.io/nvidia/pytorch:24.01-py3"},
-                           {"resources",
-                            {{"requests", {{"cpu", "1"}, {"memory", "8Gi"}, {"nvidia.com/gpu", gpus}}},
-                             {"limits", {{"cpu", "1"}, {"memory", "8Gi"}, {"nvidia.com/gpu", gpus}}}}}}})},
-            {"tolerations",
-             json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})}}}};
-}
-
 }  // namespace
 
 TEST_CASE("a list step judges every item's template, and the messages name the item", "[workloads][lists]") {
@@ -116,7 +104,7 @@ TEST_CASE("a keyed selector, an index and a star select the items they name", "[
       "  workloads:\n    - {apiGroup: example.com, kinds: [Job], template: \"" + path + "\"}\n");
   json job = {{"apiVersion", "example.com/v1"}, {"kind", "Job"}, {"metadata", {{"name", "j"}}}};
   for (const char* name : {"ps", "workers"}) {
-    json t = gpu_template(1);
+    json t = gpuadmit::test::gpu_pod_template(1);
     t["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "500m";
     job["spec"]["tasks"].push_back({{"name", name}, {"template", t}});
   }
@@ -154,22 +142,25 @@ TEST_CASE("each template counts the pods it runs at once, as its controller does
              {"minReplicas", 1},
              {"maxReplicas", 2},
              {"numOfHosts", 2},
-             {"template", gpu_template(1)}}}}}}},
+             {"template", gpuadmit::test::gpu_pod_template(1)}}}}}}},
        "its 4 pods"},
       {{{"apiVersion", "ray.io/v1"},
         {"kind", "RayCluster"},
         {"spec",
-         {{"workerGroupSpecs", {{{"groupName", "g"}, {"minReplicas", 3}, {"template", gpu_template(1)}}}}}}},
+         {{"workerGroupSpecs",
+           {{{"groupName", "g"}, {"minReplicas", 3}, {"template", gpuadmit::test::gpu_pod_template(1)}}}}}}},
        "its 3 pods"},
       {{{"apiVersion", "ray.io/v1"},
         {"kind", "RayCluster"},
-        {"spec", {{"workerGroupSpecs", {{{"groupName", "g"}, {"template", gpu_template(1)}}}}}}},
+        {"spec",
+         {{"workerGroupSpecs", {{{"groupName", "g"}, {"template", gpuadmit::test::gpu_pod_template(1)}}}}}}},
        ""},  // no replicas and no minReplicas: KubeRay starts none
       // LeaderWorkerSet: replicas groups of one leader and size - 1 workers.
       {{{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
         {"kind", "LeaderWorkerSet"},
         {"spec",
-         {{"replicas", 2}, {"leaderWorkerTemplate", {{"size", 4}, {"workerTemplate", gpu_template(1)}}}}}},
+         {{"replicas", 2},
+          {"leaderWorkerTemplate", {{"size", 4}, {"workerTemplate", gpuadmit::test::gpu_pod_template(1)}}}}}},
        "its 6 pods"},
       // JobSet: replicas × the Job's parallelism.
       {{{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
@@ -178,7 +169,8 @@ TEST_CASE("each template counts the pods it runs at once, as its controller does
          {{"replicatedJobs",
            {{{"name", "w"},
              {"replicas", 2},
-             {"template", {{"spec", {{"parallelism", 3}, {"template", gpu_template(1)}}}}}}}}}}},
+             {"template",
+              {{"spec", {{"parallelism", 3}, {"template", gpuadmit::test::gpu_pod_template(1)}}}}}}}}}}},
        "its 6 pods"},
       // A Trainer runtime is a template for TrainJobs, never run as it is.
       {{{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
@@ -187,7 +179,8 @@ TEST_CASE("each template counts the pods it runs at once, as its controller does
          {{"template",
            {{"spec",
              {{"replicatedJobs",
-               {{{"name", "node"}, {"template", {{"spec", {{"template", gpu_template(8)}}}}}}}}}}}}}}},
+               {{{"name", "node"},
+                 {"template", {{"spec", {{"template", gpuadmit::test::gpu_pod_template(8)}}}}}}}}}}}}}}},
        ""},
       // Hostile counts: 2^63 reads as the most negative integer, and nothing overflows.
       {{{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
@@ -195,7 +188,7 @@ TEST_CASE("each template counts the pods it runs at once, as its controller does
         {"spec",
          {{"replicas", 2},
           {"leaderWorkerTemplate",
-           {{"size", 9223372036854775808ULL}, {"workerTemplate", gpu_template(1)}}}}}},
+           {{"size", 9223372036854775808ULL}, {"workerTemplate", gpuadmit::test::gpu_pod_template(1)}}}}}},
        ""},
       {{{"apiVersion", "ray.io/v1"},
         {"kind", "RayCluster"},
@@ -205,7 +198,7 @@ TEST_CASE("each template counts the pods it runs at once, as its controller does
              {"replicas", 3},
              {"maxReplicas", -9223372036854775807LL},
              {"numOfHosts", 9223372036854775807LL},
-             {"template", gpu_template(1)}}}}}}},
+             {"template", gpuadmit::test::gpu_pod_template(1)}}}}}}},
        ""},
       {{{"apiVersion", "ray.io/v1"},
         {"kind", "RayCluster"},
@@ -214,7 +207,7 @@ TEST_CASE("each template counts the pods it runs at once, as its controller does
            {{{"groupName", "g"},
              {"replicas", 9223372036854775807LL},
              {"numOfHosts", 9223372036854775807LL},
-             {"template", gpu_template(1)}}}}}}},
+             {"template", gpuadmit::test::gpu_pod_template(1)}}}}}}},
        "its 1000000000 pods"},
   }));
   CAPTURE(object);

@@ -150,7 +150,8 @@ TEST_CASE("a pod whose controller is a judged workload is still denied but not w
       {"batch/v1", "Job", true},
       {"kubeflow.org/v1", "PyTorchJob", true},
       {"ray.io/v1", "RayCluster", true},
-      {"argoproj.io/v1alpha1", "Workflow", false},  // not judged: its pods were never checked
+      {"argoproj.io/v1alpha1", "Workflow", true},
+      {"sparkoperator.k8s.io/v1beta2", "SparkApplication", false},  // not judged: its pods were never checked
   }));
   CAPTURE(owner_kind);
   pod["metadata"]["ownerReferences"] = json::array({{{"apiVersion", owner_api},

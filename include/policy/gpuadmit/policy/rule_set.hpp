@@ -159,6 +159,9 @@ struct WorkloadKind {
   std::string api_group;  // "" for the core group
   std::vector<std::string> kinds;
   std::vector<WorkloadPod> pods;
+  // The pods of all its templates run at the same time (a JobSet's jobs, a RayCluster's head and workers),
+  // so gpu-quota counts their GPUs together; not so an Argo workflow's steps.
+  bool concurrent = true;
   bool operator==(const WorkloadKind&) const = default;
 };
 

@@ -67,6 +67,9 @@ struct Factor {
 
 std::optional<PathError> parse_factor(std::string_view text, Factor& out);
 
+// "@" (the object a podSpec path found: no members), a member path relative to it, or "$.path".
+std::optional<PathError> parse_field_ref(std::string_view text, FieldRef& out);
+
 // How many pods of one template run at once: clamp(count, min, max) × every factor of `times`. A count whose
 // field is absent is `absent`; a factor whose field is absent is 1 (before its minus). No count: one pod.
 struct Replicas {
@@ -79,20 +82,35 @@ struct Replicas {
 };
 
 // One place pods come from in a workload kind: a pod template (metadata and spec) by path, or a PodSpec-like
-// object whose pod gpuadmit assembles, with more containers in members of its own (KServe's predictor and
-// its `model`).
+// object whose pod gpuadmit assembles the way its controller does (KServe's predictor and its `model`, an
+// Argo template's `container` with tolerations inherited from the workflow, a Tekton task's steps).
 struct WorkloadPod {
   std::string name;  // tags its messages when the object has several templates ("head", "workers")
   WorkloadPath path;
   Replicas replicas;
-  bool pod_spec = false;             // `podSpec:` rather than `template:`
-  std::vector<FieldRef> containers;  // podSpec only: members holding a Container or a list of them
-  bool partial = false;              // a runtime completes the pod (evaluate.hpp Request::partial_pod)
+  bool pod_spec = false;  // `podSpec:` rather than `template:`
+  // podSpec only. Members of the object holding a Container or a list of them; an empty ref ("@") is the
+  // object itself as one container (a NIMService's spec, a TrainJob's trainer).
+  std::vector<FieldRef> containers;
+  // podSpec only: the member of each of those containers that holds requests and limits (Tekton's
+  // `computeResources`, Trainer's `resourcesPerNode`).
+  std::string resources = "resources";
+  // podSpec only. Where the pod's spec members (tolerations, nodeSelector, volumes, ...) come from, first
+  // first: each member from the first source that has it, as Argo takes a template's own tolerations, else
+  // its workflow's; volumes from all of them, by name. Fixes are written to the first source. Empty: the
+  // object itself ("@").
+  std::vector<FieldRef> fields;
+  // podSpec only: where the pod's labels and annotations come from; the first source wins per key.
+  std::vector<FieldRef> metadata;
+  bool partial = false;  // a runtime completes the pod (evaluate.hpp Request::partial_pod)
+  // podSpec only: the pod is partial when any of these is present (an Argo podSpecPatch).
+  std::vector<FieldRef> partial_if;
   bool operator==(const WorkloadPod&) const = default;
 };
 
 // For built-in defaults: a path and a factor known to parse (anything else is a programming error).
 WorkloadPath workload_path(std::string_view text);
 Factor factor(std::string_view text);
+FieldRef field_ref(std::string_view text);
 
 }  // namespace gpuadmit::policy
