@@ -4,8 +4,11 @@ an object the policy would fix or deny:
 - webhooks.workloads sends every workload kind of the policy's spec.workloads, with the same template paths
   (the policy entry's `template`, or each of its `pods[].template`; the chart entry's `template`, or its
   `templates`; entries naming the same group and resource pool their paths, as the chart's CEL does) and the
-  same podSpec sites, path and containers members (the policy's `podSpec` and `containers`, in the entry or
-  in its `pods`; the chart entry's `podSpecs[].path` and `containers`);
+  same podSpec sites: path, containers members, the containers' resources member, and the fields and
+  metadata refs (the policy's `podSpec`, `containers`, `resources`, `fields` and `metadata`, in the entry or in
+  its `pods`; the chart entry's `podSpecs[]` with the same keys), compared after the policy's defaults
+  (containers [], resources "resources", fields ["@"], an empty list too, metadata []); `partial` and
+  `partialIf` do not change what is sent and have no chart key;
 - matchConditions.resourcePrefixes cover spec.gpuResources, imageSubstrings cover gpu-intent's
   imagePatterns, labelKeys its labels, tolerationKeys stray-gpu-toleration's taintKeys, and
   annotationPrefixes checkpoint-pvc's marker.
@@ -27,9 +30,12 @@ def plural(kind):
     return kind.lower() + "s"
 
 
-def site(path, containers):
-    """A podSpec site: its path and the set of its containers members."""
-    return (path, tuple(sorted(set(containers or []))))
+def site(path, p):
+    """A podSpec site (the policy's pods[] item or the chart's podSpecs[] item p): its path, the set of its
+    containers members, its resources member, and the sets of its fields and metadata refs (which source
+    comes first matters to the policy, not to what is sent: the chart tests them all)."""
+    return (path, tuple(sorted(set(p.get("containers") or []))), p.get("resources") or "resources",
+            tuple(sorted(set(p.get("fields") or ["@"]))), tuple(sorted(set(p.get("metadata") or []))))
 
 
 sent = {}  # (group, resource) -> (set of template paths, set of podSpec sites)
@@ -38,7 +44,7 @@ for w in webhooks["workloads"]:
         paths = w.get("templates") or [w["template"]]
     else:
         paths = [] if w.get("podSpecs") else ["spec.template"]
-    sites = {site(p["path"], p.get("containers")) for p in w.get("podSpecs") or []}
+    sites = {site(p["path"], p) for p in w.get("podSpecs") or []}
     for r in w["resources"]:
         entry = sent.setdefault((w["apiGroup"], r), (set(), set()))
         entry[0].update(paths)
@@ -48,7 +54,7 @@ for w in policy["workloads"]:
     paths, sites = set(), set()
     for p in [w] if ("template" in w or "podSpec" in w) else w.get("pods", []):
         if "podSpec" in p:
-            sites.add(site(p["podSpec"], p.get("containers")))
+            sites.add(site(p["podSpec"], p))
         elif "template" in p:
             paths.add(p["template"])
     for kind in w["kinds"]:
@@ -59,7 +65,10 @@ for w in policy["workloads"]:
 
 
 def show(sites):
-    return sorted(f"{path}" + (f" containers [{', '.join(c)}]" if c else "") for path, c in sites)
+    return sorted(f"{path}" + (f" containers [{', '.join(c)}]" if c else "") +
+                  (f" resources {r}" if r != "resources" else "") +
+                  (f" fields [{', '.join(f)}]" if f != ("@",) else "") +
+                  (f" metadata [{', '.join(m)}]" if m else "") for path, c, r, f, m in sites)
 
 
 for (group, resource), (kind, paths, sites) in judged.items():

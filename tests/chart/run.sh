@@ -82,11 +82,18 @@ expect_fail() {
 render() { "$HELM" template "$NS" "$CHART" -n "$NS" "$@"; }
 
 # webhooks.workloads podSpecs: the schema refuses a containers member that is no member path ($.model, a
-# replicas reference) and a site without its path.
+# replicas reference), a resources member that is a path, fields and metadata refs that are no ref (a
+# template path, $ without a path), and a site without its path.
 podspecs_schema() {
   local w='{"apiGroup":"example.com","apiVersion":"v1","resources":["servers"],"podSpecs":[%s]}'
   expect_fail "at '/webhooks/workloads/0/podSpecs/0/containers/0'" \
     --set-json "webhooks.workloads=[$(printf "$w" '{"path":"spec.predictor","containers":["$.model"]}')]" &&
+    expect_fail "at '/webhooks/workloads/0/podSpecs/0/resources'" \
+      --set-json "webhooks.workloads=[$(printf "$w" '{"path":"spec","containers":["@"],"resources":"spec.resources"}')]" &&
+    expect_fail "at '/webhooks/workloads/0/podSpecs/0/fields/1'" \
+      --set-json "webhooks.workloads=[$(printf "$w" '{"path":"spec","fields":["@","spec.tasks[*]"]}')]" &&
+    expect_fail "at '/webhooks/workloads/0/podSpecs/0/metadata/0'" \
+      --set-json "webhooks.workloads=[$(printf "$w" '{"path":"spec","metadata":["$"]}')]" &&
     expect_fail "at '/webhooks/workloads/0/podSpecs/0': missing property 'path'" \
       --set-json "webhooks.workloads=[$(printf "$w" '{"containers":["model"]}')]"
 }
@@ -421,7 +428,7 @@ phase_static() {
   check "misspelled key inside objectSelector fails" \
     expect_fail "at '/webhooks/objectSelector': additional properties 'matchExpresions' not allowed" --set 'webhooks.objectSelector.matchExpresions[0].key=a'
   check "timeout above 10 s fails" expect_fail "timeoutSeconds" --set webhooks.validate.timeoutSeconds=11
-  check "webhooks.workloads podSpecs: a containers member that is no member path, a site without path fail (schema)" \
+  check "webhooks.workloads podSpecs: a containers member that is no member path, a resources path, fields/metadata that are no refs, a site without path fail (schema)" \
     podspecs_schema
   check "policyObjects.clusterPolicyName that is no object name fails" \
     expect_fail "/policyObjects/clusterPolicyName" --set policyObjects.clusterPolicyName=Default_Policy
@@ -884,9 +891,10 @@ routing() {
   # evaluation error) and is left to the API server's validation.
   local not_gpu=sent no_containers=sent path
   [[ $mode == matchConditions ]] && not_gpu="not sent" no_containers=invalid
-  # RayClusters of 500 worker groups (about 0.5 MB each, so written here rather than kept in the
-  # repository): the CEL's cost on them stays within the API server's limits.
+  # RayClusters of 500 worker groups and Argo Workflows of 500 templates (about 0.5 MB each, so written here
+  # rather than kept in the repository): the CEL's cost on them stays within the API server's limits.
   python3 "$HERE/routing/make-wide-rayclusters.py" "$WORK" || return 1
+  python3 "$HERE/routing/make-wide-workflows.py" "$WORK" || return 1
   while read -r ns file want; do
     [[ -n $ns ]] || continue
     case $want in not_gpu) want=$not_gpu ;; no_containers) want=$no_containers ;; esac
@@ -900,7 +908,7 @@ routing() {
     elif [[ $out == *"failed calling webhook"* ]]; then got=sent
     elif [[ $out == *" is invalid:"* && $out != *atch*ondition* ]]; then got=invalid
     else got="error: $out"; fi
-    printf '%-9s %-16s %-24s %s\n' "$([[ $got == "$want" ]] && echo ok || echo WRONG)" "$ns" "$file" "$got (want $want)"
+    printf '%-9s %-16s %-28s %s\n' "$([[ $got == "$want" ]] && echo ok || echo WRONG)" "$ns" "$file" "$got (want $want)"
     [[ $got == "$want" ]] || rc=1
   done <<TABLE
 routing gpu-pod.yaml sent
@@ -932,6 +940,21 @@ routing cpu-isvc.yaml not_gpu
 routing gpu-isvc.yaml sent
 routing gpu-containers-isvc.yaml sent
 routing odd-types-isvc.yaml not_gpu
+routing gpu-workflow.yaml sent
+routing cpu-workflow.yaml not_gpu
+routing gpu-toleration-workflow.yaml sent
+routing odd-types-workflow.yaml not_gpu
+routing wide-cpu-workflow.yaml not_gpu
+routing wide-gpu-workflow.yaml sent
+routing gpu-taskrun.yaml sent
+routing cpu-taskrun.yaml not_gpu
+routing labelled-taskrun.yaml sent
+routing odd-types-taskrun.yaml not_gpu
+routing gpu-pipelinerun.yaml sent
+routing gpu-nimservice.yaml sent
+routing nvcr-image-nimservice.yaml sent
+routing odd-types-nimservice.yaml not_gpu
+routing gpu-trainjob.yaml sent
 routing configmap.yaml not_sent
 kube-system gpu-pod.yaml not_sent
 kube-node-lease gpu-pod.yaml not_sent

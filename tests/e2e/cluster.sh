@@ -12,7 +12,9 @@
 #   tests/e2e/cluster.sh env      print the export lines of a running cluster again
 #
 # `up` registers the CRDs of manifests/crds.yaml (PyTorchJob) and manifests/crds/ (the published RayCluster,
-# LeaderWorkerSet, Volcano Job and KServe InferenceService CRDs; server-side apply) and waits until they are
+# LeaderWorkerSet, Volcano Job, KServe InferenceService, Argo Workflow/WorkflowTemplate/ClusterWorkflowTemplate/
+# CronWorkflow, Tekton TaskRun/PipelineRun/Task/Pipeline, Kubeflow Trainer TrainJob/TrainingRuntime/
+# ClusterTrainingRuntime and NVIDIA NIMService/NIMCache CRDs; server-side apply) and waits until they are
 # Established. No operator runs.
 # With GPUADMIT_BIN set, `up` also starts `gpuadmit serve` on loopback and registers the webhooks
 # mutate.gpuadmit.io and validate.gpuadmit.io (failurePolicy Fail). On a running cluster:
@@ -691,11 +693,14 @@ start_controller_manager() {
 
 # register_crds: the CRDs the scenarios use, Established before `up` returns, so a scenario's first
 # `kubectl create` finds the kind: manifests/crds.yaml (PyTorchJob, schema-less) and the projects' own published
-# CRDs in manifests/crds/ (RayCluster, LeaderWorkerSet, Volcano Job, InferenceService; source and tag in each file's
-# header).
+# CRDs in manifests/crds/ (RayCluster, LeaderWorkerSet, Volcano Job, InferenceService; Argo Workflows' Workflow,
+# WorkflowTemplate, ClusterWorkflowTemplate and CronWorkflow (the full CRDs); Tekton's TaskRun, PipelineRun, Task and
+# Pipeline (conversion webhook replaced by strategy None); Kubeflow Trainer's TrainJob, TrainingRuntime and
+# ClusterTrainingRuntime; NVIDIA NIM's NIMService and NIMCache; source, tag and any change in each file's header).
 # Server-side apply: a client-side apply keeps the whole object as JSON in the kubectl.kubernetes.io/
-# last-applied-configuration annotation, at most 262144 bytes; RayCluster's is 290743, LeaderWorkerSet's 634666 and
-# InferenceService's 373819 bytes ("metadata.annotations: Too long"). Server-side apply records field ownership instead.
+# last-applied-configuration annotation, at most 262144 bytes; RayCluster's is 290743, LeaderWorkerSet's 634666,
+# InferenceService's 373819 and each Argo CRD's about 1.2 MB ("metadata.annotations: Too long"). Server-side apply
+# records field ownership instead.
 register_crds() {
   log "registering the CRDs in manifests/crds.yaml and manifests/crds/"
   local -a files=(-f "$HERE/manifests/crds.yaml" -f "$HERE/manifests/crds/")

@@ -133,7 +133,9 @@ it is GPU-related, so that a gpuadmit outage under failurePolicy Fail blocks not
 - a pod, when a container asks for a GPU resource or runs a GPU image, or it tolerates a GPU taint, or
   carries a GPU label or a gpuadmit.io/ annotation;
 - a workload (webhooks.workloads), when one of its pod templates (each entry's `template` or `templates`
-  paths, the policy's) is such a pod;
+  paths, the policy's) is such a pod, or one of its podSpec sites (`podSpecs`, the policy's pods[].podSpec)
+  has such a container, a GPU toleration in one of its fields sources or such a label or annotation in one
+  of its metadata sources;
 - a claim, when it carries a gpuadmit.io/ label or annotation (checkpoint-pvc's marker).
 Every list comes from webhooks.matchConditions and must cover what the policy looks at (gpuResources,
 gpu-intent imagePatterns and labels, stray-gpu-toleration taintKeys, checkpoint-pvc's marker): the chart
@@ -148,37 +150,92 @@ CEL literal), joined by ||; false for an empty list. The lists are unrolled rath
 (["a", "b"].exists(p, r.startsWith(p))): a comprehension costs several times as much per item, and the API
 server limits the cost (1,000,000 per condition, 2,500,000 for all of a webhook's conditions on one object; a
 condition over it is an error, so failurePolicy applies). A RayCluster of 500 worker groups of three containers
-each costs about 275,000 (tests/chart/routing/make-wide-rayclusters.py). */ -}}
+each costs about 275,000 (tests/chart/routing/make-wide-rayclusters.py). An Argo Workflow of 500 templates, each
+with a container, two sidecars, an init container, tolerations and metadata, is within it
+(make-wide-workflows.py); one of 1,000 such templates still is, one of 2,000 is not (an error). */ -}}
 {{- define "gpuadmit.celAny" -}}
 {{- $parts := list -}}
 {{- range .list }}{{ $parts = append $parts (printf $.fmt $.v (toJson .)) }}{{ end -}}
 {{- if $parts }}({{ join " || " $parts }}){{ else }}false{{ end -}}
 {{- end -}}
 
-{{- /* gpuadmit.gpuContainerCEL (dict "m" matchConditions "v" CEL): CEL (any JSON value) is a GPU-related
-container: a map whose resources.limits or resources.requests name a resource starting with one of
-resourcePrefixes, or whose image contains one of imageSubstrings. */ -}}
+{{- /* gpuadmit.gpuContainerCEL (dict "m" matchConditions "v" CEL ["resources" MEMBER] ["imageObjects" true]): CEL
+(any JSON value) is a GPU-related container: a map whose MEMBER (default resources; computeResources for a
+Tekton step, resourcesPerNode for a TrainJob's trainer).limits or .requests name a resource starting with one
+of resourcePrefixes, or whose image contains one of imageSubstrings. With imageObjects (a podSpec site's
+containers) an image may also be a map {repository, tag}, as a NIMService's: the policy reads it as
+repository:tag, which is built once ([text].exists(img, ...)) and tested for each substring. */ -}}
 {{- define "gpuadmit.gpuContainerCEL" -}}
 {{- $m := .m -}}{{- $c := .v -}}
+{{- $f := include "gpuadmit.celField" (dict "base" $c "name" (.resources | default "resources")) | fromJsonArray -}}
 {{- $res := include "gpuadmit.celAny" (dict "fmt" "%s.startsWith(%s)" "v" "r" "list" $m.resourcePrefixes) -}}
 {{- $image := include "gpuadmit.celAny" (dict "fmt" "%s.contains(%s)" "v" (printf "%s.image" $c) "list" $m.imageSubstrings) -}}
-{{- printf "type(%[1]s) == map && ((has(%[1]s.resources) && type(%[1]s.resources) == map && ((has(%[1]s.resources.limits) && type(%[1]s.resources.limits) == map && %[1]s.resources.limits.exists(r, %[2]s)) || (has(%[1]s.resources.requests) && type(%[1]s.resources.requests) == map && %[1]s.resources.requests.exists(r, %[2]s)))) || (has(%[1]s.image) && type(%[1]s.image) == string && %[3]s))" $c $res $image -}}
+{{- $imageObject := "" -}}
+{{- if .imageObjects -}}
+{{- $text := printf "((has(%[1]s.image.repository) && type(%[1]s.image.repository) == string ? %[1]s.image.repository : \"\") + (has(%[1]s.image.tag) && type(%[1]s.image.tag) == string ? \":\" + %[1]s.image.tag : \"\"))" $c -}}
+{{- $imageObject = printf " || (has(%[1]s.image) && type(%[1]s.image) == map && [%[2]s].exists(img, %[3]s))" $c $text (include "gpuadmit.celAny" (dict "fmt" "%s.contains(%s)" "v" "img" "list" $m.imageSubstrings)) -}}
+{{- end -}}
+{{- printf "type(%[1]s) == map && ((%[4]s && type(%[5]s) == map && ((has(%[5]s.limits) && type(%[5]s.limits) == map && %[5]s.limits.exists(r, %[2]s)) || (has(%[5]s.requests) && type(%[5]s.requests) == map && %[5]s.requests.exists(r, %[2]s)))) || (has(%[1]s.image) && type(%[1]s.image) == string && %[3]s)%[6]s)" $c $res $image (index $f 0) (index $f 1) $imageObject -}}
 {{- end -}}
 
-{{- /* gpuadmit.gpuSpecCEL (dict "m" matchConditions "v" CEL "members" LIST): CEL (a map: a PodSpec, or a
-PodSpec-like object) is GPU-related: a GPU-related container in its containers or initContainers, or at one
-of the members LIST names (each a dotted member path holding one container or a list of them: a KServe
-predictor's model), or a toleration with one of tolerationKeys. The members' containers are gathered into one
-list, (has(x) ? (type(x) == list ? x : [x]) : []) + ..., so that the container test is written once. */ -}}
+{{- /* gpuadmit.celRef (dict "ref" REF "v" CEL): [guard, selection] of a podSpec site's ref (its fields,
+metadata or containers members): "@" is the site object CEL itself (guard true), a member path (a.b) is under
+it and $.path under `object`; the guard tests each step present and a map (the policy reads a source only
+when it is a map). */ -}}
+{{- define "gpuadmit.celRef" -}}
+{{- if not (regexMatch "^(@|([$][.])?[A-Za-z0-9_-]+([.][A-Za-z0-9_-]+)*)$" .ref) -}}
+{{- fail (printf "webhooks.workloads podSpecs ref %q: expected @ (the object itself), a member path such as metadata, or $.path from the object's root" .ref) -}}
+{{- end -}}
+{{- $base := .v -}}{{- $guards := list -}}
+{{- if ne .ref "@" -}}
+{{- $path := .ref -}}
+{{- if hasPrefix "$." .ref }}{{ $base = "object" }}{{ $path = trimPrefix "$." .ref }}{{ end -}}
+{{- range splitList "." $path -}}
+{{- $f := include "gpuadmit.celField" (dict "base" $base "name" .) | fromJsonArray -}}
+{{- $base = index $f 1 -}}
+{{- $guards = append $guards (printf "%s && type(%s) == map" (index $f 0) $base) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (list (join " && " $guards | default "true") $base) -}}
+{{- end -}}
+
+{{- /* gpuadmit.gpuTolerationsCEL (dict "m" matchConditions "v" CEL): CEL (a map) holds tolerations, one with
+a key in tolerationKeys. */ -}}
+{{- define "gpuadmit.gpuTolerationsCEL" -}}
+{{- $v := .v -}}
+(has({{ $v }}.tolerations) && type({{ $v }}.tolerations) == list && {{ $v }}.tolerations.exists(t, type(t) == map && has(t.key) && {{ include "gpuadmit.celAny" (dict "fmt" "%s == %s" "v" "t.key" "list" .m.tolerationKeys) }}))
+{{- end -}}
+
+{{- /* gpuadmit.gpuMetadataCEL (dict "m" matchConditions "v" CEL): CEL (a map: a pod's metadata, or a podSpec
+site's metadata source) has a label in labelKeys or an annotation starting with one of annotationPrefixes. */ -}}
+{{- define "gpuadmit.gpuMetadataCEL" -}}
+{{- $m := .m -}}{{- $v := .v -}}
+(has({{ $v }}.labels) && type({{ $v }}.labels) == map && {{ include "gpuadmit.celAny" (dict "fmt" "%[2]s in %[1]s" "v" (printf "%s.labels" $v) "list" $m.labelKeys) }}) ||
+(has({{ $v }}.annotations) && type({{ $v }}.annotations) == map && {{ $v }}.annotations.exists(k, {{ include "gpuadmit.celAny" (dict "fmt" "%s.startsWith(%s)" "v" "k" "list" $m.annotationPrefixes) }}))
+{{- end -}}
+
+{{- /* gpuadmit.gpuSpecCEL (dict "m" matchConditions "v" CEL "members" LIST ["resources" MEMBER] ["fields" REFS]
+["imageObjects" true]): CEL (a map: a PodSpec, or a PodSpec-like object) is GPU-related: a GPU-related container
+in its containers or initContainers, or at one of the members LIST names (each a dotted member path holding one
+container or a list of them: a KServe predictor's model; "@": the object itself is one container, a
+NIMService's spec), or a toleration with one of tolerationKeys in the object, or in each of REFS (default
+["@"]; the refs under the object, gpuadmit.celRef; $.paths are the caller's). The containers and members'
+containers hold their requests and limits in MEMBER (default resources), initContainers in resources (as the
+policy assembles the pod). The members' containers are gathered into one list,
+(has(x) ? (type(x) == list ? x : [x]) : []) + ..., so that the container test is written once. */ -}}
 {{- define "gpuadmit.gpuSpecCEL" -}}
 {{- $m := .m -}}{{- $v := .v -}}
-{{- $gpuContainer := include "gpuadmit.gpuContainerCEL" (dict "m" $m "v" "c") -}}
+{{- $gpuContainer := include "gpuadmit.gpuContainerCEL" (dict "m" $m "v" "c" "resources" .resources "imageObjects" .imageObjects) -}}
+{{- $gpuInit := include "gpuadmit.gpuContainerCEL" (dict "m" $m "v" "c") -}}
 (has({{ $v }}.containers) && type({{ $v }}.containers) == list && {{ $v }}.containers.exists(c, {{ $gpuContainer }})) ||
-(has({{ $v }}.initContainers) && type({{ $v }}.initContainers) == list && {{ $v }}.initContainers.exists(c, {{ $gpuContainer }})) ||
+(has({{ $v }}.initContainers) && type({{ $v }}.initContainers) == list && {{ $v }}.initContainers.exists(c, {{ $gpuInit }}))
 {{- $parts := list -}}
 {{- range .members }}
+{{- if eq . "@" -}}
+{{- $parts = append $parts (printf "[%s]" $v) -}}
+{{- else -}}
 {{- if not (regexMatch "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$" .) -}}
-{{- fail (printf "webhooks.workloads podSpecs containers %q: a member path is dot-separated member names (letters, digits, _ and -), such as model" .) -}}
+{{- fail (printf "webhooks.workloads podSpecs containers %q: a member path is dot-separated member names (letters, digits, _ and -), such as model, or @ (the object itself)" .) -}}
 {{- end -}}
 {{- $has := list -}}{{- $base := $v -}}
 {{- range $j, $name := splitList "." . -}}
@@ -188,11 +245,17 @@ list, (has(x) ? (type(x) == list ? x : [x]) : []) + ..., so that the container t
 {{- $base = index $f 1 -}}
 {{- end -}}
 {{- $parts = append $parts (printf "(%s ? (type(%s) == list ? %s : [%s]) : [])" (join " && " $has) $base $base $base) -}}
+{{- end -}}
 {{- end }}
-{{- if $parts }}
-({{ join " + " $parts }}).exists(c, {{ $gpuContainer }}) ||
+{{- if $parts }} ||
+({{ join " + " $parts }}).exists(c, {{ $gpuContainer }})
 {{- end }}
-(has({{ $v }}.tolerations) && type({{ $v }}.tolerations) == list && {{ $v }}.tolerations.exists(t, type(t) == map && has(t.key) && {{ include "gpuadmit.celAny" (dict "fmt" "%s == %s" "v" "t.key" "list" $m.tolerationKeys) }}))
+{{- range (.fields | default (list "@")) }}
+{{- if not (hasPrefix "$." .) }} ||
+{{- $r := include "gpuadmit.celRef" (dict "ref" . "v" $v) | fromJsonArray }}
+{{ if eq . "@" }}{{ include "gpuadmit.gpuTolerationsCEL" (dict "m" $m "v" $v) }}{{ else }}({{ index $r 0 }} && {{ include "gpuadmit.gpuTolerationsCEL" (dict "m" $m "v" (index $r 1)) }}){{ end }}
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{- /* gpuadmit.gpuPodCEL (dict "m" matchConditions "v" VAR): VAR (a pod, or a pod template; a map) is
@@ -203,8 +266,45 @@ annotationPrefixes. */ -}}
 (has({{ $v }}.spec) && type({{ $v }}.spec) == map && (
 {{ include "gpuadmit.gpuSpecCEL" (dict "m" $m "v" (printf "%s.spec" $v) "members" list) }})) ||
 (has({{ $v }}.metadata) && type({{ $v }}.metadata) == map && (
-(has({{ $v }}.metadata.labels) && type({{ $v }}.metadata.labels) == map && {{ include "gpuadmit.celAny" (dict "fmt" "%[2]s in %[1]s" "v" (printf "%s.metadata.labels" $v) "list" $m.labelKeys) }}) ||
-(has({{ $v }}.metadata.annotations) && type({{ $v }}.metadata.annotations) == map && {{ $v }}.metadata.annotations.exists(k, {{ include "gpuadmit.celAny" (dict "fmt" "%s.startsWith(%s)" "v" "k" "list" $m.annotationPrefixes) }}))))
+{{ include "gpuadmit.gpuMetadataCEL" (dict "m" $m "v" (printf "%s.metadata" $v)) }}))
+{{- end -}}
+
+{{- /* gpuadmit.gpuSiteCEL (dict "m" matchConditions "v" VAR "site" SITE): VAR (a podSpec site's object, a map)
+is GPU-related: gpuadmit.gpuSpecCEL with the site's containers members, resources member and fields, or a
+metadata source under it (its metadata refs other than $.paths) with a label in labelKeys or an annotation
+starting with one of annotationPrefixes. The site's $.path refs are the same for every object at its path:
+gpuadmit.siteRootCELs tests them once. */ -}}
+{{- define "gpuadmit.gpuSiteCEL" -}}
+{{- $m := .m -}}{{- $v := .v -}}
+{{- include "gpuadmit.gpuSpecCEL" (dict "m" $m "v" $v "members" .site.containers "resources" .site.resources "fields" .site.fields "imageObjects" true) }}
+{{- range .site.metadata }}
+{{- if not (hasPrefix "$." .) }} ||
+{{- $r := include "gpuadmit.celRef" (dict "ref" . "v" $v) | fromJsonArray }}
+({{ if ne (index $r 0) "true" }}{{ index $r 0 }} && {{ end }}({{ include "gpuadmit.gpuMetadataCEL" (dict "m" $m "v" (index $r 1)) }}))
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- /* gpuadmit.siteRootCELs (dict "m" matchConditions "site" SITE): the site's $.path refs as a JSON list of CEL
+conditions on `object`: a GPU toleration in a fields source (an Argo workflow's spec.tolerations, a Tekton
+run's podTemplate), a GPU label or annotation in a metadata source (a TaskRun's own metadata). Tested once
+per object, not per site object, and without asking whether the path holds any site object: sending more is
+safe, and it keeps the cost of a workflow of many templates linear. */ -}}
+{{- define "gpuadmit.siteRootCELs" -}}
+{{- $m := .m -}}{{- $out := list -}}
+{{- range .site.fields }}
+{{- if hasPrefix "$." . }}
+{{- $r := include "gpuadmit.celRef" (dict "ref" . "v" "object") | fromJsonArray }}
+{{- $out = append $out (printf "(%s && %s)" (index $r 0) (include "gpuadmit.gpuTolerationsCEL" (dict "m" $m "v" (index $r 1)))) }}
+{{- end }}
+{{- end }}
+{{- range .site.metadata }}
+{{- if hasPrefix "$." . }}
+{{- $r := include "gpuadmit.celRef" (dict "ref" . "v" "object") | fromJsonArray }}
+{{- $out = append $out (printf "(%s && (%s))" (index $r 0) (include "gpuadmit.gpuMetadataCEL" (dict "m" $m "v" (index $r 1)) | replace "\n" " ")) }}
+{{- end }}
+{{- end }}
+{{- toJson $out -}}
 {{- end -}}
 
 {{- /* gpuadmit.workloadStepPattern: one step of the grammar of a pod template path, the policy's (docs/policy.md
@@ -225,10 +325,12 @@ map keys); select = [*], [key=*], [key=value] or [index]. values.schema.json hol
 {{- end -}}
 
 {{- /* gpuadmit.workloadPodSpecs (a webhooks.workloads entry): its podSpec sites as a JSON list of
-{"path": PATH, "containers": [MEMBER, ...]}. */ -}}
+{"path": PATH, "containers": [MEMBER, ...], "resources": MEMBER, "fields": [REF, ...], "metadata": [REF, ...]},
+defaults filled in as the policy's: containers [], resources "resources", fields ["@"] (an empty list too),
+metadata []. */ -}}
 {{- define "gpuadmit.workloadPodSpecs" -}}
 {{- $sites := list -}}
-{{- range .podSpecs }}{{ $sites = append $sites (dict "path" .path "containers" (.containers | default list)) }}{{ end -}}
+{{- range .podSpecs }}{{ $sites = append $sites (dict "path" .path "containers" (.containers | default list) "resources" (.resources | default "resources") "fields" (.fields | default (list "@")) "metadata" (.metadata | default list)) }}{{ end -}}
 {{- toJson $sites -}}
 {{- end -}}
 
@@ -312,8 +414,10 @@ The object itself must be a map. The expression may send more than the policy ju
 {{- /* One condition per webhooks.workloads entry (matchConditions must all hold, so two entries naming the
 same group and resource, e.g. one per version, would otherwise each hide what only the other's path finds):
 an entry's templates and podSpec sites are its own and those of every entry naming its group and one of its
-resources. A podSpec site is GPU-related as a pod's spec is (gpuadmit.gpuSpecCEL), its containers members
-counted too; it has no metadata of its own (the policy judges its pod without labels and annotations). */ -}}
+resources. A podSpec site is GPU-related as a pod's spec is (gpuadmit.gpuSiteCEL: its containers members
+counted too, requests and limits in its resources member, tolerations from each of its fields sources) or
+by a label or annotation of one of its metadata sources; its $.path refs are tested once per object
+(gpuadmit.siteRootCELs). */ -}}
 {{- define "gpuadmit.matchConditions" -}}
 {{- $m := .Values.webhooks.matchConditions -}}
 - name: gpu-related-pods-only
@@ -327,7 +431,7 @@ counted too; it has no metadata of its own (the policy judges its pod without la
 {{- $pod := include "gpuadmit.gpuPodCEL" (dict "m" $m "v" "pt") | replace "\n" " " }}
 {{- $all := .Values.webhooks.workloads }}
 {{- range $i, $w := $all }}
-{{- $paths := list }}{{- $sites := list }}
+{{- $paths := list }}{{- $sites := list }}{{- $roots := list }}
 {{- range $u := $all }}
 {{- $shared := false }}
 {{- range $u.resources }}{{ if and (eq $u.apiGroup $w.apiGroup) (has . $w.resources) }}{{ $shared = true }}{{ end }}{{ end }}
@@ -336,6 +440,7 @@ counted too; it has no metadata of its own (the policy judges its pod without la
 {{- $sites = concat $sites (include "gpuadmit.workloadPodSpecs" $u | fromJsonArray) | uniq }}
 {{- end }}
 {{- end }}
+{{- range $sites }}{{ $roots = concat $roots (include "gpuadmit.siteRootCELs" (dict "m" $m "site" .) | fromJsonArray) | uniq }}{{ end }}
 - name: gpu-related-templates-{{ $i }}
   expression: >-
     !(request.resource.group == {{ $w.apiGroup | quote }} && request.resource.resource in {{ toJson $w.resources }})
@@ -343,7 +448,10 @@ counted too; it has no metadata of its own (the policy judges its pod without la
     {{ include "gpuadmit.templateCEL" (dict "path" . "pod" $pod) }}
     {{- end }}
     {{- range $sites }} ||
-    {{ include "gpuadmit.templateCEL" (dict "path" .path "var" "ps" "what" "podSpec" "pod" (include "gpuadmit.gpuSpecCEL" (dict "m" $m "v" "ps" "members" .containers) | replace "\n" " ")) }}
+    {{ include "gpuadmit.templateCEL" (dict "path" .path "var" "ps" "what" "podSpec" "pod" (include "gpuadmit.gpuSiteCEL" (dict "m" $m "v" "ps" "site" .) | replace "\n" " ")) }}
+    {{- end }}
+    {{- range $roots }} ||
+    {{ . }}
     {{- end }}
 {{- end }}
 {{- end -}}
