@@ -72,8 +72,10 @@ std::string site_field(const AssembledPod& pod, std::string_view pod_field, bool
         from != pod.member_source.end() && !written ? pod.sources[from->second].field : first;
     return source + std::string(pod_field.substr(4));
   }
-  if (pod.metadata_target && pod_field.starts_with("metadata")) {
-    return pod.metadata_target->field + std::string(pod_field.substr(8));
+  if (pod_field.starts_with("metadata")) {
+    // Without a metadata source in the object, the pod's labels are the workload's own (a TaskRun's).
+    return pod.metadata_target ? pod.metadata_target->field + std::string(pod_field.substr(8))
+                               : std::string(pod_field);
   }
   return pod.site_field + (pod_field.empty() ? "" : ".") + std::string(pod_field);
 }

@@ -136,6 +136,7 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
                   have_cluster ? request.cluster : nullptr);
   ctx.set_replicas(request.replicas);
   ctx.set_partial(request.partial_pod);
+  ctx.set_metadata_elsewhere(request.metadata_elsewhere);
   std::string_view last_writer;
   for (const RuleEntry& rule : rule_catalogue()) {
     if (rule.action(rules) == Action::kOff) continue;
@@ -225,11 +226,12 @@ std::string pod_controller_kind(std::string_view workload_kind) {
 // containers, such as an Argo steps template).
 Result<std::optional<Decision>> judge_site(const Request& request, const RuleSet& rules,
                                            const TemplateSite& site, std::vector<QuotaShare>* shares) {
-  const auto judge = [&](const k8s::JsonValue& pod, bool partial) {
+  const auto judge = [&](const k8s::JsonValue& pod, bool partial, bool metadata_elsewhere) {
     Request sub{pod, request.namespace_, request.mode, request.cluster};
     sub.replicas = site.replicas;
     sub.controller_kind = pod_controller_kind(k8s::string_member(request.object, "kind"));
     sub.partial_pod = partial;
+    sub.metadata_elsewhere = metadata_elsewhere;
     auto result = evaluate_pod(sub, rules);
     if (result && shares != nullptr) {
       if (auto parsed = k8s::parse_pod(pod)) shares->push_back({std::move(*parsed), site.replicas, site.tag});
@@ -239,7 +241,7 @@ Result<std::optional<Decision>> judge_site(const Request& request, const RuleSet
   if (!site.source->pod_spec) {
     const k8s::JsonValue* spec = site.pod_template->find("spec");
     if (spec == nullptr || !spec->is_object()) return std::optional<Decision>();
-    auto result = judge(*site.pod_template, site.source->partial);
+    auto result = judge(*site.pod_template, site.source->partial, false);
     if (!result) {
       Error e = result.error();
       if (!e.pointer.empty()) e.pointer = site.pointer + e.pointer;
@@ -260,7 +262,7 @@ Result<std::optional<Decision>> judge_site(const Request& request, const RuleSet
   }
   auto document = k8s::OwnedJsonDocument::of(assembled.pod);
   if (!document) return document.error();
-  auto result = judge(document->root(), assembled.partial);
+  auto result = judge(document->root(), assembled.partial, !assembled.metadata_target.has_value());
   if (!result) {
     // "spec.containers[0].resources: ..." as the member it came from ("spec.taskSpec.steps[0]...").
     Error e = result.error();

@@ -45,6 +45,9 @@ class RuleContext {
   // (a fractional GPU, a GPU limit unlike its request, GPUs beyond the quota); the rest warns.
   [[nodiscard]] bool partial() const noexcept { return partial_; }
   void set_partial(bool partial) noexcept { partial_ = partial; }
+  // Whether the pod's own labels and annotations can be written (evaluate.hpp Request::metadata_elsewhere).
+  [[nodiscard]] bool can_fix_metadata() const noexcept { return !metadata_elsewhere_; }
+  void set_metadata_elsewhere(bool elsewhere) noexcept { metadata_elsewhere_ = elsewhere; }
   // The cluster as last seen, or nullptr when gpuadmit runs without one (offline check without --cluster).
   [[nodiscard]] const ClusterSnapshot* cluster() const noexcept {
     return cluster_ != nullptr ? cluster_->snapshot.get() : nullptr;
@@ -102,6 +105,7 @@ class RuleContext {
   const RuleEntry* rule_ = nullptr;  // the one running
   std::int64_t replicas_ = 1;
   bool partial_ = false;
+  bool metadata_elsewhere_ = false;
   mutable std::optional<bool> gpu_pod_;
   mutable std::vector<std::int64_t> container_gpus_;  // by position in pod_.containers; empty: not counted
 };

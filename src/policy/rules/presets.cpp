@@ -20,6 +20,8 @@ struct Change {
 struct Plan {
   std::vector<Change> changes;
   std::vector<std::pair<std::string, std::string>> conflicts;  // field, what the user kept
+  // Annotations for a pod whose annotations only its workload's own metadata gives (a TaskRun's).
+  std::vector<std::string> elsewhere;
 };
 
 bool selected(const Preset& preset, const RuleContext& ctx) {
@@ -151,11 +153,28 @@ Plan plan_preset(const Preset& preset, const RuleContext& ctx) {
       if (it->second != value) plan.conflicts.emplace_back("metadata.annotations", "annotation " + key);
       continue;
     }
+    if (!ctx.can_fix_metadata()) {
+      plan.elsewhere.push_back(key + ": " + value);
+      continue;
+    }
     plan.changes.push_back(
         {"metadata.annotations", "annotation " + key,
          [key = key, value = value](RuleContext& c) { c.edit(metadata_part("annotations"))[key] = value; }});
   }
   return plan;
+}
+
+// Said whatever the action: the annotation is the workload's to carry, and denying would deny forever.
+void report_elsewhere(RuleContext& ctx, const Preset& preset, const std::vector<std::string>& annotations) {
+  std::string list;
+  for (const std::string& a : annotations) list += (list.empty() ? "" : ", ") + a;
+  ctx.report(
+      std::min(ctx.rules().presets.action, Action::kWarn), "metadata.annotations",
+      "preset " + preset.name + " selects this pod but its annotations (" + list +
+          ") can only reach the pod through the workload's own metadata, which the workload's other "
+          "pods share.\nFix: add them to the workload's metadata.annotations if every pod of it should "
+          "carry them.",
+      "preset " + preset.name + "'s annotations go on the workload: " + list);
 }
 
 // "a,b" plus the names not in it yet, in order.
@@ -187,6 +206,7 @@ void rule_presets(RuleContext& ctx) {
               "Fix: nothing if the object's value is intended; otherwise remove it to take the preset's.",
           "kept " + what + " as set, not preset " + preset.name + "'s value");
     }
+    if (!plan.elsewhere.empty()) report_elsewhere(ctx, preset, plan.elsewhere);
     if (plan.changes.empty()) continue;
     if (!apply) {
       std::string missing;

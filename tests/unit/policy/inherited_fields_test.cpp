@@ -310,3 +310,34 @@ TEST_CASE("on UPDATE a change to the workflow's own tolerations judges its templ
   REQUIRE(decision.ok());
   CHECK(decision->evaluated);
 }
+
+TEST_CASE(
+    "a preset's annotation on a TaskRun's pod, which only the TaskRun's own metadata gives, is said, not "
+    "looped on",
+    "[workloads][assembled]") {
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto rules = gpuadmit::test::policy_with_spec(
+      "  presets:\n  - name: team\n    selector: {gpu: true}\n    annotations: {example.com/team: ml}\n"
+      "    env: [{name: NCCL_DEBUG, value: WARN}]\n");
+  const json taskrun = gpuadmit::test::yaml(R"(
+apiVersion: tekton.dev/v1
+kind: TaskRun
+metadata: {name: train}
+spec:
+  taskSpec:
+    steps:
+    - name: train
+      image: nvcr.io/nvidia/pytorch:24.01-py3
+      computeResources:
+        requests: {cpu: "8", memory: 32Gi, nvidia.com/gpu: 1}
+        limits: {cpu: "8", memory: 32Gi, nvidia.com/gpu: 1}
+)");
+  const json fixed = taskrun.patch(run(taskrun, Mode::kMutate, rules, &view).patch);
+  CHECK(fixed["spec"]["taskSpec"]["steps"][0]["env"][0]["name"] == "NCCL_DEBUG");
+  const auto validated = run(fixed, Mode::kValidate, rules, &view);
+  CHECK(validated.allowed());
+  CHECK(std::any_of(validated.warnings.begin(), validated.warnings.end(), [](const auto& w) {
+    return w.rule == "presets" && w.message.find("example.com/team") != std::string::npos;
+  }));
+  CHECK(run(fixed, Mode::kMutate, rules, &view).patch.empty());
+}

@@ -32,6 +32,9 @@ struct Request {
   // A pod that a runtime completes after admission (a KServe predictor, merged with its ServingRuntime):
   // pod-level fixes are not made and most denials become warnings (RuleContext::partial).
   bool partial_pod = false;
+  // An assembled pod whose labels and annotations only the workload's own metadata gives (a TaskRun's), or
+  // none: gpuadmit cannot write an annotation for that pod alone, so presets say theirs instead.
+  bool metadata_elsewhere = false;
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).
