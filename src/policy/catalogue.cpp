@@ -17,6 +17,7 @@ void rule_gpu_type(RuleContext&);
 void rule_gpu_tolerations(RuleContext&);
 void rule_cuda_driver(RuleContext&);
 void rule_node_fit(RuleContext&);
+void rule_gpu_memory_fit(RuleContext&);
 void rule_gpu_quota(RuleContext&);
 void rule_checkpoint_pvc(RuleContext&);
 void rule_stray_gpu_toleration(RuleContext&);
@@ -32,6 +33,7 @@ void read_gpu_type(ParameterReader&, RuleSet&);
 void read_gpu_tolerations(ParameterReader&, RuleSet&);
 void read_cuda_driver(ParameterReader&, RuleSet&);
 void read_node_fit(ParameterReader&, RuleSet&);
+void read_gpu_memory_fit(ParameterReader&, RuleSet&);
 void read_gpu_quota(ParameterReader&, RuleSet&);
 void read_checkpoint_pvc(ParameterReader&, RuleSet&);
 void read_stray_gpu_toleration(ParameterReader&, RuleSet&);
@@ -67,6 +69,8 @@ constexpr std::array kCatalogue{
     RuleEntry{"cuda-driver", true, "cuda-driver", action_of<&RuleSet::cuda_driver>, read_cuda_driver,
               rule_cuda_driver},
     RuleEntry{"node-fit", true, "node-fit", action_of<&RuleSet::node_fit>, read_node_fit, rule_node_fit},
+    RuleEntry{"gpu-memory-fit", true, "gpu-memory-fit", action_of<&RuleSet::gpu_memory_fit>,
+              read_gpu_memory_fit, rule_gpu_memory_fit},
     RuleEntry{"gpu-quota", true, "gpu-quota", action_of<&RuleSet::gpu_quota>, read_gpu_quota, rule_gpu_quota},
     RuleEntry{"checkpoint-pvc", false, "checkpoint-pvc", action_of<&RuleSet::checkpoint_pvc>,
               read_checkpoint_pvc, rule_checkpoint_pvc},

@@ -47,6 +47,13 @@ struct GuaranteedQos {
   bool operator==(const GuaranteedQos&) const = default;
 };
 
+// gpu-memory-fit: an inference model's weights, KV cache and this overhead against the GPUs asked for.
+struct GpuMemoryFit {
+  Action action = Action::kWarn;
+  k8s::Quantity overhead = k8s::Quantity::from_units(1LL << 30, k8s::Quantity::Format::kBinarySI);
+  bool operator==(const GpuMemoryFit&) const = default;
+};
+
 struct MemoryFloor {
   Action action = Action::kWarn;
   k8s::Quantity overhead = k8s::Quantity::from_units(2LL << 30, k8s::Quantity::Format::kBinarySI);
@@ -186,6 +193,7 @@ struct RuleSet {
   GpuLimitEqualsRequest gpu_limit_equals_request;
   GuaranteedQos guaranteed_qos;
   MemoryFloor memory_floor;
+  GpuMemoryFit gpu_memory_fit;
   GpuTolerations gpu_tolerations;
   StrayGpuToleration stray_gpu_toleration;
   GpuType gpu_type;

@@ -1,0 +1,139 @@
+// gpu-memory-fit: an inference model's weights, KV cache and overhead against the GPU memory it asks for.
+// The figures are the source articles' (issue #20): 7B at FP16 is about 14 GB, 70B about 140 GB; Llama-7B's
+// KV cache at 4096 tokens about 2 GB per request.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "../../../../src/policy/inference_memory.hpp"
+#include "gpuadmit/k8s/pod_parser.hpp"
+#include "gpuadmit/policy/evaluate.hpp"
+#include "support/fixtures.hpp"
+#include "support/policy_checks.hpp"
+
+using gpuadmit::policy::Mode;
+using nlohmann::json;
+
+namespace {
+
+json served_pod(const std::string& annotations, int gpus) {
+  return gpuadmit::test::yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: serve
+  annotations: {gpuadmit.io/model-mode: inference, )" +
+                              annotations + R"(}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.4.0
+    resources:
+      limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: )" +
+                              std::to_string(gpus) + R"(}
+)");
+}
+
+gpuadmit::policy::InferenceModel model_of(const json& pod) {
+  auto parsed = gpuadmit::k8s::parse_pod(pod);
+  REQUIRE(parsed.ok());
+  auto model = gpuadmit::policy::inference_model_of(*parsed);
+  REQUIRE(model.ok());
+  REQUIRE(model->has_value());
+  return **model;
+}
+
+std::string fit_text(const gpuadmit::policy::Decision& d) {
+  for (const auto* list : {&d.violations, &d.warnings}) {
+    for (const auto& f : *list) {
+      if (f.rule == "gpu-memory-fit") return f.message;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("a model's weights are its parameters times the bytes of its precision",
+          "[rules][gpu-memory-fit]") {
+  const auto [parameters, precision, gigabytes] = GENERATE(table<std::string, std::string, double>({
+      {"7B", "fp16", 14},
+      {"13B", "fp16", 26},
+      {"70B", "fp16", 140},
+      {"7B", "int8", 7},
+      {"13B", "int8", 13},
+      {"70B", "int8", 70},
+      {"7B", "int4", 3.5},
+      {"13B", "int4", 6.5},
+      {"70B", "int4", 35},
+  }));
+  CAPTURE(parameters, precision);
+  const auto model = model_of(served_pod(
+      "gpuadmit.io/model-parameters: " + parameters + ", gpuadmit.io/model-precision: " + precision, 1));
+  CHECK(gpuadmit::policy::weight_bytes(model) == Approx(gigabytes * 1e9));
+}
+
+TEST_CASE("Llama-2-7B's KV cache at 4096 tokens is 2 GiB per request, and grows with requests and context",
+          "[rules][gpu-memory-fit]") {
+  const auto [annotations, gib] = GENERATE(table<std::string, double>({
+      {"gpuadmit.io/model-family: llama-2-7b", 2},
+      {"gpuadmit.io/model-family: llama-2-7b, gpuadmit.io/concurrent-requests: \"8\"", 16},
+      {"gpuadmit.io/model-family: llama-2-7b, gpuadmit.io/context-length: \"8192\"", 4},
+      // Grouped-query attention: 8 KV heads of 64, so a tenth of the cache MHA would hold.
+      {"gpuadmit.io/model-family: llama-2-70b", 1.25},
+      // Without a shape the cache is not counted (and the working says so).
+      {"gpuadmit.io/model-parameters: 7B", 0},
+  }));
+  CAPTURE(annotations);
+  const auto model = model_of(served_pod(annotations, 1));
+  CHECK(gpuadmit::policy::kv_cache_bytes(model) == Approx(gib * (1LL << 30)));
+}
+
+TEST_CASE("a 70B model on one GPU is warned with the GPUs it needs and the quantized alternatives",
+          "[rules][gpu-memory-fit]") {
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto decision =
+      gpuadmit::test::run(served_pod("gpuadmit.io/model-family: llama-2-70b", 1), Mode::kValidate, {}, &view);
+  const std::string text = fit_text(decision);
+  CHECK_THAT(text,
+             Catch::Contains("Llama-2-70B fp16 needs about 132.6Gi of GPU memory: 2× NVIDIA-H100-80GB-HBM3"));
+  CHECK_THAT(text, Catch::Contains("INT8 about 67.4Gi: 1× NVIDIA-H100-80GB-HBM3"));
+  CHECK_THAT(text, Catch::Contains("weights 130.4Gi"));
+  CHECK_THAT(text, Catch::Contains("this pod asks for 1× "));
+  // Two H100s hold it.
+  CHECK(fit_text(gpuadmit::test::run(served_pod("gpuadmit.io/model-family: llama-2-70b", 2), Mode::kValidate,
+                                     {}, &view))
+            .empty());
+}
+
+TEST_CASE("a model that fits one of the GPUs the pod may land on is not warned about",
+          "[rules][gpu-memory-fit]") {
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  // 7B fp16: 13Gi + 2Gi cache + 1Gi: more than a T4's 15Gi, within an A100's 40Gi.
+  CHECK(fit_text(gpuadmit::test::run(served_pod("gpuadmit.io/model-family: llama-2-7b", 1), Mode::kValidate,
+                                     {}, &view))
+            .empty());
+  // A training pod is memory-floor's, not this rule's.
+  json training = served_pod("gpuadmit.io/model-family: llama-2-70b", 1);
+  training["metadata"]["annotations"]["gpuadmit.io/model-mode"] = "training";
+  CHECK(fit_text(gpuadmit::test::run(training, Mode::kValidate, {}, &view)).empty());
+}
+
+TEST_CASE("an unreadable model annotation is named with what it takes", "[rules][gpu-memory-fit]") {
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto [annotations, said] = GENERATE(table<std::string, std::string>({
+      {"gpuadmit.io/model-family: gpt-9", "gpuadmit.io/model-family: \"gpt-9\" is not one of llama-2-7b"},
+      {"gpuadmit.io/model-parameters: lots",
+       "gpuadmit.io/model-parameters: \"lots\" is not a parameter count"},
+      {"gpuadmit.io/model-family: llama-2-7b, gpuadmit.io/model-precision: fp12",
+       "gpuadmit.io/model-precision: \"fp12\""},
+      {"gpuadmit.io/model-family: llama-2-7b, gpuadmit.io/context-length: \"0\"",
+       "gpuadmit.io/context-length: \"0\" is not a whole number"},
+      {"gpuadmit.io/model-precision: int8",
+       "neither gpuadmit.io/model-family nor gpuadmit.io/model-parameters"},
+  }));
+  CAPTURE(annotations);
+  CHECK_THAT(fit_text(gpuadmit::test::run(served_pod(annotations, 1), Mode::kValidate, {}, &view)),
+             Catch::Contains(said));
+}
