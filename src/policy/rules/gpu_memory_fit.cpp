@@ -122,7 +122,7 @@ void rule_gpu_memory_fit(RuleContext& ctx) {
           ". A model that does not fit fails when it loads (CUDA out of memory).\nFix: ask for more GPUs "
           "(and shard the model across them: tensor parallelism), a GPU with more memory, or serve a "
           "quantized model.",
-      needs + "; this pod asks for " + std::to_string(gpus));
+      needs + "; this pod asks for " + std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"));
 }
 
 void read_gpu_memory_fit(ParameterReader& r, RuleSet& rules) {
