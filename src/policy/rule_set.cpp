@@ -249,3 +249,17 @@ std::vector<WorkloadKind> default_workload_kinds() {
 }
 
 }  // namespace gpuadmit::policy
+
+namespace gpuadmit::policy {
+
+// Only releases whose CUDA NVIDIA's own release notes state ("Release YY.MM is based on CUDA X.Y"), each
+// read there (docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-25-12.html,
+// .../triton-inference-server/release-notes/rel-23-08.html, rel-24-04.html); a policy adds the releases
+// its clusters run. src/config/default_policy.yaml lists the same.
+k8s::StringMap default_image_cuda() {
+  return {{"nvcr.io/nvidia/pytorch:25.12-*", "13.1"},
+          {"nvcr.io/nvidia/tritonserver:23.08-*", "12.2"},
+          {"nvcr.io/nvidia/tritonserver:24.04-*", "12.4"}};
+}
+
+}  // namespace gpuadmit::policy

@@ -21,25 +21,37 @@ bool newer(CudaVersion a, CudaVersion b) {
   return a.major > b.major || (a.major == b.major && a.minor > b.minor);
 }
 
+// "12.1", "12.1.0-runtime-ubuntu22.04": a CUDA major.minor at the start of `s`.
+std::optional<CudaVersion> version_at(std::string_view s) {
+  CudaVersion v;
+  auto [p1, e1] = std::from_chars(s.data(), s.data() + s.size(), v.major);
+  if (e1 != std::errc{} || p1 == s.data() || p1 == s.data() + s.size() || *p1 != '.') return std::nullopt;
+  auto [p2, e2] = std::from_chars(p1 + 1, s.data() + s.size(), v.minor);
+  if (e2 != std::errc{} || p2 == p1 + 1 || v.major < 7 || v.major > 20) return std::nullopt;
+  return v;
+}
+
 // "…-cuda12.1-…", "…cuda11.7…", and nvidia/cuda:12.1.0-runtime-ubuntu22.04 style tags.
 std::optional<CudaVersion> cuda_of_image(std::string_view image) {
-  const auto parse_at = [](std::string_view s) -> std::optional<CudaVersion> {
-    CudaVersion v;
-    auto [p1, e1] = std::from_chars(s.data(), s.data() + s.size(), v.major);
-    if (e1 != std::errc{} || p1 == s.data() || p1 == s.data() + s.size() || *p1 != '.') return std::nullopt;
-    auto [p2, e2] = std::from_chars(p1 + 1, s.data() + s.size(), v.minor);
-    if (e2 != std::errc{} || p2 == p1 + 1 || v.major < 7 || v.major > 20) return std::nullopt;
-    return v;
-  };
   const std::string img = lower(image);
   for (std::size_t at = img.find("cuda"); at != std::string::npos; at = img.find("cuda", at + 4)) {
-    if (auto v = parse_at(std::string_view(img).substr(at + 4))) return v;
+    if (auto v = version_at(std::string_view(img).substr(at + 4))) return v;
   }
   const auto colon = img.rfind(':');
   const auto slash = img.rfind('/');
   if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
     const std::string_view repo = std::string_view(img).substr(0, colon);
-    if (repo.ends_with("/cuda") || repo == "cuda") return parse_at(std::string_view(img).substr(colon + 1));
+    if (repo.ends_with("/cuda") || repo == "cuda") return version_at(std::string_view(img).substr(colon + 1));
+  }
+  return std::nullopt;
+}
+
+// The CUDA an image is built for: its tag's, else the policy's table of image families whose tags do not
+// say it (NGC's nvcr.io/nvidia/pytorch:24.01-py3, vllm/vllm-openai:v0.4.0).
+std::optional<CudaVersion> cuda_of(const CudaDriver& cfg, std::string_view image) {
+  if (auto v = cuda_of_image(image)) return v;
+  for (const auto& [pattern, version] : cfg.image_cuda) {
+    if (glob_match(pattern, image)) return version_at(version);
   }
   return std::nullopt;
 }
@@ -79,7 +91,7 @@ std::optional<DriverNeed> need_of(const RuleContext& ctx) {
   std::string image;
   for (const k8s::Container& c : ctx.pod().containers) {
     if (ctx.gpu_units(c) <= 0) continue;
-    if (auto v = cuda_of_image(c.image); v && (!newest || newer(*v, *newest))) {
+    if (auto v = cuda_of(ctx.rules().cuda_driver, c.image); v && (!newest || newer(*v, *newest))) {
       newest = v;
       image = c.image;
     }
@@ -186,6 +198,13 @@ void read_cuda_driver(ParameterReader& r, RuleSet& rules) {
   r.action("action", rules.cuda_driver.action);
   r.string("majorLabel", rules.cuda_driver.major_label);
   r.string("minorLabel", rules.cuda_driver.minor_label);
+  r.string_map("imageCuda", "image pattern to the CUDA version it is built for",
+               rules.cuda_driver.image_cuda);
+  for (const auto& [pattern, version] : rules.cuda_driver.image_cuda) {
+    if (!version_at(version)) {
+      r.error("imageCuda: \"" + pattern + "\": \"" + version + "\" is not a CUDA version such as 12.3");
+    }
+  }
 }
 
 }  // namespace gpuadmit::policy

@@ -105,10 +105,15 @@ struct GpuType {
   bool operator==(const GpuType&) const = default;
 };
 
+k8s::StringMap default_image_cuda();
+
 struct CudaDriver {
   Action action = Action::kWarn;
   std::string major_label = "nvidia.com/cuda.driver.major";
   std::string minor_label = "nvidia.com/cuda.driver.minor";
+  // The CUDA version of images whose tags do not say it, by image pattern ('*' globs): NGC framework
+  // releases, vLLM's images. A tag's own "cudaX.Y" comes first.
+  k8s::StringMap image_cuda = default_image_cuda();
   bool operator==(const CudaDriver&) const = default;
 };
 

@@ -2,6 +2,7 @@
 // when the GPU nodes' drivers are too old, and under enforce keep the pod on nodes whose driver is not.
 #include <catch2/catch.hpp>
 
+#include "gpuadmit/config/policy_loader.hpp"
 #include "support/policy_checks.hpp"
 
 using gpuadmit::policy::RuleSet;
@@ -34,4 +35,37 @@ TEST_CASE("cuda-driver in enforce mode keeps the pod on nodes with a new enough 
   const json& terms = required_node_terms(r);
   CHECK(terms.size() == 2);
   CHECK(terms[0]["matchExpressions"][0]["operator"] == "Gt");
+}
+
+TEST_CASE("an image whose tag does not say its CUDA takes it from the policy's imageCuda, its tag's first",
+          "[cluster][cuda][cuda-driver]") {
+  const auto [image, said] = GENERATE(table<std::string, std::string>({
+      // NVIDIA's release notes: "Release 25.12 is based on CUDA 13.1.0" (a default entry).
+      {"nvcr.io/nvidia/pytorch:25.12-py3", "CUDA 13.1 needs driver ≥ 580.65"},
+      // An entry the policy adds.
+      {"vllm/vllm-openai:v0.4.0", "CUDA 12.4 needs driver ≥ 550.54"},
+      // A tag's own cudaX.Y wins over a matching pattern.
+      {"vllm/vllm-openai:v0.4.0-cuda12.2", "CUDA 12.2 needs driver ≥ 535.54"},
+      // Neither: nothing is said.
+      {"nvcr.io/nvidia/pytorch:24.01-py3", ""},
+  }));
+  CAPTURE(image);
+  RuleSet rules;
+  rules.cuda_driver.image_cuda = gpuadmit::policy::default_image_cuda();
+  rules.cuda_driver.image_cuda["vllm/vllm-openai:v0.4.0*"] = "12.4";
+  const std::string text = all_text(check(gpu_pod_with("1", "image", image), gpu_cluster_view(), rules));
+  if (said.empty()) {
+    CHECK(text.find("cuda-driver") == std::string::npos);
+  } else {
+    CHECK_THAT(text, Catch::Contains(said));
+  }
+}
+
+TEST_CASE("an imageCuda value that is not a CUDA version is a policy error", "[cuda-driver]") {
+  const auto rules = gpuadmit::config::load_policy(
+      "apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n  rules:\n    cuda-driver:\n"
+      "      imageCuda: {\"nvcr.io/nvidia/pytorch:24.01-*\": twelve}\n",
+      "p.yaml");
+  REQUIRE_FALSE(rules.ok());
+  CHECK_THAT(rules.error().message, Catch::Contains("\"twelve\" is not a CUDA version such as 12.3"));
 }
