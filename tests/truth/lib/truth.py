@@ -485,15 +485,20 @@ class Harness:
         self.nodepools = [o for o in prof.cluster_objs if o.get("kind") == "NodePool"]
 
     def wait_view(self, what, secs=30, fatal=True):
-        """Until gpuadmit's cluster view holds what the API has (bounded)."""
-        want = {}
-        for kind, path in (("nodes", "/api/v1/nodes"), ("storageclasses", "/apis/storage.k8s.io/v1/storageclasses"),
-                           ("resourcequotas", "/api/v1/resourcequotas"), ("persistentvolumeclaims", "/api/v1/persistentvolumeclaims")):
-            st, body = self.api.get(path)
-            want[kind] = len(body.get("items") or [])
+        """Until gpuadmit's cluster view holds what the API has (bounded). The API's counts are read again on
+        every try: namespaces of earlier runs are still being deleted, and a count taken once would wait for
+        quotas that no longer exist (seen 2026-12-04: a view of 42 quotas against a stale 68)."""
+        def api_counts():
+            want = {}
+            for kind, path in (("nodes", "/api/v1/nodes"), ("storageclasses", "/apis/storage.k8s.io/v1/storageclasses"),
+                               ("resourcequotas", "/api/v1/resourcequotas"), ("persistentvolumeclaims", "/api/v1/persistentvolumeclaims")):
+                st, body = self.api.get(path)
+                want[kind] = len(body.get("items") or [])
+            return want
         deadline = time.time() + secs
-        got = {}
+        got, want = {}, {}
         while time.time() < deadline:
+            want = api_counts()
             got = self.ga.view_counts()
             if all(got.get(k) == v for k, v in want.items()):
                 return True
