@@ -48,6 +48,25 @@ spec:
 )");
 }
 
+// A TaskRun whose one inline step asks for a GPU in computeResources (limits cpu 8, memory 32Gi), with
+// `requests` as its requests.
+json gpu_taskrun(const std::string& requests) {
+  return gpuadmit::test::yaml(R"(
+apiVersion: tekton.dev/v1
+kind: TaskRun
+metadata: {name: train}
+spec:
+  taskSpec:
+    steps:
+    - name: train
+      image: nvcr.io/nvidia/pytorch:24.01-py3
+      computeResources:
+        requests: )" + requests +
+                              R"(
+        limits: {cpu: "8", memory: 32Gi, nvidia.com/gpu: 1}
+)");
+}
+
 bool has_rule(const std::vector<gpuadmit::policy::Finding>& findings, const std::string& rule) {
   return std::any_of(findings.begin(), findings.end(), [&](const auto& f) { return f.rule == rule; });
 }
@@ -125,19 +144,7 @@ TEST_CASE("a workflow without a container template runs no pod and is not checke
 TEST_CASE("a Tekton step's computeResources are its resources, and the pod's toleration goes to podTemplate",
           "[workloads][assembled]") {
   const auto view = gpuadmit::test::view_of("gpu-cluster");
-  const json taskrun = gpuadmit::test::yaml(R"(
-apiVersion: tekton.dev/v1
-kind: TaskRun
-metadata: {name: train}
-spec:
-  taskSpec:
-    steps:
-    - name: train
-      image: nvcr.io/nvidia/pytorch:24.01-py3
-      computeResources:
-        requests: {cpu: "4", memory: 16Gi}
-        limits: {cpu: "8", memory: 32Gi, nvidia.com/gpu: 1}
-)");
+  const json taskrun = gpu_taskrun(R"({cpu: "4", memory: 16Gi})");
   const auto decision = run(taskrun, Mode::kMutate, {}, &view);
   REQUIRE(decision.allowed());
   const json fixed = taskrun.patch(decision.patch);
@@ -319,19 +326,7 @@ TEST_CASE(
   const auto rules = gpuadmit::test::policy_with_spec(
       "  presets:\n  - name: team\n    selector: {gpu: true}\n    annotations: {example.com/team: ml}\n"
       "    env: [{name: NCCL_DEBUG, value: WARN}]\n");
-  const json taskrun = gpuadmit::test::yaml(R"(
-apiVersion: tekton.dev/v1
-kind: TaskRun
-metadata: {name: train}
-spec:
-  taskSpec:
-    steps:
-    - name: train
-      image: nvcr.io/nvidia/pytorch:24.01-py3
-      computeResources:
-        requests: {cpu: "8", memory: 32Gi, nvidia.com/gpu: 1}
-        limits: {cpu: "8", memory: 32Gi, nvidia.com/gpu: 1}
-)");
+  const json taskrun = gpu_taskrun(R"({cpu: "8", memory: 32Gi, nvidia.com/gpu: 1})");
   const json fixed = taskrun.patch(run(taskrun, Mode::kMutate, rules, &view).patch);
   CHECK(fixed["spec"]["taskSpec"]["steps"][0]["env"][0]["name"] == "NCCL_DEBUG");
   const auto validated = run(fixed, Mode::kValidate, rules, &view);
