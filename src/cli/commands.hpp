@@ -19,6 +19,7 @@ int policy_command(Args args);
 int serve_command(Args args);
 int certs_command(Args args);
 int cluster_command(Args args);
+int recommend_command(Args args);
 int version_command(Args args);
 
 }  // namespace gpuadmit::cli

@@ -114,8 +114,12 @@ PersistentVolumeClaim parse_claim_or_throw(const json& object) {
       if (const auto it = r.requests.find("storage"); it != r.requests.end()) claim.request = it->second;
     }
   }
-  if (const json* status = object_at(object, "status", root))
+  if (const json* status = object_at(object, "status", root)) {
     claim.phase = string_at(*status, "phase", root / "status");
+    const ResourceList capacity =
+        resource_list(object_at(*status, "capacity", root / "status"), root / "status" / "capacity");
+    if (const auto it = capacity.find("storage"); it != capacity.end()) claim.capacity = it->second;
+  }
   return claim;
 }
 

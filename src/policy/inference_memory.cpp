@@ -1,5 +1,6 @@
-#include "inference_memory.hpp"
+#include "gpuadmit/policy/inference_memory.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -20,6 +21,22 @@ constexpr std::array<ModelFamily, 7> kFamilies{{
     {"llama-3-70b", "Llama-3-70B", 70e9, 80, 8, 128},
     {"mistral-7b", "Mistral-7B", 7.2e9, 32, 8, 128},
     {"mixtral-8x7b", "Mixtral-8x7B", 46.7e9, 32, 8, 128},
+}};
+
+// GPU memory by product, for nodes without GPU feature discovery's memory label: the first whose words all
+// occur in the lower-cased product name wins (so "a100" + "80gb" before "a100"). MiB as GFD reports them.
+constexpr std::array<KnownGpu, 11> kKnownGpus{{
+    {"H200", {"h200", ""}, 143771},
+    {"H100-80GB", {"h100", ""}, 81559},
+    {"A100-80GB", {"a100", "80gb"}, 81920},
+    {"A100-40GB", {"a100", ""}, 40960},
+    {"L40S", {"l40", ""}, 46068},
+    {"A10", {"a10", ""}, 23028},
+    {"L4", {"l4", ""}, 23034},
+    {"T4", {"t4", ""}, 15360},
+    {"V100-32GB", {"v100", "32gb"}, 32768},
+    {"V100-16GB", {"v100", ""}, 16384},
+    {"A30", {"a30", ""}, 24576},
 }};
 
 std::string lowered(std::string_view s) {
@@ -66,8 +83,48 @@ std::string model_family_names() {
   return out;
 }
 
+std::span<const KnownGpu> known_gpus() {
+  return kKnownGpus;
+}
+
+std::optional<std::int64_t> known_gpu_mib(std::string_view product) {
+  const std::string name = lowered(product);
+  // A MIG slice (GFD's single strategy: "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb") has the slice's memory, not
+  // the whole GPU's. The name rounds it (an A100's 1g.5gb holds 4864 MiB): read as decimal GB, which is
+  // below every slice's real size, so a model that fits this figure fits the slice.
+  if (const auto mig = name.find("-mig-"); mig != std::string::npos) {
+    const auto dot = name.find('.', mig);
+    std::int64_t gb = 0;
+    const char* first = dot == std::string::npos ? nullptr : name.data() + dot + 1;
+    const char* last = name.data() + name.size();
+    if (first == nullptr) return std::nullopt;
+    const auto [end, ec] = std::from_chars(first, last, gb);
+    if (ec != std::errc() || std::string_view(end, static_cast<std::size_t>(last - end)) != "gb" || gb <= 0 ||
+        gb > 1024) {
+      return std::nullopt;
+    }
+    return gb * 1'000'000'000 / (1LL << 20);
+  }
+  for (const KnownGpu& g : kKnownGpus) {
+    if (std::all_of(g.words.begin(), g.words.end(),
+                    [&](std::string_view w) { return w.empty() || name.find(w) != std::string::npos; }))
+      return g.mib;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> node_gpu_memory(const k8s::Node& node, const std::string& product_label,
+                                      const std::string& memory_label) {
+  auto mib = int_label(node, memory_label);
+  const auto product = node.labels.find(product_label);
+  if (!mib && product != node.labels.end()) mib = known_gpu_mib(product->second);
+  if (!mib || *mib <= 0) return std::nullopt;
+  return static_cast<double>(*mib) * static_cast<double>(1 << 20);
+}
+
 std::optional<double> precision_bytes(std::string_view precision) {
   const std::string p = lowered(precision);
+  if (p == "fp64" || p == "float64") return 8.0;
   if (p == "fp32" || p == "float32" || p == "tf32") return 4.0;
   if (p == "fp16" || p == "bf16" || p == "float16" || p == "bfloat16") return 2.0;
   if (p == "int8" || p == "fp8") return 1.0;
@@ -108,7 +165,7 @@ Result<std::optional<InferenceModel>> inference_model_of(const k8s::Pod& pod) {
     const auto bytes = precision_bytes(*precision);
     if (!bytes) {
       return Error{"annotation gpuadmit.io/model-precision: \"" + *precision +
-                       "\" is not one of fp32, tf32, bf16, fp16, fp8, int8, int4, fp4",
+                       "\" is not one of fp64, fp32, tf32, bf16, fp16, fp8, int8, int4, fp4",
                    {}};
     }
     model.precision = lowered(*precision);
@@ -125,6 +182,18 @@ Result<std::optional<InferenceModel>> inference_model_of(const k8s::Pod& pod) {
     return *error;
   if (model.kv_heads == 0 || model.head_dim == 0) model.layers = 0;  // a partial shape counts no cache
   return std::optional<InferenceModel>(std::move(model));
+}
+
+Result<std::optional<double>> measured_peak_of(const k8s::Pod& pod) {
+  const std::string* peak = annotation(pod, "gpuadmit.io/measured-peak-memory");
+  if (peak == nullptr) return std::optional<double>();
+  const auto q = k8s::Quantity::parse(*peak);
+  if (!q || q->approx() <= 0) {
+    return Error{"annotation gpuadmit.io/measured-peak-memory: \"" + *peak +
+                     "\" is not a positive quantity such as 70Gi",
+                 {}};
+  }
+  return std::optional<double>(q->approx());
 }
 
 double weight_bytes(const InferenceModel& model) {

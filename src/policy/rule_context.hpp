@@ -129,6 +129,10 @@ const k8s::Quantity* quantity_of(const k8s::ResourceList& list, std::string_view
 std::string human(const k8s::Quantity& q);
 // "7e9", "7B", "1.3b", "350M", "70000000000" → parameter count (the gpuadmit.io/model-parameters annotation).
 std::optional<double> parse_parameter_count(std::string_view text);
+// shm-size's /dev/shm for containers whose memory limits total `memory`: the policy's share of it, rounded
+// up to whole MiB (GiB from 1 GiB), within [minimum, maximum]. Memory-backed emptyDir pages count against
+// the pod's memory limit, so the share must leave the rest for the process itself.
+k8s::Quantity shm_share(const ShmSize& cfg, const k8s::Quantity& memory);
 // Shell-style glob with '*' only (what policy patterns use).
 bool glob_match(std::string_view pattern, std::string_view text) noexcept;
 

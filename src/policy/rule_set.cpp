@@ -1,6 +1,7 @@
 #include "gpuadmit/policy/rule_set.hpp"
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 
 #include "gpuadmit/policy/catalogue.hpp"
@@ -252,14 +253,85 @@ std::vector<WorkloadKind> default_workload_kinds() {
 
 namespace gpuadmit::policy {
 
-// Only releases whose CUDA NVIDIA's own release notes state ("Release YY.MM is based on CUDA X.Y"), each
-// read there (docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-25-12.html,
-// .../triton-inference-server/release-notes/rel-23-08.html, rel-24-04.html); a policy adds the releases
-// its clusters run. src/config/default_policy.yaml lists the same.
+// Only releases whose CUDA a primary source states, each read there: NVIDIA's release notes ("Release 25.12
+// is based on CUDA 13.1.0") for NGC containers, and for vllm/vllm-openai the CUDA_VERSION its release
+// pipeline builds the image with, at that tag. docs/image-cuda-sources.md names the source of every row; a
+// policy adds the releases its clusters run. src/config/default_policy.yaml lists the same.
+namespace {
+constexpr std::array<std::pair<std::string_view, std::string_view>, 66> kImageCuda{{
+    {"*vllm/vllm-openai:v0.10.*", "12.8"},
+    {"*vllm/vllm-openai:v0.11.0*", "12.8"},
+    {"*vllm/vllm-openai:v0.11.1*", "12.9"},
+    {"*vllm/vllm-openai:v0.11.2*", "12.9"},
+    {"*vllm/vllm-openai:v0.12.*", "12.9"},
+    {"*vllm/vllm-openai:v0.13.*", "12.9"},
+    {"*vllm/vllm-openai:v0.14.*", "12.9"},
+    {"*vllm/vllm-openai:v0.16.*", "12.9"},
+    {"*vllm/vllm-openai:v0.17.*", "12.9"},
+    {"*vllm/vllm-openai:v0.18.*", "12.9"},
+    {"*vllm/vllm-openai:v0.19.*", "12.9"},
+    {"*vllm/vllm-openai:v0.2*-cu129*", "12.9"},
+    {"*vllm/vllm-openai:v0.20.*", "13.0"},
+    {"*vllm/vllm-openai:v0.21.*", "13.0"},
+    {"*vllm/vllm-openai:v0.22.*", "13.0"},
+    {"*vllm/vllm-openai:v0.23.*", "13.0"},
+    {"*vllm/vllm-openai:v0.24.*", "13.0"},
+    {"*vllm/vllm-openai:v0.25.*", "13.0"},
+    {"*vllm/vllm-openai:v0.26.*", "13.0"},
+    {"*vllm/vllm-openai:v0.27.*", "13.0"},
+    {"*vllm/vllm-openai:v0.28.*", "13.0"},
+    {"*vllm/vllm-openai:v0.29.*", "13.0"},
+    {"*vllm/vllm-openai:v0.3*-cu129*", "12.9"},
+    {"*vllm/vllm-openai:v0.30.*", "13.0"},
+    {"*vllm/vllm-openai:v0.31.*", "13.0"},
+    {"*vllm/vllm-openai:v0.32.*", "13.0"},
+    {"*vllm/vllm-openai:v0.33.*", "13.0"},
+    {"*vllm/vllm-openai:v0.34.*", "13.0"},
+    {"*vllm/vllm-openai:v0.6.2*", "12.4"},
+    {"*vllm/vllm-openai:v0.6.3*", "12.4"},
+    {"*vllm/vllm-openai:v0.6.4*", "12.4"},
+    {"*vllm/vllm-openai:v0.6.5*", "12.1"},
+    {"*vllm/vllm-openai:v0.6.6*", "12.1"},
+    {"*vllm/vllm-openai:v0.7.*", "12.1"},
+    {"*vllm/vllm-openai:v0.8.*", "12.4"},
+    {"*vllm/vllm-openai:v0.9.*", "12.8"},
+    {"nvcr.io/nvidia/pytorch:25.12-*", "13.1"},
+    {"nvcr.io/nvidia/tensorflow:23.01-*", "12.0"},
+    {"nvcr.io/nvidia/tritonserver:23.03-*", "12.1"},
+    {"nvcr.io/nvidia/tritonserver:23.04-*", "12.1"},
+    {"nvcr.io/nvidia/tritonserver:23.05-*", "12.1"},
+    {"nvcr.io/nvidia/tritonserver:23.06-*", "12.1"},
+    {"nvcr.io/nvidia/tritonserver:23.07-*", "12.1"},
+    {"nvcr.io/nvidia/tritonserver:23.08-*", "12.2"},
+    {"nvcr.io/nvidia/tritonserver:23.09-*", "12.2"},
+    {"nvcr.io/nvidia/tritonserver:23.10-*", "12.2"},
+    {"nvcr.io/nvidia/tritonserver:23.11-*", "12.3"},
+    {"nvcr.io/nvidia/tritonserver:23.12-*", "12.3"},
+    {"nvcr.io/nvidia/tritonserver:24.01-*", "12.3"},
+    {"nvcr.io/nvidia/tritonserver:24.04-*", "12.4"},
+    {"nvcr.io/nvidia/tritonserver:24.05-*", "12.4"},
+    {"nvcr.io/nvidia/tritonserver:24.06-*", "12.5"},
+    {"nvcr.io/nvidia/tritonserver:24.07-*", "12.5"},
+    {"nvcr.io/nvidia/tritonserver:24.08-*", "12.6"},
+    {"nvcr.io/nvidia/tritonserver:24.10-*", "12.6"},
+    {"nvcr.io/nvidia/tritonserver:24.12-*", "12.6"},
+    {"nvcr.io/nvidia/tritonserver:25.01-*", "12.8"},
+    {"nvcr.io/nvidia/tritonserver:25.02-*", "12.8"},
+    {"nvcr.io/nvidia/tritonserver:25.03-*", "12.8"},
+    {"nvcr.io/nvidia/tritonserver:25.04-*", "12.9"},
+    {"nvcr.io/nvidia/tritonserver:25.06-*", "12.9"},
+    {"nvcr.io/nvidia/tritonserver:25.08-*", "13.0"},
+    {"nvcr.io/nvidia/tritonserver:25.10-*", "13.0"},
+    {"nvcr.io/nvidia/tritonserver:25.12-*", "13.1"},
+    {"nvcr.io/nvidia/tritonserver:26.02-*", "13.1"},
+    {"nvcr.io/nvidia/tritonserver:26.04-*", "13.2"},
+}};
+}  // namespace
+
 k8s::StringMap default_image_cuda() {
-  return {{"nvcr.io/nvidia/pytorch:25.12-*", "13.1"},
-          {"nvcr.io/nvidia/tritonserver:23.08-*", "12.2"},
-          {"nvcr.io/nvidia/tritonserver:24.04-*", "12.4"}};
+  k8s::StringMap out;
+  for (const auto& [pattern, cuda] : kImageCuda) out.try_emplace(pattern, cuda);
+  return out;
 }
 
 }  // namespace gpuadmit::policy

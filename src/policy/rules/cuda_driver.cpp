@@ -50,10 +50,16 @@ std::optional<CudaVersion> cuda_of_image(std::string_view image) {
 // say it (NGC's nvcr.io/nvidia/pytorch:24.01-py3, vllm/vllm-openai:v0.4.0).
 std::optional<CudaVersion> cuda_of(const CudaDriver& cfg, std::string_view image) {
   if (auto v = cuda_of_image(image)) return v;
+  // The longest matching pattern is the most specific ("v0.20.*-cu129*" over "v0.20.*"), whatever the order.
+  const std::string* best = nullptr;
+  std::size_t best_length = 0;
   for (const auto& [pattern, version] : cfg.image_cuda) {
-    if (glob_match(pattern, image)) return version_at(version);
+    if (pattern.size() >= best_length && glob_match(pattern, image)) {
+      best = &version;
+      best_length = pattern.size();
+    }
   }
-  return std::nullopt;
+  return best != nullptr ? version_at(*best) : std::nullopt;
 }
 
 // Minimum Linux driver per CUDA toolkit release (NVIDIA CUDA Toolkit release notes, table 3), as
@@ -202,7 +208,10 @@ void read_cuda_driver(ParameterReader& r, RuleSet& rules) {
                rules.cuda_driver.image_cuda);
   for (const auto& [pattern, version] : rules.cuda_driver.image_cuda) {
     if (!version_at(version)) {
-      r.error("imageCuda: \"" + pattern + "\": \"" + version + "\" is not a CUDA version such as 12.3");
+      std::string message = "imageCuda: \"";
+      message.append(pattern).append("\": \"").append(version).append(
+          "\" is not a CUDA version such as 12.3");
+      r.error(message);
     }
   }
 }

@@ -6,42 +6,11 @@
 #include <cmath>
 #include <map>
 
-#include "../inference_memory.hpp"
 #include "../rule_context.hpp"
+#include "gpuadmit/policy/inference_memory.hpp"
 
 namespace gpuadmit::policy {
 namespace {
-
-// GPU memory in MiB by product, for nodes without GPU feature discovery's memory label: (all of, MiB), the
-// first whose words all occur in the lower-cased product name wins.
-struct KnownGpu {
-  std::array<std::string_view, 2> words;
-  std::int64_t mib = 0;
-};
-constexpr std::array<KnownGpu, 11> kKnownGpus{{
-    {{"h200", ""}, 143771},
-    {{"h100", ""}, 81559},
-    {{"a100", "80gb"}, 81920},
-    {{"a100", ""}, 40960},
-    {{"l40", ""}, 46068},
-    {{"a10", ""}, 23028},
-    {{"l4", ""}, 23034},
-    {{"t4", ""}, 15360},
-    {{"v100", "32gb"}, 32768},
-    {{"v100", ""}, 16384},
-    {{"a30", ""}, 24576},
-}};
-
-std::optional<std::int64_t> known_mib(std::string product) {
-  std::transform(product.begin(), product.end(), product.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const KnownGpu& g : kKnownGpus) {
-    if (std::all_of(g.words.begin(), g.words.end(),
-                    [&](std::string_view w) { return w.empty() || product.find(w) != std::string::npos; }))
-      return g.mib;
-  }
-  return std::nullopt;
-}
 
 // The GPU products of the nodes the pod can use, with their memory per GPU in bytes.
 std::map<std::string, double> gpu_memory_by_product(const RuleContext& ctx) {
@@ -51,9 +20,7 @@ std::map<std::string, double> gpu_memory_by_product(const RuleContext& ctx) {
     const k8s::Node& node = ctx.cluster()->nodes[group.first];
     const auto product = node.labels.find(cfg.product_label);
     const std::string name = product != node.labels.end() ? product->second : node.name;
-    auto mib = int_label(node, cfg.memory_label);
-    if (!mib && product != node.labels.end()) mib = known_mib(product->second);
-    if (mib && *mib > 0) out[name] = static_cast<double>(*mib) * static_cast<double>(1 << 20);
+    if (const auto bytes = node_gpu_memory(node, cfg.product_label, cfg.memory_label)) out[name] = *bytes;
   }
   return out;
 }
@@ -82,43 +49,70 @@ std::string smaller_precisions(const InferenceModel& model, double overhead, con
   return out;
 }
 
+// What the pod's model holds in GPU memory: the peak a profiling run measured
+// (gpuadmit.io/measured-peak-memory) over the estimate from the model annotations; nothing when neither is
+// there, an error naming the annotation that cannot be read.
+struct GpuNeed {
+  double bytes = 0;
+  std::string what;                     // "Llama-2-70B fp16", "this model"
+  std::string working;                  // how the figure was found
+  std::optional<InferenceModel> model;  // for the quantized alternatives, when estimated
+};
+
+Result<std::optional<GpuNeed>> gpu_need(const k8s::Pod& pod, double overhead) {
+  auto model = inference_model_of(pod);
+  if (!model) return model.error();
+  auto peak = measured_peak_of(pod);
+  if (!peak) return peak.error();
+  if (*peak) {
+    const std::string what = *model ? (*model)->name + " " + (*model)->precision : "this model";
+    return std::optional<GpuNeed>(
+        GpuNeed{**peak, what, "the measured peak is " + *annotation(pod, "gpuadmit.io/measured-peak-memory"),
+                std::nullopt});
+  }
+  if (!*model) return std::optional<GpuNeed>();
+  const InferenceEstimate e = inference_gpu_memory(**model, overhead);
+  return std::optional<GpuNeed>(
+      GpuNeed{e.total, (*model)->name + " " + (*model)->precision, e.working, std::move(**model)});
+}
+
 }  // namespace
 
 void rule_gpu_memory_fit(RuleContext& ctx) {
   const GpuMemoryFit& cfg = ctx.rules().gpu_memory_fit;
   if (!ctx.is_gpu_pod() || ctx.cluster() == nullptr) return;
-  auto model = inference_model_of(ctx.pod());
-  if (!model) {
+  const double overhead = cfg.overhead.approx();
+  auto need = gpu_need(ctx.pod(), overhead);
+  if (!need) {
     ctx.report(cfg.action, "metadata.annotations",
-               model.error().message +
+               need.error().message +
                    ".\nFix: correct the annotation or remove it (docs/policy.md, gpu-memory-fit).",
-               model.error().message);
+               need.error().message);
     return;
   }
-  if (!*model) return;
+  if (!*need) return;
   const std::int64_t gpus = ctx.gpu_units();
   const std::map<std::string, double> products = gpu_memory_by_product(ctx);
   if (gpus <= 0 || products.empty()) return;
-  const double overhead = cfg.overhead.approx();
-  const InferenceEstimate need = inference_gpu_memory(**model, overhead);
-  const bool fits = std::any_of(products.begin(), products.end(), [&](const auto& p) {
-    return p.second * static_cast<double>(gpus) >= need.total;
-  });
+  const double bytes = (*need)->bytes;
+  const bool fits = std::any_of(products.begin(), products.end(),
+                                [&](const auto& p) { return p.second * static_cast<double>(gpus) >= bytes; });
   if (fits) return;
   const auto largest = std::max_element(products.begin(), products.end(),
                                         [](const auto& a, const auto& b) { return a.second < b.second; });
   std::string asked;
-  for (const auto& [name, bytes] : products) {
-    asked += (asked.empty() ? "" : " or ") + std::to_string(gpus) + "× " + name + " (" + gib_text(bytes) +
+  for (const auto& [name, per_gpu] : products) {
+    asked += (asked.empty() ? "" : " or ") + std::to_string(gpus) + "× " + name + " (" + gib_text(per_gpu) +
              " each)";
   }
-  const std::string needs =
-      (*model)->name + " " + (*model)->precision + " needs about " + gib_text(need.total) +
-      " of GPU memory: " + std::to_string(gpus_needed(need.total, largest->second)) + "× " + largest->first;
+  const std::string needs = (*need)->what + " needs about " + gib_text(bytes) +
+                            " of GPU memory: " + std::to_string(gpus_needed(bytes, largest->second)) + "× " +
+                            largest->first;
+  const std::string smaller =
+      (*need)->model ? smaller_precisions(*(*need)->model, overhead, largest->first, largest->second) : "";
   ctx.report(
       cfg.action, "spec.containers",
-      needs + smaller_precisions(**model, overhead, largest->first, largest->second) +
-          "; this pod asks for " + asked + ". " + need.working +
+      needs + smaller + "; this pod asks for " + asked + ". " + (*need)->working +
           ". A model that does not fit fails when it loads (CUDA out of memory).\nFix: ask for more GPUs "
           "(and shard the model across them: tensor parallelism), a GPU with more memory, or serve a "
           "quantized model.",

@@ -1,60 +1,12 @@
 // memory-floor: a GPU job short of host memory is OOMKilled (exit code 137), usually in its DataLoader
 // workers, long after it started.
-#include <algorithm>
-#include <cmath>
 #include <optional>
 
 #include "../rule_context.hpp"
+#include "gpuadmit/policy/training_memory.hpp"
 
 namespace gpuadmit::policy {
 namespace {
-
-std::optional<double> bytes_per_parameter(std::string_view precision) {
-  if (precision == "fp32" || precision == "float32" || precision == "tf32") return 4.0;
-  if (precision == "fp16" || precision == "bf16" || precision == "float16" || precision == "bfloat16")
-    return 2.0;
-  if (precision == "int8" || precision == "fp8") return 1.0;
-  if (precision == "int4" || precision == "fp4") return 0.5;
-  return std::nullopt;
-}
-
-// Rounds bytes up to a whole GiB so the figure reads well and can be pasted into a manifest.
-// Annotations bound the estimate to about 10^21 bytes (a quantity's range), so the count of GiB fits an
-// int64; the multiplication by 2^30 saturates at the range of a binary quantity.
-k8s::Quantity gib_ceil(double bytes) {
-  const auto gib =
-      static_cast<std::int64_t>(std::ceil(std::min(bytes, 1e22) / static_cast<double>(1LL << 30)));
-  return k8s::Quantity::from_units(gib, k8s::Quantity::Format::kBinarySI).times(std::int64_t{1} << 30);
-}
-
-// The model the annotations describe (gpuadmit.io/model-parameters, -precision, batch-memory).
-struct Model {
-  std::string parameters_text;  // as annotated: "7B"
-  std::string precision;        // fp32 when not annotated
-  double parameters = 0;
-  double bytes_per_parameter = 0;
-  k8s::Quantity batch;
-
-  [[nodiscard]] double bytes() const { return parameters * bytes_per_parameter; }
-};
-
-// Nothing when an annotation cannot be read.
-std::optional<Model> model_of(const k8s::Pod& pod, const std::string& parameters_text) {
-  const std::string* precision = annotation(pod, "gpuadmit.io/model-precision");
-  const std::string* batch_text = annotation(pod, "gpuadmit.io/batch-memory");
-  Model model{parameters_text, precision != nullptr ? *precision : "fp32", 0, 0, {}};
-  const auto parameters = parse_parameter_count(parameters_text);
-  const auto bytes = bytes_per_parameter(model.precision);
-  if (!parameters || !bytes) return std::nullopt;
-  if (batch_text != nullptr) {
-    auto batch = k8s::Quantity::parse(*batch_text);
-    if (!batch) return std::nullopt;
-    model.batch = *batch;
-  }
-  model.parameters = *parameters;
-  model.bytes_per_parameter = *bytes;
-  return model;
-}
 
 // What a container must hold, and how that was worked out (in full, and short enough for a warning).
 struct Floor {
@@ -63,18 +15,10 @@ struct Floor {
   std::string short_how;
 };
 
-// Training holds the weights, their gradients and a batch, over the fixed overhead, with a safety margin.
-Floor model_floor(const Model& model, const MemoryFloor& cfg) {
-  const double total = (2 * model.bytes() + model.batch.approx() + cfg.overhead.approx()) *
-                       static_cast<double>(cfg.safety_percent) / 100.0;
-  const std::string safety = std::to_string(cfg.safety_percent) + "%";
-  const std::string weights = human(gib_ceil(model.bytes()));
-  return {gib_ceil(total),
-          "model " + weights + " (" + model.parameters_text + " parameters × " +
-              std::to_string(static_cast<int>(model.bytes_per_parameter * 8)) + " bits) + gradients " +
-              weights + " + batch " + human(model.batch) + " + overhead " + human(cfg.overhead) + ", × " +
-              safety,
-          model.parameters_text + " params " + model.precision + " + batch + overhead, ×" + safety};
+Floor model_floor(const TrainingModel& model, const MemoryFloor& cfg) {
+  const TrainingEstimate e = training_host_memory(model, cfg.overhead.approx(), cfg.safety_percent);
+  return {k8s::Quantity::from_units(e.gib, k8s::Quantity::Format::kBinarySI).times(std::int64_t{1} << 30),
+          e.working, e.short_working};
 }
 
 // Without model annotations: the overhead and so much per GPU.
@@ -88,12 +32,10 @@ Floor explained_fixed_floor(const MemoryFloor& cfg, std::int64_t gpus) {
   return {fixed_floor(cfg, gpus), how, how};
 }
 
-void report_unreadable(RuleContext& ctx) {
+void report_unreadable(RuleContext& ctx, const Error& error) {
   ctx.report(ctx.rules().memory_floor.action, "metadata.annotations",
-             "the model annotations cannot be read: gpuadmit.io/model-parameters takes a count such as 7B "
-             "or 7e9, gpuadmit.io/model-precision one of fp32, tf32, bf16, fp16, fp8, int8, int4, and "
-             "gpuadmit.io/batch-memory a quantity such as 2Gi.\nFix: correct the annotations or remove them.",
-             "unreadable model annotations (gpuadmit.io/model-parameters, -precision, batch-memory)");
+             error.message + ".\nFix: correct the annotation or remove it (docs/policy.md, memory-floor).",
+             error.message);
 }
 
 void report_short(RuleContext& ctx, const k8s::Container& c, const k8s::Quantity* limit, const Floor& floor) {
@@ -115,14 +57,12 @@ void rule_memory_floor(RuleContext& ctx) {
   const MemoryFloor& cfg = ctx.rules().memory_floor;
   // Model annotations switch the floor from the fixed per-GPU figure to an estimate of what training holds.
   std::optional<Floor> estimate;
-  if (const std::string* parameters = annotation(ctx.pod(), "gpuadmit.io/model-parameters")) {
-    const std::optional<Model> model = model_of(ctx.pod(), *parameters);
-    if (!model) {
-      report_unreadable(ctx);
-      return;
-    }
-    estimate = model_floor(*model, cfg);
+  const auto model = training_model_of(ctx.pod());
+  if (!model) {
+    report_unreadable(ctx, model.error());
+    return;
   }
+  if (*model) estimate = model_floor(**model, cfg);
   for (const k8s::Container& c : ctx.pod().containers) {
     const std::int64_t gpus = ctx.gpu_units(c);
     if (gpus <= 0) continue;

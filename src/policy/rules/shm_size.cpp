@@ -41,27 +41,14 @@ std::vector<const k8s::Container*> gpu_containers(const RuleContext& ctx) {
   return out;
 }
 
-// The policy's share of the GPU containers' memory limits, rounded up to whole MiB (GiB from 1 GiB),
-// within [minimum, maximum]. Memory-backed emptyDir pages count against the pod's memory limit, so the
-// share must leave the rest for the process itself.
+// The policy's share of the GPU containers' memory limits.
 k8s::Quantity wanted_size(const RuleContext& ctx, const std::vector<const k8s::Container*>& gpu_containers) {
-  const ShmSize& cfg = ctx.rules().shm_size;
   k8s::Quantity total;
   for (const k8s::Container* c : gpu_containers) {
     if (const auto it = c->resources.limits.find("memory"); it != c->resources.limits.end())
       total += it->second;
   }
-  constexpr std::int64_t kMi = 1LL << 20;
-  constexpr std::int64_t kGi = 1LL << 30;
-  // Room for the round-up below: a share near int64's limit (memory: 100E) would overflow it.
-  std::int64_t bytes = std::min(total.scaled_ceil_units(cfg.percent_of_memory, 100).units_ceil(),
-                                std::numeric_limits<std::int64_t>::max() - kGi);
-  const std::int64_t unit = bytes >= kGi ? kGi : kMi;
-  bytes = (bytes + unit - 1) / unit * unit;
-  k8s::Quantity size = k8s::Quantity::from_units(bytes, k8s::Quantity::Format::kBinarySI);
-  if (size < cfg.minimum) size = cfg.minimum;
-  if (size > cfg.maximum) size = cfg.maximum;
-  return size;
+  return shm_share(ctx.rules().shm_size, total);
 }
 
 // A /dev/shm a GPU container mounts that does not serve it well.
@@ -185,6 +172,20 @@ void report_missing(RuleContext& ctx, const std::vector<const k8s::Container*>& 
 }
 
 }  // namespace
+
+k8s::Quantity shm_share(const ShmSize& cfg, const k8s::Quantity& memory) {
+  constexpr std::int64_t kMi = 1LL << 20;
+  constexpr std::int64_t kGi = 1LL << 30;
+  // Room for the round-up below: a share near int64's limit (memory: 100E) would overflow it.
+  std::int64_t bytes = std::min(memory.scaled_ceil_units(cfg.percent_of_memory, 100).units_ceil(),
+                                std::numeric_limits<std::int64_t>::max() - kGi);
+  const std::int64_t unit = bytes >= kGi ? kGi : kMi;
+  bytes = (bytes + unit - 1) / unit * unit;
+  k8s::Quantity size = k8s::Quantity::from_units(bytes, k8s::Quantity::Format::kBinarySI);
+  if (size < cfg.minimum) size = cfg.minimum;
+  if (size > cfg.maximum) size = cfg.maximum;
+  return size;
+}
 
 void rule_shm_size(RuleContext& ctx) {
   if (!ctx.is_gpu_pod()) return;

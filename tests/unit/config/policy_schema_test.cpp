@@ -110,7 +110,7 @@ TEST_CASE("a rule's settings carry the range, choices and default its reader giv
   CHECK(safety["type"] == "integer");
   CHECK(safety["minimum"] == 100);
   CHECK(safety["maximum"] == 1000);
-  CHECK(safety["default"] == 120);
+  CHECK(safety["default"] == 150);
   CHECK(rules["memory-floor"]["properties"]["action"]["default"] == "warn");
   CHECK(rules["guaranteed-qos"]["properties"]["strategy"]["enum"] ==
         nlohmann::ordered_json::array({"raise-requests", "lower-limits", "deny"}));

@@ -155,6 +155,7 @@ struct PersistentVolumeClaim {
   ObjectMeta meta;
   std::optional<std::string> storage_class;  // unset means "the default class"
   std::optional<Quantity> request;           // spec.resources.requests.storage
+  std::optional<Quantity> capacity;          // status.capacity.storage: what a bound volume holds
   std::string phase;
   bool operator==(const PersistentVolumeClaim&) const = default;
 };

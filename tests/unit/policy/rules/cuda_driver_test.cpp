@@ -46,7 +46,15 @@ TEST_CASE("an image whose tag does not say its CUDA takes it from the policy's i
       {"vllm/vllm-openai:v0.4.0", "CUDA 12.4 needs driver ≥ 550.54"},
       // A tag's own cudaX.Y wins over a matching pattern.
       {"vllm/vllm-openai:v0.4.0-cuda12.2", "CUDA 12.2 needs driver ≥ 535.54"},
-      // Neither: nothing is said.
+      // Default rows from vLLM's release pipeline at each tag, any registry in front.
+      {"vllm/vllm-openai:v0.9.0", "CUDA 12.8 needs driver ≥ 570.26"},
+      {"docker.io/vllm/vllm-openai:v0.7.3", "CUDA 12.1 needs driver ≥ 530.30"},
+      // The longest matching pattern wins: v0.20's -cu129 image over v0.20's CUDA 13.0.
+      {"vllm/vllm-openai:v0.20.0", "CUDA 13.0 needs driver ≥ 580.65"},
+      {"vllm/vllm-openai:v0.20.0-cu129", "CUDA 12.9 needs driver ≥ 575.51"},
+      // Triton's release notes: "Release 24.07 is based on CUDA 12.5.1".
+      {"nvcr.io/nvidia/tritonserver:24.07-py3", "CUDA 12.5 needs driver ≥ 555.42"},
+      // Neither: nothing is said (NGC PyTorch 24.01's notes were not read, so it has no row).
       {"nvcr.io/nvidia/pytorch:24.01-py3", ""},
   }));
   CAPTURE(image);

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "../../../../src/policy/inference_memory.hpp"
 #include "gpuadmit/k8s/pod_parser.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
+#include "gpuadmit/policy/inference_memory.hpp"
 #include "support/fixtures.hpp"
 #include "support/policy_checks.hpp"
 
@@ -136,4 +136,46 @@ TEST_CASE("an unreadable model annotation is named with what it takes", "[rules]
   CAPTURE(annotations);
   CHECK_THAT(fit_text(gpuadmit::test::run(served_pod(annotations, 1), Mode::kValidate, {}, &view)),
              Catch::Contains(said));
+}
+
+TEST_CASE("a measured peak overrides the estimate, for training pods too", "[rules][gpu-memory-fit]") {
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  const auto [mode, peak, said] = GENERATE(table<std::string, std::string, std::string>({
+      // 90Gi measured (torch.cuda.max_memory_allocated) is more than the largest GPU here, an H100's 80Gi.
+      {"training", "90Gi",
+       "this model needs about 90Gi of GPU memory: 2× NVIDIA-H100-80GB-HBM3; this pod asks for 1× "},
+      // The family's estimate (132.6Gi) would say 2 GPUs; the measured 60Gi fits one.
+      {"inference", "60Gi", ""},
+      {"training", "60Gi", ""},
+      {"training", "lots", "gpuadmit.io/measured-peak-memory: \"lots\" is not a positive quantity"},
+  }));
+  CAPTURE(mode, peak);
+  json pod = served_pod("gpuadmit.io/model-family: llama-2-70b", 1);
+  pod["metadata"]["annotations"]["gpuadmit.io/model-mode"] = mode;
+  pod["metadata"]["annotations"]["gpuadmit.io/measured-peak-memory"] = peak;
+  const std::string text = fit_text(gpuadmit::test::run(pod, Mode::kValidate, {}, &view));
+  if (said.empty()) {
+    CHECK(text.empty());
+  } else {
+    CHECK_THAT(text, Catch::Contains(said));
+  }
+}
+
+TEST_CASE("a GPU's memory comes from its product name when the memory label is missing, MIG slices too",
+          "[rules][gpu-memory-fit]") {
+  const auto [product, mib] = GENERATE(table<std::string, std::int64_t>({
+      {"NVIDIA-A100-SXM4-80GB", 81920},
+      {"NVIDIA-A100-SXM4-40GB", 40960},
+      {"Tesla-T4", 15360},
+      {"NVIDIA-H100-80GB-HBM3", 81559},
+      // GFD's single MIG strategy names the slice: its memory, not the whole A100's, read as decimal GB
+      // (below the slice's real 4864 MiB).
+      {"NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", 4768},
+      {"NVIDIA-H100-80GB-HBM3-MIG-3g.40gb", 38146},
+      {"NVIDIA-A100-SXM4-40GB-MIG-1g.5gbx", 0},
+      {"AMD-Instinct-MI300X", 0},
+  }));
+  CAPTURE(product);
+  const auto known = gpuadmit::policy::known_gpu_mib(product);
+  CHECK(known.value_or(0) == mib);
 }

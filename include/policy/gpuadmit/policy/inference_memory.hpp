@@ -3,8 +3,10 @@
 // "gpu-memory-fit"); pure arithmetic, one function per figure, each able to show its working.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -48,6 +50,10 @@ std::optional<double> precision_bytes(std::string_view precision);
 // naming the annotation that cannot be read.
 Result<std::optional<InferenceModel>> inference_model_of(const k8s::Pod& pod);
 
+// GPU memory a profiling run measured (gpuadmit.io/measured-peak-memory, bytes): nothing when the pod does
+// not say; an error when it is not a positive quantity.
+Result<std::optional<double>> measured_peak_of(const k8s::Pod& pod);
+
 // Weights: parameters × bytes per parameter (7B at FP16 is 14e9 bytes).
 double weight_bytes(const InferenceModel& model);
 // KV cache: 2 (keys and values) × layers × KV heads × head dim × context × 2 bytes (FP16), per request,
@@ -59,6 +65,20 @@ struct InferenceEstimate {
   std::string working;  // "weights 130.4Gi (70B × 2 bytes, fp16) + KV cache 1.2Gi (...) + overhead 1Gi"
 };
 InferenceEstimate inference_gpu_memory(const InferenceModel& model, double overhead_bytes);
+
+// A common GPU by product, for nodes without GPU feature discovery's memory label and for `gpuadmit
+// recommend` without a cluster.
+struct KnownGpu {
+  std::string_view name;                  // "A100-80GB"
+  std::array<std::string_view, 2> words;  // all occur in the lower-cased product label ("a100", "80gb")
+  std::int64_t mib = 0;
+};
+std::span<const KnownGpu> known_gpus();
+// MiB of a product from that table ("NVIDIA-A100-SXM4-80GB" → 81920), or nothing.
+std::optional<std::int64_t> known_gpu_mib(std::string_view product);
+// Bytes of one GPU of `node`: the memory label (MiB), else the product label's from the table.
+std::optional<double> node_gpu_memory(const k8s::Node& node, const std::string& product_label,
+                                      const std::string& memory_label);
 
 // Bytes as GiB with one decimal where it matters: "130.4Gi", "2Gi".
 std::string gib_text(double bytes);
