@@ -11,7 +11,7 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 k8s::Quantity whole_gib(std::int64_t gib) {
   return k8s::Quantity::from_units(gib, k8s::Quantity::Format::kBinarySI).times(std::int64_t{1} << 30);
@@ -130,7 +130,7 @@ Result<bool> host_memory(const k8s::Pod& pod, const RuleSet& rules, Recommendati
     const CheckpointEstimate c = checkpoint_bytes(**checkpoints);
     const double with_headroom = c.bytes * static_cast<double>(cp.headroom_percent) / 100.0;
     const k8s::Quantity estimate =
-        whole_gib(static_cast<std::int64_t>(std::ceil(std::min(with_headroom, 1e22) / kGiB)));
+        whole_gib(static_cast<std::int64_t>(std::ceil(std::min(with_headroom, 1e22) / kBytesPerGiB)));
     out.checkpoint_claim = std::max(estimate, cp.minimum);
     out.working.push_back(
         "checkpoints: " + c.working + " × " + std::to_string(cp.headroom_percent) +
