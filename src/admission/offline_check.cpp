@@ -70,6 +70,7 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
     result.warned_rules.push_back(f.rule);
   }
   result.warnings = warning_lines(lines);
+  result.warn_findings = std::move(validated->warnings);
   result.controller = validated->controller;
   return result;
 }

@@ -20,6 +20,7 @@ int serve_command(Args args);
 int certs_command(Args args);
 int cluster_command(Args args);
 int recommend_command(Args args);
+int audit_command(Args args);
 int version_command(Args args);
 
 }  // namespace gpuadmit::cli

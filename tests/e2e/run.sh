@@ -13,7 +13,8 @@
 # failure the component logs are copied to $GPUADMIT_E2E_ARTIFACTS (default /tmp/gpuadmit-e2e-artifacts).
 #
 # Env: GPUADMIT_E2E_OVERHEAD=0 skips overhead.sh; GPUADMIT_E2E_POLICY_OBJECTS=0 skips policy-objects.sh;
-# GPUADMIT_E2E_CLIENT_AUTH=0 skips client-auth.sh (all three run only when no scenario is named);
+# GPUADMIT_E2E_CLIENT_AUTH=0 skips client-auth.sh; GPUADMIT_E2E_AUDIT=0 skips audit.sh (all four run only
+# when no scenario is named);
 # GPUADMIT_E2E_OVERHEAD_N (default 200) pods per phase;
 # GPUADMIT_E2E_CONTROLLERS (default 1) 1: the cluster runs kube-controller-manager (workloads create
 # Pods), 0: not (scenarios with `needs=controllers` are then skipped);
@@ -521,6 +522,20 @@ if [[ ${GPUADMIT_E2E_CLIENT_AUTH:-1} != 0 && ${#ONLY[@]} == 0 ]]; then
   else
     FAILED=$((FAILED + 1))
     echo "FAIL  client-auth (see above)"
+  fi
+fi
+
+# --- audit ---------------------------------------------------------------------------------------------
+# gpuadmit audit on this cluster (audit.sh: the webhook configurations removed meanwhile and put back after,
+# pods and a Deployment created without them in a namespace of its own, then `gpuadmit audit --kubeconfig`
+# over it; about 10 s). Like the three above, one item, and only in a full run; GPUADMIT_E2E_AUDIT=0 skips it.
+if [[ ${GPUADMIT_E2E_AUDIT:-1} != 0 && ${#ONLY[@]} == 0 ]]; then
+  STEP="audit"
+  if bg_run 300 "$HERE/audit.sh" "$GPUADMIT_BIN"; then
+    PASSED=$((PASSED + 1))
+  else
+    FAILED=$((FAILED + 1))
+    echo "FAIL  audit (see above)"
   fi
 fi
 

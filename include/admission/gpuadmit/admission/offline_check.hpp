@@ -25,6 +25,7 @@ struct CheckResult {
   std::vector<policy::Finding> violations;  // from validation of the fixed object
   std::vector<std::string> warnings;        // notices from mutation, then warn findings from validation
   std::vector<std::string> warned_rules;    // the rules of the warn findings, in their order
+  std::vector<policy::Finding> warn_findings;  // those findings whole (gpuadmit audit reports them)
   std::vector<policy::Finding> audits;
   std::vector<policy::Fix> fixes;
   nlohmann::json patch = nlohmann::json::array();  // RFC 6902 ops from the original to `fixed`

@@ -1,0 +1,290 @@
+// gpuadmit audit: what admission would say of the pods, claims and workloads that already exist, in a live
+// cluster or a saved one, judged by the code `gpuadmit check` and the webhook run. Patches nothing.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "commands.hpp"
+#include "flags.hpp"
+#include "gpuadmit/admission/audit.hpp"
+#include "gpuadmit/cluster/api_config.hpp"
+#include "gpuadmit/cluster/discovery.hpp"
+#include "gpuadmit/cluster/dump.hpp"
+#include "gpuadmit/cluster/reflector.hpp"
+#include "gpuadmit/config/yaml_documents.hpp"
+#include "manifests.hpp"
+
+namespace gpuadmit::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kAuditUsage = R"(Usage:
+  gpuadmit audit [--kubeconfig FILE] [--context NAME] [--policy FILE] [-n NS] [-o text|json]
+  gpuadmit audit --cluster FILE [--policy FILE] [-n NS] [-o text|json]
+
+Judges the Pods, PersistentVolumeClaims and workloads (the policy's spec.workloads kinds) that already
+exist, as admission would judge them if they were created now, and patches nothing: objects made before
+gpuadmit was installed or before the policy changed. Reports, per namespace and rule, how many objects
+admission would deny, fix, warn about or record (audit), with the objects. A pod whose controller is
+audited is left to it: the controller's template was judged.
+
+Live (the default): lists the cluster through the kubeconfig, page by page, with the API's discovery
+finding which workload kinds it serves. Offline (--cluster FILE): a saved List holding the objects and the
+cluster's nodes, quotas, storage classes and claims, such as
+'kubectl get nodes,resourcequotas,storageclasses,persistentvolumeclaims,pods,deployments,jobs -A -o yaml'.
+
+Flags:
+      --kubeconfig    kubeconfig file (default: $KUBECONFIG, else the in-cluster service account)
+      --context       kubeconfig context (default: the file's current-context)
+      --cluster       a saved cluster instead of a live one
+      --policy        a policy file, or a ClusterGPUPolicy (default: the embedded policy)
+  -n, --namespace     audit this namespace only
+  -o, --output        text (default) or json
+
+Needs get/list on pods, the workload kinds and what 'gpuadmit cluster dump' lists (docs/cluster.md).
+Exit codes: 0 nothing would be denied, 1 some object would be denied, 2 usage, configuration or API errors.
+)";
+
+constexpr Command kAuditCommand{"gpuadmit audit", kAuditUsage};
+
+struct AuditOptions {
+  std::optional<std::string> kubeconfig;
+  std::string context;
+  std::optional<std::string> cluster_file;
+  std::optional<std::string> policy;
+  std::string namespace_;
+  std::string output;
+};
+
+std::string namespace_of(const json& object) {
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  const auto ns = meta->find("namespace");
+  return ns != meta->end() && ns->is_string() ? ns->get<std::string>() : std::string();
+}
+
+std::string uid_of(const json& object) {
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  const auto uid = meta->find("uid");
+  return uid != meta->end() && uid->is_string() ? uid->get<std::string>() : std::string();
+}
+
+// Audits `objects` (workloads and claims, held: they are few) then streams pods through `pods`.
+class Auditor {
+ public:
+  Auditor(const policy::PolicySet& policies, const policy::ClusterView* view, std::string only_namespace)
+      : policies_(policies), view_(view), namespace_(std::move(only_namespace)) {}
+
+  // Objects whose controllers are audited are left to them; so their uids are needed first.
+  Result<bool> audit_held(const std::vector<json>& objects) {
+    for (const json& o : objects) {
+      if (const std::string uid = uid_of(o); !uid.empty()) uids_.insert(uid);
+    }
+    for (const json& o : objects) {
+      if (!wanted(o)) continue;
+      if (const std::string owner = admission::controller_uid(o); !owner.empty() && uids_.contains(owner)) {
+        ++audit_.left_to_controllers;
+        continue;
+      }
+      if (auto done = judge(o); !done) return done;
+    }
+    return true;
+  }
+  Result<bool> audit_pod(const json& pod) { return wanted(pod) ? judge(pod) : Result<bool>(true); }
+  [[nodiscard]] const admission::Audit& audit() const { return audit_; }
+
+ private:
+  bool wanted(const json& o) const { return namespace_.empty() || namespace_of(o) == namespace_; }
+  Result<bool> judge(const json& o) {
+    auto done = admission::audit_object(o, policies_, view_, uids_, audit_);
+    if (!done) {
+      const auto meta = o.value("metadata", json::object());
+      return make_error(o.value("kind", std::string("object")) + " " + namespace_of(o) + "/" +
+                        (meta.is_object() ? meta.value("name", std::string()) : std::string()) + ": " +
+                        done.error().message);
+    }
+    return done;
+  }
+
+  const policy::PolicySet& policies_;
+  const policy::ClusterView* view_;
+  std::string namespace_;
+  std::set<std::string> uids_;
+  admission::Audit audit_;
+};
+
+// A saved cluster: its objects are audited, its nodes, quotas, classes and claims are the view.
+Result<admission::Audit> audit_file(const AuditOptions& options, const policy::PolicySet& policies,
+                                    const policy::RuleSet& rules) {
+  const auto view = load_view(options.cluster_file);
+  if (!view) return view.error();
+  auto sources = read_sources({*options.cluster_file});
+  if (!sources) return sources.error();
+  std::vector<json> held;
+  std::vector<json> pods;
+  for (const Source& source : *sources) {
+    auto documents = config::read_documents(source.text, source.name);
+    if (!documents) return documents.error();
+    for (config::Document& doc : *documents) {
+      json& object = doc.object;
+      std::vector<json> items;
+      if (object.is_object() && object.contains("items") && object["items"].is_array()) {
+        for (json& item : object["items"]) items.push_back(std::move(item));
+      } else {
+        items.push_back(std::move(object));
+      }
+      for (json& item : items) {
+        if (!item.is_object()) continue;
+        const std::string kind = item.value("kind", std::string());
+        if (!admission::audited_kind(rules, item.value("apiVersion", std::string()), kind)) continue;
+        (kind == "Pod" ? pods : held).push_back(std::move(item));
+      }
+    }
+  }
+  Auditor auditor(policies, &*view, options.namespace_);
+  if (auto done = auditor.audit_held(held); !done) return done.error();
+  for (const json& pod : pods) {
+    if (auto done = auditor.audit_pod(pod); !done) return done.error();
+  }
+  return auditor.audit();
+}
+
+// Every item of a LIST gets the kind and apiVersion a LIST leaves out.
+Result<bool> list_into(cluster::ApiTransport& transport, const cluster::ServedKind& served,
+                       const std::function<Result<bool>(json&&)>& on_item) {
+  std::optional<Error> failed;
+  auto listed = cluster::list_pages_at(transport, served.path(), served.resource, 500, {}, [&](json&& item) {
+    if (failed || !item.is_object()) return;
+    item["kind"] = served.kind;
+    item["apiVersion"] = served.api_version;
+    if (auto done = on_item(std::move(item)); !done) failed = done.error();
+  });
+  if (!listed) return listed.error();
+  if (failed) return *failed;
+  return true;
+}
+
+// A live cluster: the dump's four kinds are the view; workloads (of the kinds the API serves) are held, pods
+// are judged page by page.
+Result<admission::Audit> audit_live(const AuditOptions& options, const policy::PolicySet& policies,
+                                    const policy::RuleSet& rules) {
+  auto config = cluster::resolve_api_config(options.kubeconfig, options.context);
+  if (!config) return config.error();
+  auto transport = cluster::make_https_transport(std::move(*config));
+  if (!transport) return transport.error();
+  auto dump = cluster::dump_cluster(**transport);
+  if (!dump) return dump.error();
+  auto snapshot = policy::snapshot_from_list(dump->list);
+  if (!snapshot) return snapshot.error();
+  policy::ClusterView view;
+  view.snapshot = std::make_shared<const policy::ClusterSnapshot>(std::move(*snapshot));
+  std::vector<json> held;
+  for (json& item : dump->list["items"]) {
+    if (item.value("kind", std::string()) == "PersistentVolumeClaim") held.push_back(std::move(item));
+  }
+  for (const policy::WorkloadKind& workload : rules.workloads) {
+    auto served = cluster::discover_kinds(**transport, workload.api_group, workload.kinds);
+    if (!served) return served.error();
+    for (const cluster::ServedKind& kind : *served) {
+      auto listed = list_into(**transport, kind, [&](json&& item) -> Result<bool> {
+        held.push_back(std::move(item));
+        return true;
+      });
+      if (!listed) return listed.error();
+    }
+  }
+  Auditor auditor(policies, &view, options.namespace_);
+  if (auto done = auditor.audit_held(held); !done) return done.error();
+  held.clear();
+  const cluster::ServedKind pods{"v1", "Pod", "pods", true};
+  auto listed = list_into(**transport, pods, [&](json&& pod) { return auditor.audit_pod(pod); });
+  if (!listed) return listed.error();
+  return auditor.audit();
+}
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+void print_text(const admission::Audit& audit, std::ostream& out) {
+  if (!audit.rows.empty()) {
+    out << std::left << std::setw(20) << "NAMESPACE" << std::setw(24) << "RULE" << std::setw(8) << "VERDICT"
+        << std::setw(8) << "COUNT"
+        << "OBJECTS\n";
+  }
+  for (const auto& [key, row] : audit.rows) {
+    const auto& [ns, rule, verdict] = key;
+    std::string objects;
+    for (const std::string& o : row.objects) objects += (objects.empty() ? "" : ", ") + o;
+    if (row.count > row.objects.size()) objects += ", …";
+    out << std::left << std::setw(20) << ns << std::setw(24) << rule << std::setw(8)
+        << admission::to_string(verdict) << std::setw(8) << row.count << objects << "\n";
+    out << "    " << first_line(row.example) << "\n";
+  }
+  out << (audit.rows.empty() ? "" : "\n") << audit.audited << (audit.audited == 1 ? " object" : " objects")
+      << " audited in " << audit.namespaces.size()
+      << (audit.namespaces.size() == 1 ? " namespace" : " namespaces") << ": " << audit.denied
+      << " would be denied, " << audit.with_findings << " with findings; " << audit.left_to_controllers
+      << " left to their controllers, " << audit.not_checked << " not checked\n";
+}
+
+std::optional<AuditOptions> audit_options(Args args, int& exit_code) {
+  const auto flags = command_flags(args,
+                                   {{"kubeconfig", ""},
+                                    {"context", ""},
+                                    {"cluster", ""},
+                                    {"policy", ""},
+                                    {"namespace", "n"},
+                                    {"output", "o"},
+                                    {"help", "h", false}},
+                                   kAuditCommand, exit_code);
+  if (!flags) return std::nullopt;
+  AuditOptions options{flags->last("kubeconfig"),
+                       flags->last("context").value_or(""),
+                       flags->last("cluster"),
+                       flags->last("policy"),
+                       flags->last("namespace").value_or(""),
+                       flags->last("output").value_or("text")};
+  if (!flags->positional.empty()) {
+    exit_code = usage_error(kAuditCommand, "unexpected argument \"" + flags->positional[0] + "\"");
+    return std::nullopt;
+  }
+  if (options.output != "text" && options.output != "json") {
+    exit_code = command_error(kAuditCommand, "--output must be text or json, not \"" + options.output + "\"");
+    return std::nullopt;
+  }
+  if (options.cluster_file && (options.kubeconfig || !options.context.empty())) {
+    exit_code =
+        usage_error(kAuditCommand, "--cluster reads a saved cluster; it takes no --kubeconfig or --context");
+    return std::nullopt;
+  }
+  return options;
+}
+
+}  // namespace
+
+int audit_command(Args args) {
+  int exit_code = kExitOk;
+  const auto options = audit_options(args, exit_code);
+  if (!options) return exit_code;
+  auto rules = load_rules(options->policy);
+  if (!rules) return command_error(kAuditCommand, rules.error().message);
+  const policy::PolicySet policies = policy::PolicySet::of(*rules);
+  auto audit =
+      options->cluster_file ? audit_file(*options, policies, *rules) : audit_live(*options, policies, *rules);
+  if (!audit) return command_error(kAuditCommand, audit.error().message);
+  if (options->output == "json") {
+    std::cout << admission::to_json(*audit).dump(2) << "\n";
+  } else {
+    print_text(*audit, std::cout);
+  }
+  return audit->denied > 0 ? kExitDenied : kExitOk;
+}
+
+}  // namespace gpuadmit::cli

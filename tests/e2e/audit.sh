@@ -1,0 +1,370 @@
+#!/usr/bin/env bash
+# `gpuadmit audit` on the real control plane: an audit over objects created before gpuadmit was registered.
+# It lists the cluster's Pods, PVCs and workloads through a kubeconfig (API discovery finds the workload
+# kinds), judges each as admission would now, and patches nothing.
+#
+#   tests/e2e/audit.sh GPUADMIT_BIN
+#
+# The control plane: with GPUADMIT_E2E_STATE naming a running cluster.sh cluster that has gpuadmit (run.sh
+# calls this script after its scenarios, on its cluster; or yours after `eval "$(cluster.sh up)"`), that one
+# is reused. Otherwise it starts its own (cluster.sh up with GPUADMIT_BIN, state /tmp/gpuadmit-audit, no
+# controllers) and stops it on exit.
+#
+# Either way it turns the cluster's webhooks off (cluster.sh webhooks off), creates in a namespace of its own
+# (e2e-audit-XXXX) what admission would have judged: a) a Burstable 1-GPU pod without the GPU toleration
+# (admission would fix it: guaranteed-qos, gpu-tolerations, shm-size), b) a pod asking for 16 GPUs (no node
+# has that many: node-fit would deny it), c) a CPU pod (nothing to say), d) when the cluster runs
+# kube-controller-manager (GPUADMIT_E2E_CONTROLLERS=1 in cluster.env), a 1-GPU Deployment, so that its
+# ReplicaSet and Pod exist too; and a CPU pod alone in a second namespace. Then it runs `gpuadmit audit
+# --kubeconfig <the cluster's> -n NS` and turns the webhooks back on. On exit it deletes both namespaces and
+# puts the webhooks back if they are still off (cluster.sh webhooks on, which returns once the API server
+# calls the cluster's gpuadmit again).
+#
+# Checks (stdout, one PASS/FAIL line each, then `audit: N passed, M failed`; exit 0 iff M is 0):
+#   the objects are stored as written (no webhook: pod a Burstable, without the GPU toleration);
+#   -o json: exit 1; a node-fit deny row with pod b; gpu-tolerations and guaranteed-qos fix rows (and
+#   shm-size) naming pod a; the CPU pod in no row; summary audited/denied/withFindings/namespaces as created;
+#   d) the Deployment in the gpu-tolerations row, its ReplicaSet and Pod in no row but in leftToControllers
+#   (skipped without controllers); text output: the NAMESPACE header and the "objects audited in" line;
+#   -n of the namespace with the CPU pod only: exit 0, no rows; with the webhooks back on, the objects are as
+#   before the audit (pod a still Burstable, no toleration or /dev/shm volume added, no gpuadmit annotation).
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BIN=${1:?usage: tests/e2e/audit.sh GPUADMIT_BIN}
+[[ -x $BIN ]] || { echo "FAIL  setup: $BIN is not an executable"; echo "audit: 0 passed, 1 failed"; exit 1; }
+BIN=$(readlink -f "$BIN")
+POD_WAIT=60   # seconds the Deployment's ReplicaSet and Pod may take to appear (kube-controller-manager)
+
+log() { printf '%s audit: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+WORK=$(mktemp -d /tmp/gpuadmit-audit.XXXXXX)
+OWN_CLUSTER=0
+WEBHOOKS_WERE=   # the cluster's webhooks (on|off) before this suite turned them off; empty: not touched
+MADE_NS=()
+# shellcheck disable=SC2034 # counted by lib/standalone.sh
+PASSED=0 FAILED=0
+
+# fd 3/4: the real stdout/stderr, for the trap (a signal may come while a check's output goes to its log).
+exec 3>&1 4>&2
+cleanup() {
+  local rc=$? ns left start
+  trap - EXIT INT TERM
+  exec 1>&3 2>&4
+  if ((!OWN_CLUSTER)) && [[ -n ${GPUADMIT_E2E_KUBECTL:-} ]]; then
+    # A shared cluster is left as found. Pods bound to fake nodes need a forced delete (no kubelet confirms a
+    # graceful one, and one left Terminating holds its node for the scheduler); with the controllers a
+    # ReplicaSet may still make one until the garbage collector has deleted it: bounded, as run.sh does.
+    for ns in "${MADE_NS[@]}"; do
+      kc -n "$ns" delete deployments --all --wait=false >/dev/null 2>&1
+      start=$SECONDS
+      while left=$(kc get -n "$ns" pods,replicasets -o name 2>/dev/null) && [[ -n $left ]]; do
+        ((SECONDS - start < 30)) || { log "WARNING: still left in $ns after 30s: ${left//$'\n'/ }"; break; }
+        kc -n "$ns" delete pods --all --force --grace-period=0 --wait=false >/dev/null 2>&1
+        sleep 0.3
+      done
+      kc delete namespace "$ns" --wait=false >/dev/null 2>&1
+    done
+    if [[ $WEBHOOKS_WERE == on && $(cat "$STATE/gpuadmit/webhooks" 2>/dev/null) != on ]]; then
+      if "$HERE/cluster.sh" webhooks on 2>"$WORK/restore.log"; then log "the cluster's webhook configurations are back"
+      else log "WARNING: putting the cluster's webhooks back failed:"; cat "$WORK/restore.log" >&2; rc=1; fi
+    fi
+  fi
+  standalone_finish "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# shellcheck disable=SC2034 # read by lib/standalone.sh
+SUITE=audit
+# shellcheck source=lib/standalone.sh
+source "$HERE/lib/standalone.sh"
+
+# --- the control plane -----------------------------------------------------------------------------------
+attach_control_plane /tmp/gpuadmit-audit
+CONTROLLERS=${GPUADMIT_E2E_CONTROLLERS:-0}
+NS=e2e-audit-$(printf '%04x' $((RANDOM % 65536)))
+CLEAN_NS=$NS-clean
+
+# --- what is created while no webhook is there -----------------------------------------------------------
+# a) 1 GPU, Burstable (cpu request 1, limit 2), no GPU toleration, no /dev/shm volume; memory above
+#    memory-floor's 2Gi + 8Gi per GPU and a plain image, so that only the three fixes apply.
+cat >"$WORK/objects.yaml" <<'EOF'
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: burstable-gpu
+    labels: {app.kubernetes.io/part-of: gpuadmit-e2e}
+  spec:
+    terminationGracePeriodSeconds: 0
+    containers:
+    - name: train
+      image: registry.invalid/train:1
+      resources:
+        requests: {cpu: "1", memory: 16Gi, nvidia.com/gpu: "1"}
+        limits: {cpu: "2", memory: 16Gi, nvidia.com/gpu: "1"}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: sixteen-gpus
+    labels: {app.kubernetes.io/part-of: gpuadmit-e2e}
+  spec:
+    terminationGracePeriodSeconds: 0
+    containers:
+    - name: train
+      image: registry.invalid/train:1
+      resources:
+        limits: {cpu: "16", memory: 256Gi, nvidia.com/gpu: "16"}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: cpu-only
+    labels: {app.kubernetes.io/part-of: gpuadmit-e2e}
+  spec:
+    terminationGracePeriodSeconds: 0
+    containers:
+    - name: web
+      image: registry.invalid/web:1
+      resources:
+        limits: {cpu: "1", memory: 1Gi}
+EOF
+# d) with controllers only: its ReplicaSet and Pod are made by kube-controller-manager, unjudged too.
+cat >"$WORK/deployment.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gpu-trainer
+  labels: {app.kubernetes.io/part-of: gpuadmit-e2e}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: gpu-trainer}}
+  template:
+    metadata:
+      labels: {app: gpu-trainer, app.kubernetes.io/part-of: gpuadmit-e2e}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers:
+      - name: train
+        image: registry.invalid/train:1
+        resources:
+          limits: {cpu: "4", memory: 32Gi, nvidia.com/gpu: "1"}
+EOF
+
+# --- the checks' steps -------------------------------------------------------------------------------------
+webhooks_off() {
+  WEBHOOKS_WERE=$(cat "$STATE/gpuadmit/webhooks" 2>/dev/null) || { echo "no $STATE/gpuadmit/webhooks"; return 1; }
+  echo "webhooks were $WEBHOOKS_WERE"
+  "$HERE/cluster.sh" webhooks off
+}
+
+make_namespaces() {
+  local ns
+  for ns in "$NS" "$CLEAN_NS"; do
+    MADE_NS+=("$ns")   # first: a signal's trap runs once kubectl is done, before the next command
+    kc create namespace "$ns" || return 1
+  done
+}
+
+create_objects() {
+  kc -n "$NS" create -f "$WORK/objects.yaml" || return 1
+  kc -n "$CLEAN_NS" create -f - <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: cpu-only
+  labels: {app.kubernetes.io/part-of: gpuadmit-e2e}
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: web
+    image: registry.invalid/web:1
+    resources:
+      limits: {cpu: "1", memory: 1Gi}
+EOF
+}
+
+# snapshot: what admission would have changed on the objects of NS, one line per object (pods: QoS class,
+# resources, toleration keys, volume names, annotations; the Deployment: its template's).
+snapshot() {
+  kc -n "$NS" get pods -o jsonpath='{range .items[*]}pod/{.metadata.name} {.status.qosClass} {.spec.containers[*].resources} tolerations=[{.spec.tolerations[*].key}] volumes=[{.spec.volumes[*].name}] {.metadata.annotations}{"\n"}{end}' &&
+    kc -n "$NS" get deployments -o jsonpath='{range .items[*]}deployment/{.metadata.name} {.spec.template.spec.containers[*].resources} tolerations=[{.spec.template.spec.tolerations[*].key}] volumes=[{.spec.template.spec.volumes[*].name}] {.spec.template.metadata.annotations}{"\n"}{end}'
+}
+
+stored_as_written() {
+  local qos tol vols
+  qos=$(kc -n "$NS" get pod burstable-gpu -o jsonpath='{.status.qosClass}') || return 1
+  tol=$(kc -n "$NS" get pod burstable-gpu -o jsonpath='{.spec.tolerations[*].key}') || return 1
+  vols=$(kc -n "$NS" get pod burstable-gpu -o jsonpath='{.spec.volumes[*].name}') || return 1
+  echo "pod/burstable-gpu: qosClass=$qos tolerations=[$tol] volumes=[$vols]"
+  [[ $qos == Burstable ]] || { echo "want Burstable: a webhook mutated it"; return 1; }
+  [[ " $tol " != *" nvidia.com/gpu "* ]] || { echo "want no nvidia.com/gpu toleration: a webhook mutated it"; return 1; }
+  [[ " $vols " != *" dshm "* ]] || { echo "want no dshm volume: a webhook mutated it"; return 1; }
+}
+
+# deployment_pods: wait until the Deployment has its ReplicaSet and Pod (kube-controller-manager).
+deployment_pods() {
+  local start=$SECONDS rs pods
+  kc -n "$NS" create -f "$WORK/deployment.yaml" || return 1
+  while :; do
+    rs=$(kc -n "$NS" get replicasets -l app=gpu-trainer -o name 2>/dev/null)
+    pods=$(kc -n "$NS" get pods -l app=gpu-trainer -o name 2>/dev/null)
+    [[ -n $rs && -n $pods ]] && { echo "${rs//$'\n'/ } ${pods//$'\n'/ } after ~$((SECONDS - start))s"; return 0; }
+    ((SECONDS - start < POD_WAIT)) || break
+    sleep 0.5
+  done
+  echo "want a ReplicaSet and a Pod of deployment/gpu-trainer within ${POD_WAIT}s; have: [$rs] [$pods]"
+  kc -n "$NS" get deployments,replicasets,pods -o wide
+  return 1
+}
+
+# run_audit NAME WANT-RC ARGS...: gpuadmit audit --kubeconfig ... ARGS, stdout in $WORK/NAME.out; its exit
+# status must be WANT-RC.
+run_audit() {
+  local name=$1 want=$2 rc=0; shift 2
+  echo "+ gpuadmit audit --kubeconfig $KUBECONFIG $*"
+  timeout -k 5 120 "$BIN" audit --kubeconfig "$KUBECONFIG" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
+  cat "$WORK/$name.out" "$WORK/$name.err"
+  echo "(exit $rc)"
+  ((rc == want)) || { echo "want exit $want"; return 1; }
+}
+
+# audit_json CHECK: python3 checks of $WORK/json.out (what `audit -o json` printed), named by CHECK.
+audit_json() {
+  python3 - "$WORK/json.out" "$NS" "$1" "$CONTROLLERS" <<'PY'
+import json, sys
+path, ns, check, controllers = sys.argv[1:]
+controllers = controllers == "1"
+doc = json.load(open(path))
+rows, summary = doc["rows"], doc["summary"]
+problems = []
+
+def rows_of(rule, verdict=None):
+    return [r for r in rows if r["rule"] == rule and (verdict is None or r["verdict"] == verdict)]
+
+def want_row(rule, verdict, obj):
+    found = rows_of(rule, verdict)
+    if not found:
+        problems.append(f"no row rule={rule} verdict={verdict}; rows: " +
+                        ", ".join(f"{r['rule']}/{r['verdict']}" for r in rows))
+    elif not any(obj in r["objects"] for r in found):
+        problems.append(f"row {rule}/{verdict} does not name {obj}: {found[0]['objects']}")
+
+def in_no_row(obj):
+    for r in rows:
+        if obj in r["objects"]:
+            problems.append(f"{obj} is in row {r['rule']}/{r['verdict']}")
+
+for r in rows:
+    if r["namespace"] != ns:
+        problems.append(f"a row of namespace {r['namespace']!r} (-n {ns})")
+    if r["count"] != len(r["objects"]):
+        problems.append(f"row {r['rule']}/{r['verdict']}: count {r['count']} but {len(r['objects'])} objects")
+
+if check == "deny":
+    want_row("node-fit", "deny", "pod/sixteen-gpus")
+    for r in rows_of("node-fit", "deny"):
+        print("node-fit example:", r["example"].splitlines()[0])
+    if "pod/burstable-gpu" in sum((r["objects"] for r in rows if r["verdict"] == "deny"), []):
+        problems.append("pod/burstable-gpu is in a deny row")
+elif check == "fix":
+    for rule in ("gpu-tolerations", "guaranteed-qos", "shm-size"):
+        want_row(rule, "fix", "pod/burstable-gpu")
+    for r in rows_of("guaranteed-qos", "fix"):
+        print("guaranteed-qos example:", r["example"].splitlines()[0])
+elif check == "cpu":
+    in_no_row("pod/cpu-only")
+elif check == "summary":
+    want = {"audited": 4 if controllers else 3, "denied": 1, "withFindings": 3 if controllers else 2,
+            "namespaces": 1, "notChecked": 0, "leftToControllers": 2 if controllers else 0}
+    for k, v in want.items():
+        if summary.get(k) != v:
+            problems.append(f"summary.{k} = {summary.get(k)}, want {v}")
+elif check == "controllers":
+    want_row("gpu-tolerations", "fix", "deployment/gpu-trainer")
+    for r in rows:
+        for o in r["objects"]:
+            if o.startswith("replicaset/") or (o.startswith("pod/gpu-trainer-")):
+                problems.append(f"{o} (made by the Deployment) is in row {r['rule']}/{r['verdict']}")
+    if summary.get("leftToControllers") != 2:
+        problems.append(f"summary.leftToControllers = {summary.get('leftToControllers')}, want 2 (the ReplicaSet and its Pod)")
+else:
+    problems.append(f"unknown check {check}")
+
+print("summary:", json.dumps(summary, sort_keys=True))
+for r in rows:
+    print(f"row: {r['rule']}/{r['verdict']} count={r['count']} {r['objects']}")
+for p in problems:
+    print("PROBLEM:", p)
+sys.exit(1 if problems else 0)
+PY
+}
+
+audit_text() {
+  run_audit text 1 -n "$NS" || return 1
+  grep -q '^NAMESPACE  *RULE  *VERDICT  *COUNT  *OBJECTS' "$WORK/text.out" || { echo "want the header NAMESPACE RULE VERDICT COUNT OBJECTS"; return 1; }
+  grep -Eq '^[0-9]+ objects? audited in 1 namespace: 1 would be denied' "$WORK/text.out" ||
+    { echo "want the summary line 'N objects audited in 1 namespace: 1 would be denied, ...'"; return 1; }
+  grep -Eq "^$NS +node-fit +deny +1 +pod/sixteen-gpus" "$WORK/text.out" || { echo "want a node-fit deny line for pod/sixteen-gpus"; return 1; }
+}
+
+audit_clean() {
+  run_audit clean 0 -n "$CLEAN_NS" -o json || return 1
+  python3 - "$WORK/clean.out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+s = doc["summary"]
+bad = []
+if doc["rows"]:
+    bad.append(f"want no rows, got {[(r['rule'], r['verdict'], r['objects']) for r in doc['rows']]}")
+if s.get("audited") != 1 or s.get("denied") != 0 or s.get("withFindings") != 0:
+    bad.append(f"want audited 1, denied 0, withFindings 0: {s}")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+
+webhooks_back() {   # as they were (run.sh's cluster: on)
+  "$HERE/cluster.sh" webhooks "$WEBHOOKS_WERE"
+}
+
+unchanged() {
+  snapshot >"$WORK/after.txt" || return 1
+  cat "$WORK/after.txt"
+  diff -u "$WORK/before.txt" "$WORK/after.txt" || { echo "the objects changed (before -> after the audit)"; return 1; }
+  stored_as_written
+}
+
+# --- the checks ------------------------------------------------------------------------------------------
+t_start=$SECONDS
+check "the cluster's webhooks turned off (cluster.sh webhooks off)" webhooks_off || { summary; exit 1; }
+check "namespaces $NS and $CLEAN_NS created" make_namespaces || { summary; exit 1; }
+check "pods created with no webhook: Burstable 1-GPU, 16-GPU, CPU-only (+ a CPU pod alone)" create_objects ||
+  { summary; exit 1; }
+check "... stored as written: burstable-gpu Burstable, no GPU toleration, no /dev/shm volume" stored_as_written
+if ((CONTROLLERS)); then
+  check "d) Deployment gpu-trainer (1 GPU) created; its ReplicaSet and Pod made by the controllers" deployment_pods
+else
+  log "no kube-controller-manager in this cluster (GPUADMIT_E2E_CONTROLLERS=0): the Deployment checks are skipped"
+fi
+snapshot >"$WORK/before.txt" 2>&1
+
+check "audit -n NS -o json: exit 1 (something would be denied)" run_audit json 1 -n "$NS" -o json ||
+  { cat "$WORK/check.log" >&2; summary; exit 1; }
+check "... node-fit deny row with pod/sixteen-gpus (more GPUs than any node has)" audit_json deny
+check "... gpu-tolerations, guaranteed-qos, shm-size fix rows naming pod/burstable-gpu" audit_json fix
+check "... the CPU-only pod in no row" audit_json cpu
+check "... summary: audited $( ((CONTROLLERS)) && echo 4 || echo 3), denied 1, 1 namespace, as created" audit_json summary
+if ((CONTROLLERS)); then
+  check "d) ... deployment/gpu-trainer fixed; its ReplicaSet and Pod left to it (leftToControllers 2)" audit_json controllers
+fi
+check "audit -n NS (text): the NAMESPACE header, the node-fit line, 'objects audited in'" audit_text
+check "audit -n <the namespace with a CPU pod only> -o json: exit 0, no rows" audit_clean
+check "the cluster's webhooks back on (cluster.sh webhooks on)" webhooks_back
+check "the audit patched nothing: the objects as before it (burstable-gpu still Burstable)" unchanged
+
+log "done in $((SECONDS - t_start))s"
+summary
