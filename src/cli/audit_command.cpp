@@ -100,7 +100,9 @@ class Auditor {
   [[nodiscard]] const admission::Audit& audit() const { return audit_; }
 
  private:
-  bool wanted(const json& o) const { return namespace_.empty() || namespace_of(o) == namespace_; }
+  [[nodiscard]] bool wanted(const json& o) const {
+    return namespace_.empty() || namespace_of(o) == namespace_;
+  }
   Result<bool> judge(const json& o) {
     auto done = admission::audit_object(o, policies_, view_, uids_, audit_);
     if (!done) {
@@ -208,7 +210,7 @@ Result<admission::Audit> audit_live(const AuditOptions& options, const policy::P
   return auditor.audit();
 }
 
-std::string first_line(const std::string& text) {
+std::string headline(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
@@ -225,7 +227,7 @@ void print_text(const admission::Audit& audit, std::ostream& out) {
     if (row.count > row.objects.size()) objects += ", …";
     out << std::left << std::setw(20) << ns << std::setw(24) << rule << std::setw(8)
         << admission::to_string(verdict) << std::setw(8) << row.count << objects << "\n";
-    out << "    " << first_line(row.example) << "\n";
+    out << "    " << headline(row.example) << "\n";
   }
   out << (audit.rows.empty() ? "" : "\n") << audit.audited << (audit.audited == 1 ? " object" : " objects")
       << " audited in " << audit.namespaces.size()

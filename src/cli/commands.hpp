@@ -21,6 +21,7 @@ int certs_command(Args args);
 int cluster_command(Args args);
 int recommend_command(Args args);
 int audit_command(Args args);
+int why_command(Args args);
 int version_command(Args args);
 
 }  // namespace gpuadmit::cli

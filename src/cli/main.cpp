@@ -24,6 +24,7 @@ Commands:
   cluster   Dump a live cluster's nodes, quotas, storage classes and claims for check --cluster
   recommend Work out a model's requests (memory, GPUs, /dev/shm, checkpoint claim), with the formulas
   audit     Judge the pods and workloads that already exist, live or saved, and patch nothing
+  why       Explain a stuck or killed GPU pod, or a workload without pods, with the fix
   version   Print the version
 
 Run 'gpuadmit <command> --help' for a command's flags.
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
     if (command == "cluster") return gpuadmit::cli::cluster_command(rest);
     if (command == "recommend") return gpuadmit::cli::recommend_command(rest);
     if (command == "audit") return gpuadmit::cli::audit_command(rest);
+    if (command == "why") return gpuadmit::cli::why_command(rest);
     if (command == "version" || command == "--version") return gpuadmit::cli::version_command(rest);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuadmit %s: internal error: %s\n", std::string(command).c_str(), e.what());

@@ -30,6 +30,11 @@ std::string ServedKind::path() const {
   return (api_version.find('/') == std::string::npos ? "/api/" : "/apis/") + api_version + "/" + resource;
 }
 
+std::string ServedKind::path_in(std::string_view ns) const {
+  return (api_version.find('/') == std::string::npos ? "/api/" : "/apis/") + api_version + "/namespaces/" +
+         std::string(ns) + "/" + resource;
+}
+
 Result<std::vector<ServedKind>> discover_kinds(ApiTransport& transport, std::string_view group,
                                                const std::vector<std::string>& kinds, std::stop_token stop) {
   std::string group_version = "v1";

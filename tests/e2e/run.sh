@@ -13,8 +13,8 @@
 # failure the component logs are copied to $GPUADMIT_E2E_ARTIFACTS (default /tmp/gpuadmit-e2e-artifacts).
 #
 # Env: GPUADMIT_E2E_OVERHEAD=0 skips overhead.sh; GPUADMIT_E2E_POLICY_OBJECTS=0 skips policy-objects.sh;
-# GPUADMIT_E2E_CLIENT_AUTH=0 skips client-auth.sh; GPUADMIT_E2E_AUDIT=0 skips audit.sh (all four run only
-# when no scenario is named);
+# GPUADMIT_E2E_CLIENT_AUTH=0 skips client-auth.sh; GPUADMIT_E2E_AUDIT=0 skips audit.sh; GPUADMIT_E2E_WHY=0
+# skips why.sh (all five run only when no scenario is named);
 # GPUADMIT_E2E_OVERHEAD_N (default 200) pods per phase;
 # GPUADMIT_E2E_CONTROLLERS (default 1) 1: the cluster runs kube-controller-manager (workloads create
 # Pods), 0: not (scenarios with `needs=controllers` are then skipped);
@@ -536,6 +536,21 @@ if [[ ${GPUADMIT_E2E_AUDIT:-1} != 0 && ${#ONLY[@]} == 0 ]]; then
   else
     FAILED=$((FAILED + 1))
     echo "FAIL  audit (see above)"
+  fi
+fi
+
+# --- why -----------------------------------------------------------------------------------------------
+# gpuadmit why on this cluster (why.sh: the webhook configurations removed while it creates stuck and killed
+# GPU pods, a quota-refused Job and a Deployment in a namespace of its own, put back for the Deployment's
+# denial; `gpuadmit why --kubeconfig` on each, and as `kubectl gpuadmit why`; about 15 s). Like the four above,
+# one item, and only in a full run; GPUADMIT_E2E_WHY=0 skips it.
+if [[ ${GPUADMIT_E2E_WHY:-1} != 0 && ${#ONLY[@]} == 0 ]]; then
+  STEP="why"
+  if bg_run 300 "$HERE/why.sh" "$GPUADMIT_BIN"; then
+    PASSED=$((PASSED + 1))
+  else
+    FAILED=$((FAILED + 1))
+    echo "FAIL  why (see above)"
   fi
 fi
 

@@ -22,9 +22,9 @@ struct CheckResult {
   bool checked = true;  // false: a kind gpuadmit does not judge, or an excluded namespace
   std::string skipped_reason;
   bool allowed = true;
-  std::vector<policy::Finding> violations;  // from validation of the fixed object
-  std::vector<std::string> warnings;        // notices from mutation, then warn findings from validation
-  std::vector<std::string> warned_rules;    // the rules of the warn findings, in their order
+  std::vector<policy::Finding> violations;     // from validation of the fixed object
+  std::vector<std::string> warnings;           // notices from mutation, then warn findings from validation
+  std::vector<std::string> warned_rules;       // the rules of the warn findings, in their order
   std::vector<policy::Finding> warn_findings;  // those findings whole (gpuadmit audit reports them)
   std::vector<policy::Finding> audits;
   std::vector<policy::Fix> fixes;

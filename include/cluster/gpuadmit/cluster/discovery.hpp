@@ -20,6 +20,8 @@ struct ServedKind {
   bool namespaced = true;
   // The collection across all namespaces: "/apis/apps/v1/deployments".
   [[nodiscard]] std::string path() const;
+  // The collection of one namespace: "/apis/apps/v1/namespaces/ml-team/deployments".
+  [[nodiscard]] std::string path_in(std::string_view ns) const;
 };
 
 // The kinds among `kinds` that group `group` ("" is the core group) serves at its preferred version. An API

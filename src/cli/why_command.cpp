@@ -1,0 +1,240 @@
+// gpuadmit why: why a GPU pod is stuck or was killed, or why a workload has no pods, from a live cluster or a
+// saved one, explained by admission::diagnose with the cluster's own words quoted.
+#include <algorithm>
+#include <iostream>
+
+#include "commands.hpp"
+#include "flags.hpp"
+#include "gpuadmit/admission/why.hpp"
+#include "gpuadmit/cluster/api_config.hpp"
+#include "gpuadmit/cluster/discovery.hpp"
+#include "gpuadmit/cluster/dump.hpp"
+#include "gpuadmit/cluster/reflector.hpp"
+#include "gpuadmit/config/yaml_documents.hpp"
+#include "gpuadmit/k8s/json_input.hpp"
+#include "manifests.hpp"
+
+namespace gpuadmit::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kWhyUsage = R"(Usage:
+  gpuadmit why NAME|KIND/NAME [-n NS] [--kubeconfig FILE] [--context NAME] [--policy FILE] [-o text|json]
+  gpuadmit why NAME|KIND/NAME [-n NS] --cluster FILE [--policy FILE] [-o text|json]
+
+Explains a stuck or killed GPU pod, or a workload without pods, in the order of the usual diagnosis: why it
+is not scheduled (the scheduler's message, then what node-fit, gpu-tolerations, gpu-type and the quota
+find on this cluster), why it was killed (OOMKilled, evicted), why a workload has no pods (FailedCreate
+events of it and of the ReplicaSets and Jobs it controls, quoted: a webhook's or the quota's refusal), and
+CUDA against the nodes' drivers. Each cause quotes Kubernetes, gives the fix and names the rule that would
+have caught it at admission. NAME alone is a pod; KIND is pod or a workload kind of the policy
+(deployment/trainer, pytorchjob/bert, job/x).
+
+Live (the default): reads the object, the events of its namespace and what it controls through the
+kubeconfig. Offline (--cluster FILE): a saved List holding them and the cluster's nodes and quotas, such as
+'kubectl get nodes,resourcequotas,storageclasses,persistentvolumeclaims,pods,replicasets,jobs,deployments,
+events -A -o yaml'.
+
+Flags:
+  -n, --namespace     the object's namespace (default: default)
+      --kubeconfig    kubeconfig file (default: $KUBECONFIG, else the in-cluster service account)
+      --context       kubeconfig context (default: the file's current-context)
+      --cluster       a saved cluster instead of a live one
+      --policy        a policy file, or a ClusterGPUPolicy (default: the embedded policy)
+  -o, --output        text (default) or json
+
+Installed as kubectl-gpuadmit on the PATH, it is also 'kubectl gpuadmit why ...'.
+Exit codes: 0 explained (causes or none found), 2 usage, configuration or API errors, or no such object.
+)";
+
+constexpr Command kWhy{"gpuadmit why", kWhyUsage};
+
+struct Target {
+  std::string kind;  // as written: "pod", "deployment", "pytorchjobs"
+  std::string name;
+  std::string namespace_;
+};
+
+std::string lower_word(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// "deployment", "deployments", "Deployment" name the kind Deployment.
+bool names_kind(const std::string& word, std::string_view kind, std::string_view resource = {}) {
+  const std::string k = lower_word(std::string(kind));
+  return word == k || word == k + "s" || (!resource.empty() && word == resource);
+}
+
+std::string meta_text(const json& o, const char* key) {
+  const auto meta = o.find("metadata");
+  if (meta == o.end() || !meta->is_object()) return {};
+  const auto v = meta->find(key);
+  return v != meta->end() && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+// The saved List's object, the events and the objects of its namespace.
+Result<admission::WhyInput> read_saved(const std::string& path, const Target& target) {
+  auto sources = read_sources({path});
+  if (!sources) return sources.error();
+  admission::WhyInput input;
+  bool found = false;
+  for (const Source& source : *sources) {
+    auto documents = config::read_documents(source.text, source.name);
+    if (!documents) return documents.error();
+    for (config::Document& doc : *documents) {
+      std::vector<json> items;
+      if (doc.object.is_object() && doc.object.contains("items") && doc.object["items"].is_array()) {
+        for (json& item : doc.object["items"]) items.push_back(std::move(item));
+      } else {
+        items.push_back(std::move(doc.object));
+      }
+      for (json& item : items) {
+        if (!item.is_object() || meta_text(item, "namespace") != target.namespace_) continue;
+        const std::string kind = item.value("kind", std::string());
+        if (kind == "Event") {
+          input.events.push_back(std::move(item));
+        } else if (!found && names_kind(target.kind, kind) && meta_text(item, "name") == target.name) {
+          input.object = std::move(item);
+          found = true;
+        } else {
+          input.owned.push_back(std::move(item));
+        }
+      }
+    }
+  }
+  if (!found)
+    return make_error(target.kind + "/" + target.name + " not found in namespace " + target.namespace_);
+  return input;
+}
+
+// One namespaced collection, every page, each item with the kind and apiVersion a LIST leaves out.
+Result<bool> list_namespace(cluster::ApiTransport& transport, const cluster::ServedKind& served,
+                            const std::string& ns, std::vector<json>& out) {
+  auto listed =
+      cluster::list_pages_at(transport, served.path_in(ns), served.resource, 500, {}, [&](json&& item) {
+        if (!item.is_object()) return;
+        item["kind"] = served.kind;
+        item["apiVersion"] = served.api_version;
+        out.push_back(std::move(item));
+      });
+  if (!listed) return listed.error();
+  return true;
+}
+
+// The kind `word` names, among pods and the policy's workload kinds the API serves.
+Result<cluster::ServedKind> served_kind(cluster::ApiTransport& transport, const policy::RuleSet& rules,
+                                        const std::string& word) {
+  if (names_kind(word, "Pod")) return cluster::ServedKind{"v1", "Pod", "pods", true};
+  for (const policy::WorkloadKind& workload : rules.workloads) {
+    auto served = cluster::discover_kinds(transport, workload.api_group, workload.kinds);
+    if (!served) return served.error();
+    for (const cluster::ServedKind& k : *served) {
+      if (names_kind(word, k.kind, k.resource)) return k;
+    }
+  }
+  return make_error("\"" + word +
+                    "\" is not a pod or a workload kind of the policy that this API server serves");
+}
+
+struct Live {
+  admission::WhyInput input;
+  policy::ClusterView view;
+};
+
+Result<Live> read_live(const std::optional<std::string>& kubeconfig, const std::string& context,
+                       const policy::RuleSet& rules, const Target& target) {
+  auto config = cluster::resolve_api_config(kubeconfig, context);
+  if (!config) return config.error();
+  auto transport = cluster::make_https_transport(std::move(*config));
+  if (!transport) return transport.error();
+  cluster::ApiTransport& api = **transport;
+  auto kind = served_kind(api, rules, target.kind);
+  if (!kind) return kind.error();
+  auto response = api.get(kind->path_in(target.namespace_) + "/" + target.name, {});
+  if (!response) return response.error();
+  if (response->status == 404) {
+    return make_error(kind->resource + " \"" + target.name + "\" not found in namespace " +
+                      target.namespace_);
+  }
+  if (response->status != 200)
+    return make_error("GET " + kind->resource + ": HTTP " + std::to_string(response->status));
+  auto object = k8s::parse_json(response->body, {8U << 20U, 64});
+  if (!object || !object->is_object()) return make_error("GET " + kind->resource + ": not a JSON object");
+  Live live;
+  live.input.object = std::move(*object);
+  live.input.object["kind"] = kind->kind;
+  live.input.object["apiVersion"] = kind->api_version;
+  for (const cluster::ServedKind& k : {cluster::ServedKind{"v1", "Event", "events", true},
+                                       cluster::ServedKind{"apps/v1", "ReplicaSet", "replicasets", true},
+                                       cluster::ServedKind{"batch/v1", "Job", "jobs", true},
+                                       cluster::ServedKind{"v1", "Pod", "pods", true}}) {
+    if (k.kind == "Pod" && kind->kind == "Pod") continue;
+    auto listed =
+        list_namespace(api, k, target.namespace_, k.kind == "Event" ? live.input.events : live.input.owned);
+    if (!listed) return listed.error();
+  }
+  auto dump = cluster::dump_cluster(api);
+  if (!dump) return dump.error();
+  auto snapshot = policy::snapshot_from_list(dump->list);
+  if (!snapshot) return snapshot.error();
+  live.view.snapshot = std::make_shared<const policy::ClusterSnapshot>(std::move(*snapshot));
+  return live;
+}
+
+Result<Target> target_of(const ParsedFlags& flags) {
+  if (flags.positional.size() != 1) return make_error("give one NAME or KIND/NAME");
+  const std::string& word = flags.positional[0];
+  Target t{"pod", word, flags.last("namespace").value_or("default")};
+  if (const auto slash = word.find('/'); slash != std::string::npos) {
+    t.kind = lower_word(word.substr(0, slash));
+    t.name = word.substr(slash + 1);
+  }
+  if (t.name.empty() || t.kind.empty() || t.name.find('/') != std::string::npos) {
+    return make_error("\"" + word + "\" is not NAME or KIND/NAME");
+  }
+  return t;
+}
+
+}  // namespace
+
+int why_command(Args args) {
+  int exit_code = kExitOk;
+  const auto flags = command_flags(args,
+                                   {{"namespace", "n"},
+                                    {"kubeconfig", ""},
+                                    {"context", ""},
+                                    {"cluster", ""},
+                                    {"policy", ""},
+                                    {"output", "o"},
+                                    {"help", "h", false}},
+                                   kWhy, exit_code);
+  if (!flags) return exit_code;
+  const auto target = target_of(*flags);
+  if (!target) return usage_error(kWhy, target.error().message);
+  const std::string output = flags->last("output").value_or("text");
+  if (output != "text" && output != "json") return command_error(kWhy, "--output must be text or json");
+  auto rules = load_rules(flags->last("policy"));
+  if (!rules) return command_error(kWhy, rules.error().message);
+  const policy::PolicySet policies = policy::PolicySet::of(*rules);
+  Result<admission::Diagnosis> diagnosis = make_error("");
+  if (const auto saved = flags->last("cluster")) {
+    const auto view = load_view(*saved);
+    if (!view) return command_error(kWhy, view.error().message);
+    auto input = read_saved(*saved, *target);
+    if (!input) return command_error(kWhy, input.error().message);
+    diagnosis = admission::diagnose(*input, policies, &*view);
+  } else {
+    auto live = read_live(flags->last("kubeconfig"), flags->last("context").value_or(""), *rules, *target);
+    if (!live) return command_error(kWhy, live.error().message);
+    diagnosis = admission::diagnose(live->input, policies, &live->view);
+  }
+  if (!diagnosis) return command_error(kWhy, diagnosis.error().message);
+  std::cout << (output == "json" ? admission::to_json(*diagnosis).dump(2) + "\n"
+                                 : admission::to_text(*diagnosis));
+  return kExitOk;
+}
+
+}  // namespace gpuadmit::cli
