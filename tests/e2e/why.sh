@@ -580,9 +580,11 @@ import json, sys
 text, quote, rule = open(sys.argv[1]).read(), json.loads(sys.argv[2]), json.loads(sys.argv[3])
 lines = text.splitlines()
 bad = []
-# Verbatim: a quote of several lines (a webhook's denial) is printed as it is, its later lines not indented.
-if "\n   Kubernetes says: " + quote + "\n" not in "\n" + text:
-    bad.append(f"no '   Kubernetes says: {quote}' (verbatim, on lines of its own)")
+# Verbatim: a quote of several lines (a webhook's denial) keeps every line, its later lines indented under
+# the first.
+shown = quote.replace("\n", "\n   ")
+if "\n   Kubernetes says: " + shown + "\n" not in "\n" + text:
+    bad.append(f"no '   Kubernetes says: {shown}' (verbatim, later lines indented)")
 if "   Fix:" not in lines:
     bad.append("no '   Fix:' line")
 if rule and "   Rule: " + rule not in lines:
