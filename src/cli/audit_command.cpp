@@ -11,11 +11,8 @@
 #include "commands.hpp"
 #include "flags.hpp"
 #include "gpuadmit/admission/audit.hpp"
-#include "gpuadmit/cluster/api_config.hpp"
 #include "gpuadmit/cluster/discovery.hpp"
-#include "gpuadmit/cluster/dump.hpp"
-#include "gpuadmit/cluster/reflector.hpp"
-#include "gpuadmit/config/yaml_documents.hpp"
+#include "live_cluster.hpp"
 #include "manifests.hpp"
 
 namespace gpuadmit::cli {
@@ -124,30 +121,18 @@ class Auditor {
 // A saved cluster: its objects are audited, its nodes, quotas, classes and claims are the view.
 Result<admission::Audit> audit_file(const AuditOptions& options, const policy::PolicySet& policies,
                                     const policy::RuleSet& rules) {
-  const auto view = load_view(options.cluster_file);
+  auto objects = read_objects({*options.cluster_file});
+  if (!objects) return objects.error();
+  const nlohmann::json all(*objects);
+  const auto view = view_of(all, *options.cluster_file);
   if (!view) return view.error();
-  auto sources = read_sources({*options.cluster_file});
-  if (!sources) return sources.error();
   std::vector<json> held;
   std::vector<json> pods;
-  for (const Source& source : *sources) {
-    auto documents = config::read_documents(source.text, source.name);
-    if (!documents) return documents.error();
-    for (config::Document& doc : *documents) {
-      json& object = doc.object;
-      std::vector<json> items;
-      if (object.is_object() && object.contains("items") && object["items"].is_array()) {
-        for (json& item : object["items"]) items.push_back(std::move(item));
-      } else {
-        items.push_back(std::move(object));
-      }
-      for (json& item : items) {
-        if (!item.is_object()) continue;
-        const std::string kind = item.value("kind", std::string());
-        if (!admission::audited_kind(rules, item.value("apiVersion", std::string()), kind)) continue;
-        (kind == "Pod" ? pods : held).push_back(std::move(item));
-      }
-    }
+  for (json& item : *objects) {
+    if (!item.is_object()) continue;
+    const std::string kind = item.value("kind", std::string());
+    if (!admission::audited_kind(rules, item.value("apiVersion", std::string()), kind)) continue;
+    (kind == "Pod" ? pods : held).push_back(std::move(item));
   }
   Auditor auditor(policies, &*view, options.namespace_);
   if (auto done = auditor.audit_held(held); !done) return done.error();
@@ -157,55 +142,35 @@ Result<admission::Audit> audit_file(const AuditOptions& options, const policy::P
   return auditor.audit();
 }
 
-// Every item of a LIST gets the kind and apiVersion a LIST leaves out.
-Result<bool> list_into(cluster::ApiTransport& transport, const cluster::ServedKind& served,
-                       const std::function<Result<bool>(json&&)>& on_item) {
-  std::optional<Error> failed;
-  auto listed = cluster::list_pages_at(transport, served.path(), served.resource, 500, {}, [&](json&& item) {
-    if (failed || !item.is_object()) return;
-    item["kind"] = served.kind;
-    item["apiVersion"] = served.api_version;
-    if (auto done = on_item(std::move(item)); !done) failed = done.error();
-  });
-  if (!listed) return listed.error();
-  if (failed) return *failed;
-  return true;
-}
-
 // A live cluster: the dump's four kinds are the view; workloads (of the kinds the API serves) are held, pods
 // are judged page by page.
 Result<admission::Audit> audit_live(const AuditOptions& options, const policy::PolicySet& policies,
                                     const policy::RuleSet& rules) {
-  auto config = cluster::resolve_api_config(options.kubeconfig, options.context);
-  if (!config) return config.error();
-  auto transport = cluster::make_https_transport(std::move(*config));
+  auto transport = connect(options.kubeconfig, options.context);
   if (!transport) return transport.error();
-  auto dump = cluster::dump_cluster(**transport);
-  if (!dump) return dump.error();
-  auto snapshot = policy::snapshot_from_list(dump->list);
-  if (!snapshot) return snapshot.error();
-  policy::ClusterView view;
-  view.snapshot = std::make_shared<const policy::ClusterSnapshot>(std::move(*snapshot));
+  auto live = live_view(**transport);
+  if (!live) return live.error();
   std::vector<json> held;
-  for (json& item : dump->list["items"]) {
+  for (json& item : live->dump.list["items"]) {
     if (item.value("kind", std::string()) == "PersistentVolumeClaim") held.push_back(std::move(item));
   }
   for (const policy::WorkloadKind& workload : rules.workloads) {
     auto served = cluster::discover_kinds(**transport, workload.api_group, workload.kinds);
     if (!served) return served.error();
     for (const cluster::ServedKind& kind : *served) {
-      auto listed = list_into(**transport, kind, [&](json&& item) -> Result<bool> {
+      auto listed = list_items(**transport, kind, kind.path(), [&](json&& item) -> Result<bool> {
         held.push_back(std::move(item));
         return true;
       });
       if (!listed) return listed.error();
     }
   }
-  Auditor auditor(policies, &view, options.namespace_);
+  Auditor auditor(policies, &live->view, options.namespace_);
   if (auto done = auditor.audit_held(held); !done) return done.error();
   held.clear();
   const cluster::ServedKind pods{"v1", "Pod", "pods", true};
-  auto listed = list_into(**transport, pods, [&](json&& pod) { return auditor.audit_pod(pod); });
+  auto listed =
+      list_items(**transport, pods, pods.path(), [&](json&& pod) { return auditor.audit_pod(pod); });
   if (!listed) return listed.error();
   return auditor.audit();
 }

@@ -7,10 +7,10 @@
 
 #include "commands.hpp"
 #include "flags.hpp"
-#include "gpuadmit/cluster/api_config.hpp"
 #include "gpuadmit/cluster/dump.hpp"
 #include "gpuadmit/config/yaml_documents.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
+#include "live_cluster.hpp"
 
 namespace gpuadmit::cli {
 namespace {
@@ -81,9 +81,7 @@ struct Listed {
 };
 
 Result<Listed> list_cluster(const DumpOptions& options) {
-  auto config = cluster::resolve_api_config(options.kubeconfig, options.context);
-  if (!config) return config.error();
-  auto transport = cluster::make_https_transport(std::move(*config));
+  auto transport = connect(options.kubeconfig, options.context);
   if (!transport) return transport.error();
   auto dump = cluster::dump_cluster(**transport);
   if (!dump) return dump.error();

@@ -16,21 +16,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 Result<policy::ClusterSnapshot> load_cluster(const std::string& path) {
-  auto sources = read_sources({path});
-  if (!sources) return sources.error();
-  nlohmann::json items = nlohmann::json::array();
-  for (const Source& source : *sources) {
-    auto documents = config::read_documents(source.text, source.name);
-    if (!documents) return documents.error();
-    for (const config::Document& doc : *documents) {
-      if (doc.object.is_object() && doc.object.contains("items") && doc.object["items"].is_array()) {
-        for (const auto& item : doc.object["items"]) items.push_back(item);
-      } else {
-        items.push_back(doc.object);
-      }
-    }
-  }
-  auto snapshot = policy::snapshot_from_list({{"items", items}});
+  auto objects = read_objects({path});
+  if (!objects) return objects.error();
+  auto snapshot = policy::snapshot_from_list({{"items", std::move(*objects)}});
   if (!snapshot) return make_error(path + ": " + snapshot.error().message);
   return snapshot;
 }
@@ -174,6 +162,32 @@ Result<policy::PolicySet> load_policy_set(policy::RuleSet cluster, const std::ve
 }
 
 // --cluster's snapshot as the policy sees it; without it, a view with no snapshot.
+Result<std::vector<nlohmann::json>> read_objects(const std::vector<std::string>& paths) {
+  auto sources = read_sources(paths);
+  if (!sources) return sources.error();
+  std::vector<nlohmann::json> objects;
+  for (const Source& source : *sources) {
+    auto documents = config::read_documents(source.text, source.name);
+    if (!documents) return documents.error();
+    for (config::Document& doc : *documents) {
+      if (doc.object.is_object() && doc.object.contains("items") && doc.object["items"].is_array()) {
+        for (auto& item : doc.object["items"]) objects.push_back(std::move(item));
+      } else {
+        objects.push_back(std::move(doc.object));
+      }
+    }
+  }
+  return objects;
+}
+
+Result<policy::ClusterView> view_of(const nlohmann::json& objects, const std::string& path) {
+  auto snapshot = policy::snapshot_from_list({{"items", objects}});
+  if (!snapshot) return make_error(path + ": " + snapshot.error().message);
+  policy::ClusterView view;
+  view.snapshot = std::make_shared<const policy::ClusterSnapshot>(std::move(*snapshot));
+  return view;
+}
+
 Result<policy::ClusterView> load_view(const std::optional<std::string>& cluster_path) {
   policy::ClusterView view;
   if (!cluster_path) return view;

@@ -40,6 +40,10 @@ struct NamespacePolicy {
 Result<policy::PolicySet> load_policy_set(policy::RuleSet cluster, const std::vector<std::string>& files,
                                           const std::string& default_namespace,
                                           std::vector<NamespacePolicy>* applied = nullptr);
+// Every object of the files, a List's items one by one (what --cluster FILE holds).
+Result<std::vector<nlohmann::json>> read_objects(const std::vector<std::string>& paths);
+// The view those objects make (their nodes, quotas, storage classes and claims); `path` names them in errors.
+Result<policy::ClusterView> view_of(const nlohmann::json& objects, const std::string& path);
 // --cluster's snapshot as the policy sees it; without it, a view with no snapshot.
 Result<policy::ClusterView> load_view(const std::optional<std::string>& cluster_path);
 

@@ -6,12 +6,9 @@
 #include "commands.hpp"
 #include "flags.hpp"
 #include "gpuadmit/admission/why.hpp"
-#include "gpuadmit/cluster/api_config.hpp"
 #include "gpuadmit/cluster/discovery.hpp"
-#include "gpuadmit/cluster/dump.hpp"
-#include "gpuadmit/cluster/reflector.hpp"
-#include "gpuadmit/config/yaml_documents.hpp"
 #include "gpuadmit/k8s/json_input.hpp"
+#include "live_cluster.hpp"
 #include "manifests.hpp"
 
 namespace gpuadmit::cli {
@@ -76,52 +73,21 @@ std::string meta_text(const json& o, const char* key) {
 }
 
 // The saved List's object, the events and the objects of its namespace.
-Result<admission::WhyInput> read_saved(const std::string& path, const Target& target) {
-  auto sources = read_sources({path});
-  if (!sources) return sources.error();
+admission::WhyInput pick(std::vector<json>& objects, const Target& target, bool& found) {
   admission::WhyInput input;
-  bool found = false;
-  for (const Source& source : *sources) {
-    auto documents = config::read_documents(source.text, source.name);
-    if (!documents) return documents.error();
-    for (config::Document& doc : *documents) {
-      std::vector<json> items;
-      if (doc.object.is_object() && doc.object.contains("items") && doc.object["items"].is_array()) {
-        for (json& item : doc.object["items"]) items.push_back(std::move(item));
-      } else {
-        items.push_back(std::move(doc.object));
-      }
-      for (json& item : items) {
-        if (!item.is_object() || meta_text(item, "namespace") != target.namespace_) continue;
-        const std::string kind = item.value("kind", std::string());
-        if (kind == "Event") {
-          input.events.push_back(std::move(item));
-        } else if (!found && names_kind(target.kind, kind) && meta_text(item, "name") == target.name) {
-          input.object = std::move(item);
-          found = true;
-        } else {
-          input.owned.push_back(std::move(item));
-        }
-      }
+  for (json& item : objects) {
+    if (!item.is_object() || meta_text(item, "namespace") != target.namespace_) continue;
+    const std::string kind = item.value("kind", std::string());
+    if (kind == "Event") {
+      input.events.push_back(std::move(item));
+    } else if (!found && names_kind(target.kind, kind) && meta_text(item, "name") == target.name) {
+      input.object = std::move(item);
+      found = true;
+    } else {
+      input.owned.push_back(std::move(item));
     }
   }
-  if (!found)
-    return make_error(target.kind + "/" + target.name + " not found in namespace " + target.namespace_);
   return input;
-}
-
-// One namespaced collection, every page, each item with the kind and apiVersion a LIST leaves out.
-Result<bool> list_namespace(cluster::ApiTransport& transport, const cluster::ServedKind& served,
-                            const std::string& ns, std::vector<json>& out) {
-  auto listed =
-      cluster::list_pages_at(transport, served.path_in(ns), served.resource, 500, {}, [&](json&& item) {
-        if (!item.is_object()) return;
-        item["kind"] = served.kind;
-        item["apiVersion"] = served.api_version;
-        out.push_back(std::move(item));
-      });
-  if (!listed) return listed.error();
-  return true;
 }
 
 // The kind `word` names, among pods and the policy's workload kinds the API serves.
@@ -146,9 +112,7 @@ struct Live {
 
 Result<Live> read_live(const std::optional<std::string>& kubeconfig, const std::string& context,
                        const policy::RuleSet& rules, const Target& target) {
-  auto config = cluster::resolve_api_config(kubeconfig, context);
-  if (!config) return config.error();
-  auto transport = cluster::make_https_transport(std::move(*config));
+  auto transport = connect(kubeconfig, context);
   if (!transport) return transport.error();
   cluster::ApiTransport& api = **transport;
   auto kind = served_kind(api, rules, target.kind);
@@ -172,15 +136,16 @@ Result<Live> read_live(const std::optional<std::string>& kubeconfig, const std::
                                        cluster::ServedKind{"batch/v1", "Job", "jobs", true},
                                        cluster::ServedKind{"v1", "Pod", "pods", true}}) {
     if (k.kind == "Pod" && kind->kind == "Pod") continue;
-    auto listed =
-        list_namespace(api, k, target.namespace_, k.kind == "Event" ? live.input.events : live.input.owned);
+    std::vector<json>& into = k.kind == "Event" ? live.input.events : live.input.owned;
+    auto listed = list_items(api, k, k.path_in(target.namespace_), [&](json&& item) -> Result<bool> {
+      into.push_back(std::move(item));
+      return true;
+    });
     if (!listed) return listed.error();
   }
-  auto dump = cluster::dump_cluster(api);
-  if (!dump) return dump.error();
-  auto snapshot = policy::snapshot_from_list(dump->list);
-  if (!snapshot) return snapshot.error();
-  live.view.snapshot = std::make_shared<const policy::ClusterSnapshot>(std::move(*snapshot));
+  auto view = live_view(api);
+  if (!view) return view.error();
+  live.view = std::move(view->view);
   return live;
 }
 
@@ -221,11 +186,17 @@ int why_command(Args args) {
   const policy::PolicySet policies = policy::PolicySet::of(*rules);
   Result<admission::Diagnosis> diagnosis = make_error("");
   if (const auto saved = flags->last("cluster")) {
-    const auto view = load_view(*saved);
+    auto objects = read_objects({*saved});
+    if (!objects) return command_error(kWhy, objects.error().message);
+    const auto view = view_of(json(*objects), *saved);
     if (!view) return command_error(kWhy, view.error().message);
-    auto input = read_saved(*saved, *target);
-    if (!input) return command_error(kWhy, input.error().message);
-    diagnosis = admission::diagnose(*input, policies, &*view);
+    bool found = false;
+    const admission::WhyInput input = pick(*objects, *target, found);
+    if (!found) {
+      return command_error(
+          kWhy, target->kind + "/" + target->name + " not found in namespace " + target->namespace_);
+    }
+    diagnosis = admission::diagnose(input, policies, &*view);
   } else {
     auto live = read_live(flags->last("kubeconfig"), flags->last("context").value_or(""), *rules, *target);
     if (!live) return command_error(kWhy, live.error().message);

@@ -1,0 +1,38 @@
+// What the commands that read a live cluster share (cluster dump, audit, why): the connection through a
+// kubeconfig, the view of its nodes, quotas, storage classes and claims, and a collection listed page by
+// page.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuadmit/cluster/discovery.hpp"
+#include "gpuadmit/cluster/dump.hpp"
+#include "gpuadmit/cluster/transport.hpp"
+#include "gpuadmit/common/result.hpp"
+#include "gpuadmit/policy/cluster_snapshot.hpp"
+
+namespace gpuadmit::cli {
+
+// --kubeconfig (else $KUBECONFIG, else the in-cluster service account) and --context.
+Result<std::shared_ptr<cluster::ApiTransport>> connect(const std::optional<std::string>& kubeconfig,
+                                                       const std::string& context);
+
+// The four kinds of `cluster dump`, and the view the rules judge against.
+struct LiveView {
+  cluster::Dump dump;
+  policy::ClusterView view;
+};
+Result<LiveView> live_view(cluster::ApiTransport& transport);
+
+// Every item of the collection at `path` (served.path(), or served.path_in(ns)), page by page, each with the
+// kind and apiVersion a LIST leaves out; the first error of `on_item` stops it.
+Result<bool> list_items(cluster::ApiTransport& transport, const cluster::ServedKind& served,
+                        const std::string& path,
+                        const std::function<Result<bool>(nlohmann::json&&)>& on_item);
+
+}  // namespace gpuadmit::cli
