@@ -293,6 +293,10 @@ class ChurnTransport final : public cluster::ApiTransport {
   Result<cluster::ApiResponse> merge_patch(std::string_view, std::string_view, std::stop_token) override {
     return make_error("the benchmark writes nothing");
   }
+  Result<cluster::ApiResponse> write(cluster::WriteVerb, std::string_view, std::string_view,
+                                     std::stop_token) override {
+    return make_error("the benchmark writes nothing");
+  }
 
   [[nodiscard]] std::string endpoint() const override { return "in-process"; }
 

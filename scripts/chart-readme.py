@@ -35,6 +35,20 @@ helm uninstall gpuadmit -n gpuadmit       # a pre-delete hook removes the webhoo
 - Break glass: deleting the two webhook configurations always works (NOTES prints the commands).
 - Upgrade notes are in the repository's CHANGELOG.md.
 
+## Background audit
+
+On by default (`audit.enabled`): every `audit.interval` (1h, Kyverno's background scan default), one replica,
+the holder of the Lease `<fullname>-audit` in the release namespace, judges the pods and workloads that already
+exist with the policy in force and writes one PolicyReport `gpuadmit` per namespace (`kubectl get policyreports
+-A`, or Policy Reporter), deleting the ones it no longer needs, and exports
+`gpuadmit_audit_violations{{rule,namespace,action}}` on /metrics. It adds a ClusterRole `<fullname>-audit` (list of
+pods and of the `webhooks.workloads` kinds; get, list, create, patch and delete of policyreports) and a Role
+`<fullname>-audit` for the Lease (create; get and update of that one Lease), each with its binding. The
+PolicyReport CRD is in the chart's `crds/`: `helm install` installs it unless it exists (Kyverno and Policy
+Reporter install the same one) and Helm never upgrades or deletes it, so after a `helm upgrade` from a chart
+without it run `kubectl create -f charts/gpuadmit/crds/policyreports.yaml` (NOTES says when it is missing).
+`--set audit.enabled=false` turns the audit, its flags and its RBAC off (docs/cluster.md, "Background audit").
+
 ## Values
 
 | key | type | default | description |

@@ -15,15 +15,25 @@ std::string lowered(std::string s) {
 }
 
 // One object counts once per row, however many of the rule's findings it has (two containers fixed).
-void add(Audit& audit, const CheckResult& r, const std::string& rule, AuditVerdict verdict,
-         const std::string& message) {
+void add(Audit& audit, const CheckResult& r, const ObjectRef& ref, const std::string& rule,
+         AuditVerdict verdict, const std::string& message) {
   AuditRow& row = audit.rows[{r.namespace_, rule, verdict}];
   const std::string object = lowered(r.kind) + "/" + r.name;
   if (row.last == object) return;
   row.last = object;
   ++row.count;
-  if (row.objects.size() < Audit::kObjectsPerRow) row.objects.push_back(object);
+  if (row.objects.size() < Audit::kObjectsPerRow) {
+    row.objects.push_back(object);
+    row.refs.push_back(ref);
+  }
   if (row.example.empty()) row.example = message;
+}
+
+std::string meta_string(const nlohmann::json& object, const char* field) {
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  const auto value = meta->find(field);
+  return value != meta->end() && value->is_string() ? value->get<std::string>() : std::string();
 }
 
 }  // namespace
@@ -71,9 +81,7 @@ Result<bool> audit_object(const nlohmann::json& object, const policy::PolicySet&
       return true;
     }
   }
-  std::string ns;
-  if (const auto meta = object.find("metadata"); meta != object.end() && meta->is_object())
-    ns = meta->value("namespace", std::string());
+  const std::string ns = meta_string(object, "namespace");
   auto r = check_object(object, policies.for_namespace(ns), ns.empty() ? "default" : ns, view);
   if (!r) return r.error();
   if (!r->checked) {
@@ -82,14 +90,59 @@ Result<bool> audit_object(const nlohmann::json& object, const policy::PolicySet&
   }
   ++audit.audited;
   audit.namespaces.insert(r->namespace_);
+  Audit::Totals& totals = audit.totals[r->namespace_];
+  ++totals.audited;
   if (!r->allowed) ++audit.denied;
-  if (!r->violations.empty() || !r->fixes.empty() || !r->warn_findings.empty() || !r->audits.empty())
+  if (!r->violations.empty() || !r->fixes.empty() || !r->warn_findings.empty() || !r->audits.empty()) {
     ++audit.with_findings;
-  for (const policy::Finding& v : r->violations) add(audit, *r, v.rule, AuditVerdict::kDenied, v.message);
-  for (const policy::Fix& f : r->fixes) add(audit, *r, f.rule, AuditVerdict::kFixed, f.description);
-  for (const policy::Finding& w : r->warn_findings) add(audit, *r, w.rule, AuditVerdict::kWarned, w.message);
-  for (const policy::Finding& a : r->audits) add(audit, *r, a.rule, AuditVerdict::kAudited, a.message);
+    ++totals.with_findings;
+  }
+  const ObjectRef ref{object.value("apiVersion", std::string()), r->kind, r->name,
+                      meta_string(object, "uid")};
+  for (const policy::Finding& v : r->violations)
+    add(audit, *r, ref, v.rule, AuditVerdict::kDenied, v.message);
+  for (const policy::Fix& f : r->fixes) add(audit, *r, ref, f.rule, AuditVerdict::kFixed, f.description);
+  for (const policy::Finding& w : r->warn_findings)
+    add(audit, *r, ref, w.rule, AuditVerdict::kWarned, w.message);
+  for (const policy::Finding& a : r->audits) add(audit, *r, ref, a.rule, AuditVerdict::kAudited, a.message);
   return true;
+}
+
+Auditor::Auditor(const policy::PolicySet& policies, const policy::ClusterView* view,
+                 std::string only_namespace)
+    : policies_(policies), view_(view), namespace_(std::move(only_namespace)) {}
+
+Result<bool> Auditor::audit_held(const std::vector<nlohmann::json>& objects) {
+  // Objects whose controllers are audited are left to them; so their uids are needed first.
+  for (const nlohmann::json& o : objects) {
+    if (std::string uid = meta_string(o, "uid"); !uid.empty()) uids_.insert(std::move(uid));
+  }
+  for (const nlohmann::json& o : objects) {
+    if (!wanted(o)) continue;
+    if (const std::string owner = controller_uid(o); !owner.empty() && uids_.contains(owner)) {
+      ++audit_.left_to_controllers;
+      continue;
+    }
+    if (auto done = judge(o); !done) return done;
+  }
+  return true;
+}
+
+Result<bool> Auditor::audit_pod(const nlohmann::json& pod) {
+  return wanted(pod) ? judge(pod) : Result<bool>(true);
+}
+
+bool Auditor::wanted(const nlohmann::json& object) const {
+  return namespace_.empty() || meta_string(object, "namespace") == namespace_;
+}
+
+Result<bool> Auditor::judge(const nlohmann::json& object) {
+  auto done = audit_object(object, policies_, view_, uids_, audit_);
+  if (!done) {
+    return make_error(object.value("kind", std::string("object")) + " " + meta_string(object, "namespace") +
+                      "/" + meta_string(object, "name") + ": " + done.error().message);
+  }
+  return done;
 }
 
 nlohmann::json to_json(const Audit& audit) {

@@ -58,66 +58,6 @@ struct AuditOptions {
   std::string output;
 };
 
-std::string namespace_of(const json& object) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return {};
-  const auto ns = meta->find("namespace");
-  return ns != meta->end() && ns->is_string() ? ns->get<std::string>() : std::string();
-}
-
-std::string uid_of(const json& object) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return {};
-  const auto uid = meta->find("uid");
-  return uid != meta->end() && uid->is_string() ? uid->get<std::string>() : std::string();
-}
-
-// Audits `objects` (workloads and claims, held: they are few) then streams pods through `pods`.
-class Auditor {
- public:
-  Auditor(const policy::PolicySet& policies, const policy::ClusterView* view, std::string only_namespace)
-      : policies_(policies), view_(view), namespace_(std::move(only_namespace)) {}
-
-  // Objects whose controllers are audited are left to them; so their uids are needed first.
-  Result<bool> audit_held(const std::vector<json>& objects) {
-    for (const json& o : objects) {
-      if (const std::string uid = uid_of(o); !uid.empty()) uids_.insert(uid);
-    }
-    for (const json& o : objects) {
-      if (!wanted(o)) continue;
-      if (const std::string owner = admission::controller_uid(o); !owner.empty() && uids_.contains(owner)) {
-        ++audit_.left_to_controllers;
-        continue;
-      }
-      if (auto done = judge(o); !done) return done;
-    }
-    return true;
-  }
-  Result<bool> audit_pod(const json& pod) { return wanted(pod) ? judge(pod) : Result<bool>(true); }
-  [[nodiscard]] const admission::Audit& audit() const { return audit_; }
-
- private:
-  [[nodiscard]] bool wanted(const json& o) const {
-    return namespace_.empty() || namespace_of(o) == namespace_;
-  }
-  Result<bool> judge(const json& o) {
-    auto done = admission::audit_object(o, policies_, view_, uids_, audit_);
-    if (!done) {
-      const auto meta = o.value("metadata", json::object());
-      return make_error(o.value("kind", std::string("object")) + " " + namespace_of(o) + "/" +
-                        (meta.is_object() ? meta.value("name", std::string()) : std::string()) + ": " +
-                        done.error().message);
-    }
-    return done;
-  }
-
-  const policy::PolicySet& policies_;
-  const policy::ClusterView* view_;
-  std::string namespace_;
-  std::set<std::string> uids_;
-  admission::Audit audit_;
-};
-
 // A saved cluster: its objects are audited, its nodes, quotas, classes and claims are the view.
 Result<admission::Audit> audit_file(const AuditOptions& options, const policy::PolicySet& policies,
                                     const policy::RuleSet& rules) {
@@ -134,7 +74,7 @@ Result<admission::Audit> audit_file(const AuditOptions& options, const policy::P
     if (!admission::audited_kind(rules, item.value("apiVersion", std::string()), kind)) continue;
     (kind == "Pod" ? pods : held).push_back(std::move(item));
   }
-  Auditor auditor(policies, &*view, options.namespace_);
+  admission::Auditor auditor(policies, &*view, options.namespace_);
   if (auto done = auditor.audit_held(held); !done) return done.error();
   for (const json& pod : pods) {
     if (auto done = auditor.audit_pod(pod); !done) return done.error();
@@ -142,37 +82,14 @@ Result<admission::Audit> audit_file(const AuditOptions& options, const policy::P
   return auditor.audit();
 }
 
-// A live cluster: the dump's four kinds are the view; workloads (of the kinds the API serves) are held, pods
-// are judged page by page.
-Result<admission::Audit> audit_live(const AuditOptions& options, const policy::PolicySet& policies,
-                                    const policy::RuleSet& rules) {
+// A live cluster: the dump's four kinds are the view; claims and workloads (of the kinds the API serves) are
+// held, pods judged page by page.
+Result<admission::Audit> audit_live(const AuditOptions& options, const policy::PolicySet& policies) {
   auto transport = connect(options.kubeconfig, options.context);
   if (!transport) return transport.error();
   auto live = live_view(**transport);
   if (!live) return live.error();
-  std::vector<json> held;
-  for (json& item : live->dump.list["items"]) {
-    if (item.value("kind", std::string()) == "PersistentVolumeClaim") held.push_back(std::move(item));
-  }
-  for (const policy::WorkloadKind& workload : rules.workloads) {
-    auto served = cluster::discover_kinds(**transport, workload.api_group, workload.kinds);
-    if (!served) return served.error();
-    for (const cluster::ServedKind& kind : *served) {
-      auto listed = list_items(**transport, kind, kind.path(), [&](json&& item) -> Result<bool> {
-        held.push_back(std::move(item));
-        return true;
-      });
-      if (!listed) return listed.error();
-    }
-  }
-  Auditor auditor(policies, &live->view, options.namespace_);
-  if (auto done = auditor.audit_held(held); !done) return done.error();
-  held.clear();
-  const cluster::ServedKind pods{"v1", "Pod", "pods", true};
-  auto listed =
-      list_items(**transport, pods, pods.path(), [&](json&& pod) { return auditor.audit_pod(pod); });
-  if (!listed) return listed.error();
-  return auditor.audit();
+  return audit_cluster(**transport, policies, live->view, AuditScope{options.namespace_, {}, {}});
 }
 
 std::string headline(const std::string& text) {
@@ -244,7 +161,7 @@ int audit_command(Args args) {
   if (!rules) return command_error(kAuditCommand, rules.error().message);
   const policy::PolicySet policies = policy::PolicySet::of(*rules);
   auto audit =
-      options->cluster_file ? audit_file(*options, policies, *rules) : audit_live(*options, policies, *rules);
+      options->cluster_file ? audit_file(*options, policies, *rules) : audit_live(*options, policies);
   if (!audit) return command_error(kAuditCommand, audit.error().message);
   if (options->output == "json") {
     std::cout << admission::to_json(*audit).dump(2) << "\n";

@@ -11,25 +11,35 @@
 #include "gpuadmit/config/yaml_documents.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "live_cluster.hpp"
+#include "manifests.hpp"
 
 namespace gpuadmit::cli {
 namespace {
 
 constexpr std::string_view kClusterUsage = R"(Usage:
   gpuadmit cluster dump [--kubeconfig FILE] [--context NAME] [-o json|yaml] [--output-file FILE]
+                        [--with-objects [-n NS] [--policy FILE]]
 
 Lists the Nodes, ResourceQuotas, StorageClasses and PersistentVolumeClaims of a live cluster once and
 writes them as one v1 List: the file 'gpuadmit check --cluster FILE' reads, in the shape of
 'kubectl get nodes,resourcequotas,storageclasses,persistentvolumeclaims -A -o json'.
+
+With --with-objects, also the Pods, the Events and the objects of the policy's workload kinds that the API
+serves (of one namespace with -n): a saved cluster for 'gpuadmit audit --cluster FILE' and 'gpuadmit why
+--cluster FILE', to audit or diagnose later, elsewhere, or in a bug report.
 
 Flags:
       --kubeconfig    kubeconfig file (default: $KUBECONFIG, else the in-cluster service account)
       --context       kubeconfig context (default: the file's current-context)
   -o, --output        json (default) or yaml
       --output-file   write to this file (replaced atomically) instead of stdout
+      --with-objects  also the pods, events and workloads
+  -n, --namespace     with --with-objects: those of this namespace only (the four kinds stay whole)
+      --policy        with --with-objects: the policy whose spec.workloads kinds are listed (default: the
+                      embedded policy)
 
-Needs get/list on those four kinds (docs/cluster.md). Exit codes: 0 written, 2 usage, configuration or
-API errors.
+Needs get/list on those four kinds (docs/cluster.md), and with --with-objects on pods, events and the
+workload kinds. Exit codes: 0 written, 2 usage, configuration or API errors.
 )";
 
 Result<bool> write_atomically(const std::filesystem::path& path, const std::string& text) {
@@ -55,19 +65,38 @@ struct DumpOptions {
   std::string context;
   std::string output;
   std::string destination;  // "" for stdout
+  bool with_objects = false;
+  std::string namespace_;  // with_objects: "" for all
+  std::optional<std::string> policy;
 };
 
 std::optional<DumpOptions> dump_options(Args args, int& exit_code) {
-  const auto flags = command_flags(
-      args, {{"kubeconfig", ""}, {"context", ""}, {"output", "o"}, {"output-file", ""}, {"help", "h", false}},
-      kDump, exit_code);
+  const auto flags = command_flags(args,
+                                   {{"kubeconfig", ""},
+                                    {"context", ""},
+                                    {"output", "o"},
+                                    {"output-file", ""},
+                                    {"with-objects", "", false},
+                                    {"namespace", "n"},
+                                    {"policy", ""},
+                                    {"help", "h", false}},
+                                   kDump, exit_code);
   if (!flags) return std::nullopt;
   if (!flags->positional.empty()) {
     exit_code = usage_error(kDump, "unexpected argument \"" + flags->positional[0] + "\"");
     return std::nullopt;
   }
-  DumpOptions options{flags->last("kubeconfig"), flags->last("context").value_or(""),
-                      flags->last("output").value_or("json"), flags->last("output-file").value_or("")};
+  DumpOptions options{flags->last("kubeconfig"),
+                      flags->last("context").value_or(""),
+                      flags->last("output").value_or("json"),
+                      flags->last("output-file").value_or(""),
+                      flags->has("with-objects"),
+                      flags->last("namespace").value_or(""),
+                      flags->last("policy")};
+  if (!options.with_objects && (flags->last("namespace") || options.policy)) {
+    exit_code = usage_error(kDump, "-n and --policy go with --with-objects");
+    return std::nullopt;
+  }
   if (options.output != "json" && options.output != "yaml") {
     exit_code = command_error(kDump, "--output must be json or yaml, not \"" + options.output + "\"");
     return std::nullopt;
@@ -78,23 +107,63 @@ std::optional<DumpOptions> dump_options(Args args, int& exit_code) {
 struct Listed {
   cluster::Dump dump;
   std::string endpoint;  // the API server's, for the summary
+  std::size_t pods = 0;
+  std::size_t events = 0;
+  std::size_t workloads = 0;
 };
+
+// --with-objects: the pods, events and workloads appended to the dump's items, as kubectl prints them.
+Result<bool> add_objects(cluster::ApiTransport& transport, const DumpOptions& options, Listed& listed) {
+  auto rules = load_rules(options.policy);
+  if (!rules) return rules.error();
+  std::vector<cluster::ServedKind> kinds{{"v1", "Pod", "pods", true}, {"v1", "Event", "events", true}};
+  for (const policy::WorkloadKind& workload : rules->workloads) {
+    auto served = cluster::discover_kinds(transport, workload.api_group, workload.kinds);
+    if (!served) return served.error();
+    kinds.insert(kinds.end(), served->begin(), served->end());
+  }
+  nlohmann::json& items = listed.dump.list["items"];
+  for (const cluster::ServedKind& kind : kinds) {
+    if (!options.namespace_.empty() && !kind.namespaced) continue;
+    const std::string path = options.namespace_.empty() ? kind.path() : kind.path_in(options.namespace_);
+    std::size_t& count = kind.kind == "Pod"     ? listed.pods
+                         : kind.kind == "Event" ? listed.events
+                                                : listed.workloads;
+    auto done = list_items(transport, kind, path, [&](nlohmann::json&& item) -> Result<bool> {
+      if (auto meta = item.find("metadata"); meta != item.end() && meta->is_object())
+        meta->erase("managedFields");
+      items.push_back(std::move(item));
+      ++count;
+      return true;
+    });
+    if (!done) return done.error();
+  }
+  return true;
+}
 
 Result<Listed> list_cluster(const DumpOptions& options) {
   auto transport = connect(options.kubeconfig, options.context);
   if (!transport) return transport.error();
   auto dump = cluster::dump_cluster(**transport);
   if (!dump) return dump.error();
-  return Listed{std::move(*dump), (*transport)->endpoint()};
+  Listed listed{std::move(*dump), (*transport)->endpoint()};
+  if (options.with_objects) {
+    if (auto added = add_objects(**transport, options, listed); !added) return added.error();
+  }
+  return listed;
 }
 
-// "3 nodes, 0 resourcequotas, ...".
-std::string summary_of(const cluster::Dump& dump) {
+// "3 nodes, 0 resourcequotas, ..." (and "12 pods, 40 events, 3 workloads" with --with-objects).
+std::string summary_of(const Listed& listed, bool with_objects) {
   std::string summary;
   for (const cluster::Kind kind : cluster::kAllKinds) {
     if (!summary.empty()) summary += ", ";
-    summary +=
-        std::to_string(dump.counts[cluster::index(kind)]) + " " + std::string(cluster::info(kind).resource);
+    summary += std::to_string(listed.dump.counts[cluster::index(kind)]) + " " +
+               std::string(cluster::info(kind).resource);
+  }
+  if (with_objects) {
+    summary += ", " + std::to_string(listed.pods) + " pods, " + std::to_string(listed.events) + " events, " +
+               std::to_string(listed.workloads) + " workloads";
   }
   return summary;
 }
@@ -120,8 +189,9 @@ int dump_command(Args args) {
   } else if (auto written = write_atomically(destination, text); !written) {
     return command_error(kDump, written.error().message);
   }
-  std::fprintf(stderr, "gpuadmit cluster dump: %s from %s%s\n", summary_of(dump).c_str(),
-               listed->endpoint.c_str(), destination.empty() ? "" : (" written to " + destination).c_str());
+  std::fprintf(stderr, "gpuadmit cluster dump: %s from %s%s\n",
+               summary_of(*listed, options->with_objects).c_str(), listed->endpoint.c_str(),
+               destination.empty() ? "" : (" written to " + destination).c_str());
   return kExitOk;
 }
 

@@ -47,8 +47,10 @@ class ApiSecret final : public server::CertificateSecret {
   std::string name_;
 };
 
-// A namespace or Secret name as the API server allows them (DNS-1123 subdomain; a namespace is also one),
-// so that the flag cannot make the request path say something else.
+}  // namespace
+
+// A namespace, Secret or Lease name as the API server allows them (DNS-1123 subdomain; a namespace is also
+// one), so that the flag cannot make the request path say something else.
 bool object_name(std::string_view text) {
   if (text.empty() || text.size() > 253) return false;
   for (const char c : text) {
@@ -59,8 +61,6 @@ bool object_name(std::string_view text) {
   return std::isalnum(static_cast<unsigned char>(text.front())) != 0 &&
          std::isalnum(static_cast<unsigned char>(text.back())) != 0;
 }
-
-}  // namespace
 
 Result<server::RenewalSetup> renewal_setup(const std::optional<std::string>& secret,
                                            const std::optional<std::string>& renew_before,

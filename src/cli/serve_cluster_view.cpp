@@ -25,7 +25,10 @@ class WatcherView final : public server::ClusterViewProvider {
   cluster::ClusterWatcher watcher_;
 };
 
-std::optional<std::string> lookup(const std::map<std::string, std::string>* env, const std::string& name) {
+}  // namespace
+
+std::optional<std::string> environment_value(const std::map<std::string, std::string>* env,
+                                             const std::string& name) {
   if (env != nullptr) {
     const auto it = env->find(name);
     return it == env->end() ? std::nullopt : std::optional<std::string>(it->second);
@@ -34,10 +37,8 @@ std::optional<std::string> lookup(const std::map<std::string, std::string>* env,
   return value == nullptr ? std::nullopt : std::optional<std::string>(value);
 }
 
-}  // namespace
-
 bool in_cluster(const std::map<std::string, std::string>* env) {
-  return lookup(env, "KUBERNETES_SERVICE_HOST").has_value();
+  return environment_value(env, "KUBERNETES_SERVICE_HOST").has_value();
 }
 
 TransportFactory api_transport_factory(const ClusterViewFlags& flags,

@@ -18,6 +18,7 @@ constexpr std::string_view kServeUsage = R"(Usage:
                  [--policy-objects [--cluster-policy-name NAME]]
                  [--client-ca-file FILE] [--metrics-listen HOST:PORT]
                  [--renew-secret NAMESPACE/NAME [--renew-before DURATION]]
+                 [--audit-interval DURATION [--audit-lease NAMESPACE/NAME]]
 
 Runs the admission webhook over HTTPS: POST /mutate and /validate (AdmissionReview v1), GET /healthz,
 /readyz and /metrics. Logs are JSON lines on stdout.
@@ -58,6 +59,13 @@ Flags:
                            patch on that Secret)
   --renew-before           renew this long before expiry (default 720h; 23h59m, 90s also work); shorter
                            than the certificate's lifetime
+  --audit-interval         audit what already runs this often (at least 10s; off by default): the pods,
+                           claims and workloads judged as 'gpuadmit audit' judges them, into one
+                           PolicyReport (wgpolicyk8s.io/v1alpha2) per namespace and the metric
+                           gpuadmit_audit_violations. One replica audits at a time: the holder of the
+                           Lease (docs/cluster.md, "Background audit"). Needs the cluster view
+  --audit-lease            that Lease (default $POD_NAMESPACE/gpuadmit-audit); the replica's identity in it
+                           is $POD_NAME, else the host name
 
 With the cluster view on, /readyz waits for the first full LIST of nodes, resourcequotas, storageclasses
 and persistentvolumeclaims (RBAC: get/list/watch on those, docs/cluster.md).
@@ -96,6 +104,9 @@ Result<bool> read_api_flags(const ParsedFlags& flags, server::ServeOptions& opti
   auto renewal = renewal_setup(flags.last("renew-secret"), flags.last("renew-before"), cluster);
   if (!renewal) return renewal.error();
   options.renewal = std::move(*renewal);
+  auto audit = audit_setup(flags.last("audit-interval"), flags.last("audit-lease"), cluster);
+  if (!audit) return audit.error();
+  options.audit = std::move(*audit);
   return true;
 }
 
@@ -180,6 +191,8 @@ int serve_command(Args args) {
                                     {"cluster-policy-name", ""},
                                     {"renew-secret", ""},
                                     {"renew-before", ""},
+                                    {"audit-interval", ""},
+                                    {"audit-lease", ""},
                                     {"help", "h", false}},
                                    kServe, exit_code);
   if (!flags) return exit_code;

@@ -21,6 +21,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "body_sink.hpp"
 #include "gpuadmit/cluster/transport.hpp"
 #include "gpuadmit/common/text.hpp"
 #include "gpuadmit/tls/openssl_error.hpp"
@@ -73,71 +74,6 @@ struct Connection {
   }
 };
 
-// Where a response's body goes: a watch's 200 stream, line by line, to its handler; any other body (a get's,
-// or a watch's error) into the response, bounded.
-class BodySink {
- public:
-  BodySink(ApiResponse& response, const WatchCallbacks* watch, std::size_t max_body, std::size_t max_line,
-           std::string url)
-      : response_(response),
-        watch_(watch),
-        streaming_(watch != nullptr && response.status == 200),
-        max_body_(max_body),
-        max_line_(max_line),
-        url_(std::move(url)) {}
-
-  [[nodiscard]] bool streaming() const { return streaming_; }
-  // The watch's handler asked to stop reading.
-  [[nodiscard]] bool handler_stopped() const { return handler_stopped_; }
-
-  Result<bool> consume(const char* data, std::size_t size) {
-    return streaming_ ? split_lines(std::string_view(data, size)) : append_body(data, size);
-  }
-
-  // Hands the handler a last line that had no '\n'.
-  void finish() {
-    if (streaming_ && !handler_stopped_ && !line_.empty()) watch_->line(line_);
-  }
-
- private:
-  Result<bool> append_body(const char* data, std::size_t size) {
-    if (response_.body.size() + size > max_body_) {
-      if (watch_ != nullptr) return true;  // an error body: a bounded prefix is enough to report it
-      return make_error("response body from " + url_ + " is larger than " + std::to_string(max_body_) +
-                        " bytes");
-    }
-    response_.body.append(data, size);
-    return true;
-  }
-
-  Result<bool> split_lines(std::string_view rest) {
-    while (!rest.empty() && !handler_stopped_) {
-      const std::size_t newline = rest.find('\n');
-      const std::string_view piece = rest.substr(0, newline);
-      if (line_.size() + piece.size() > max_line_) {
-        return make_error("watch event from " + url_ + " is larger than " + std::to_string(max_line_) +
-                          " bytes");
-      }
-      line_.append(piece);
-      if (newline == std::string_view::npos) break;
-      rest.remove_prefix(newline + 1);
-      if (!line_.empty() && line_.back() == '\r') line_.pop_back();
-      if (!line_.empty() && !watch_->line(line_)) handler_stopped_ = true;
-      line_.clear();
-    }
-    return true;
-  }
-
-  ApiResponse& response_;
-  const WatchCallbacks* watch_;
-  bool streaming_;
-  std::size_t max_body_;
-  std::size_t max_line_;
-  std::string url_;
-  std::string line_;  // the watch event read so far
-  bool handler_stopped_ = false;
-};
-
 class HttpsTransport final : public ApiTransport {
  public:
   HttpsTransport(ApiConfig config, TransportLimits limits, std::unique_ptr<ssl::context> context)
@@ -161,6 +97,12 @@ class HttpsTransport final : public ApiTransport {
   Result<ApiResponse> merge_patch(std::string_view target, std::string_view patch,
                                   std::stop_token stop) override {
     return exchange({http::verb::patch, target, patch}, nullptr,
+                    std::chrono::steady_clock::now() + limits_.response_timeout, stop);
+  }
+
+  Result<ApiResponse> write(WriteVerb verb, std::string_view target, std::string_view body,
+                            std::stop_token stop) override {
+    return exchange({http_verb(verb), target, body, verb == WriteVerb::kApply}, nullptr,
                     std::chrono::steady_clock::now() + limits_.response_timeout, stop);
   }
 
@@ -258,11 +200,19 @@ class HttpsTransport final : public ApiTransport {
     return true;
   }
 
-  // What one request sends: a GET has no body, a PATCH a merge patch.
+  static http::verb http_verb(WriteVerb verb) {
+    static constexpr std::array<http::verb, 4> kVerbs{http::verb::post, http::verb::put, http::verb::patch,
+                                                      http::verb::delete_};
+    return kVerbs.at(static_cast<std::size_t>(verb));
+  }
+
+  // What one request sends: a GET or DELETE has no body, a PATCH a merge patch (or an apply), a POST or PUT
+  // an object.
   struct Outgoing {
     http::verb verb;
     std::string_view target;
     std::string_view body;
+    bool apply = false;
   };
 
   Result<ApiResponse> exchange(const Outgoing& outgoing, const WatchCallbacks* watch_callbacks,
@@ -285,8 +235,11 @@ class HttpsTransport final : public ApiTransport {
     request.set(http::field::host, host_header_);
     request.set(http::field::user_agent, "gpuadmit/" + std::string(kVersion));
     request.set(http::field::accept, "application/json");
-    if (outgoing.verb == http::verb::patch) {
-      request.set(http::field::content_type, "application/merge-patch+json");
+    if (outgoing.verb == http::verb::patch || outgoing.verb == http::verb::post ||
+        outgoing.verb == http::verb::put) {
+      request.set(http::field::content_type, outgoing.verb != http::verb::patch ? "application/json"
+                                             : outgoing.apply ? "application/apply-patch+yaml"
+                                                              : "application/merge-patch+json");
       request.body() = std::string(outgoing.body);
       request.prepare_payload();
     }

@@ -22,6 +22,7 @@
 #include "gpuadmit/policy/catalogue.hpp"
 #include "gpuadmit/server/allocator.hpp"
 #include "gpuadmit/server/certs.hpp"
+#include "gpuadmit/server/serve_policy_objects.hpp"
 #include "gpuadmit/server/serve_renewal.hpp"
 #include "gpuadmit/server/webhook.hpp"
 #include "gpuadmit/version.hpp"
@@ -129,28 +130,32 @@ std::string level_name(spdlog::level::level_enum level) {
 LogFields startup_line(const ServeOptions& options, const WebhookConfig& config, const Webhook& webhook,
                        unsigned threads) {
   const ClusterViewSetup& cluster = options.cluster_view;
-  return {{"version", kVersion},
-          {"listen", config.server.host + ":" + std::to_string(webhook.port())},
-          {"tls_cert_file", config.tls.certificate.string()},
-          {"tls_private_key_file", config.tls.private_key.string()},
-          {"policy", webhook.policy().source()},
-          {"client_ca_file", config.tls.client_ca ? config.tls.client_ca->string() : std::string("off")},
-          {"metrics_listen", config.metrics_server
-                                 ? config.metrics_server->host + ":" + std::to_string(webhook.metrics_port())
-                                 : std::string("off (on the main port)")},
-          {"threads", threads},
-          {"drain_seconds", options.drain.count()},
-          {"max_connections", options.max_connections},
-          {"idle_timeout_s", config.server.limits.idle_timeout.count() / 1000},
-          {"body_limit_bytes", config.server.limits.body_limit},
-          {"log_level", level_name(options.log_level)},
-          {"cluster_view", cluster.make ? cluster.source : "off (" + cluster.off_reason + ")"},
-          {"policy_objects", options.policy_objects.make
-                                 ? "ClusterGPUPolicy/" + options.policy_objects.cluster_policy_name +
-                                       " and namespaces' GPUPolicies"
-                                 : std::string("off")},
-          {"certificate_renewal", options.renewal.make ? std::string("on") : std::string("off")},
-          {"certificate", describe_certificate(*webhook.tls().current())}};
+  return {
+      {"version", kVersion},
+      {"listen", config.server.host + ":" + std::to_string(webhook.port())},
+      {"tls_cert_file", config.tls.certificate.string()},
+      {"tls_private_key_file", config.tls.private_key.string()},
+      {"policy", webhook.policy().source()},
+      {"client_ca_file", config.tls.client_ca ? config.tls.client_ca->string() : std::string("off")},
+      {"metrics_listen", config.metrics_server
+                             ? config.metrics_server->host + ":" + std::to_string(webhook.metrics_port())
+                             : std::string("off (on the main port)")},
+      {"threads", threads},
+      {"drain_seconds", options.drain.count()},
+      {"max_connections", options.max_connections},
+      {"idle_timeout_s", config.server.limits.idle_timeout.count() / 1000},
+      {"body_limit_bytes", config.server.limits.body_limit},
+      {"log_level", level_name(options.log_level)},
+      {"cluster_view", cluster.make ? cluster.source : "off (" + cluster.off_reason + ")"},
+      {"policy_objects",
+       options.policy_objects.make
+           ? "ClusterGPUPolicy/" + options.policy_objects.cluster_policy_name + " and namespaces' GPUPolicies"
+           : std::string("off")},
+      {"certificate_renewal", options.renewal.make ? std::string("on") : std::string("off")},
+      {"background_audit", options.audit.make ? "every " + std::to_string(options.audit.interval.count()) +
+                                                    "s, Lease " + options.audit.lease
+                                              : std::string("off")},
+      {"certificate", describe_certificate(*webhook.tls().current())}};
 }
 
 // The serving certificate's files: the ones given, or in dev mode ones generated into a directory that is
@@ -222,71 +227,25 @@ Result<std::unique_ptr<ClusterViewProvider>> cluster_view(const ServeOptions& op
   return std::move(*made);
 }
 
-// Now, as RFC 3339 in UTC (to the second), for the policy objects' status.
-std::string now_rfc3339() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  std::array<char, 32> text{};
-  const std::size_t n = std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return {text.data(), n};
-}
-
-// The policy objects' source, made and registered for /readyz before the webhook exists; null when
-// --policy-objects is off.
-Result<std::unique_ptr<PolicyObjectSource>> policy_objects(const ServeOptions& options, const JsonLog& log,
-                                                           WebhookConfig& config) {
-  if (!options.policy_objects.make) return std::unique_ptr<PolicyObjectSource>();
-  auto made = options.policy_objects.make(log);
+// The background audit, its series appended to /metrics after the cluster view's; null when it is off.
+Result<std::unique_ptr<BackgroundAudit>> background_audit(const ServeOptions& options, const JsonLog& log,
+                                                          const ClusterViewProvider* cluster,
+                                                          WebhookConfig& config) {
+  if (!options.audit.make) return std::unique_ptr<BackgroundAudit>();
+  if (cluster == nullptr) return make_error("the background audit (--audit-interval) needs the cluster view");
+  auto made = options.audit.make(log, *cluster);
   if (!made) return made.error();
-  config.readiness_conditions.emplace_back("policy objects listed",
-                                           [source = made->get()] { return source->listed(); });
-  return std::move(*made);
-}
-
-// Each list of the policy objects: the policies they make swapped in, and their statuses written.
-PolicyObjectSource::OnChange on_policy_objects(Webhook& webhook, PolicyObjectSource& source,
-                                               std::string cluster_policy_name, const JsonLog& log) {
-  return [&webhook, &source, name = std::move(cluster_policy_name), log](
-             const std::vector<nlohmann::json>& cluster, const std::vector<nlohmann::json>& namespaced) {
-    PolicyStore& store = webhook.policy();
-    const std::vector<StatusUpdate> updates = store.apply_objects(cluster, namespaced, name, now_rfc3339());
-    const auto set = store.policies();
-    log.info("policy objects applied", {{"cluster_policies", cluster.size()},
-                                        {"namespace_policies", namespaced.size()},
-                                        {"namespaces_tightened", set->namespaces.size()},
-                                        {"status_updates", updates.size()}});
-    for (const StatusUpdate& update : updates) {
-      const nlohmann::json& meta = update.object["metadata"];
-      const std::string object =
-          update.object.value("kind", std::string()) + " " + meta.value("namespace", std::string()) +
-          (meta.value("namespace", std::string()).empty() ? "" : "/") + meta.value("name", std::string());
-      const nlohmann::json& ready = update.status["conditions"][0];
-      const LogFields fields{{"object", object},
-                             {"active", update.status["active"]},
-                             {"reason", ready["reason"]},
-                             {"message", ready["message"]}};
-      if (ready["reason"] == "Invalid") {
-        webhook.metrics().policy_reloads.with({std::string(kReloadFailure)}).inc();
-        log.error("policy object refused", fields);
-      } else {
-        if (ready["reason"] == "Loaded")
-          webhook.metrics().policy_reloads.with({std::string(kReloadSuccess)}).inc();
-        log.info("policy object status", fields);
-      }
-      if (auto written = source.write_status(update.object, update.status); !written) {
-        log.warn("policy object status not written",
-                 {{"object", object}, {"error", written.error().message}});
-      }
-    }
+  config.extra_metrics = [before = config.extra_metrics, audit = made->get()] {
+    return (before ? before() : std::string()) + audit->metrics_text();
   };
+  return std::move(*made);
 }
 
 // Runs the webhook (and the cluster view's watch, when there is one) until it stops: SIGHUP checks the
 // files again, SIGTERM or SIGINT drains, a second SIGINT stops at once. Signals are handled on this thread's
 // own io_context; the server's threads never see them.
 void serve_until_stopped(Webhook& webhook, ClusterViewProvider* cluster, PolicyObjectSource* policy_source,
-                         const std::string& cluster_policy_name, const JsonLog& log) {
+                         BackgroundAudit* audit, const std::string& cluster_policy_name, const JsonLog& log) {
   net::io_context signals_context;
   net::signal_set signals(signals_context, SIGTERM, SIGINT, SIGHUP);
   bool shutting_down = false;
@@ -333,6 +292,7 @@ void serve_until_stopped(Webhook& webhook, ClusterViewProvider* cluster, PolicyO
   if (policy_source != nullptr)
     policy_source->start(on_policy_objects(webhook, *policy_source, cluster_policy_name, log));
   webhook.start();
+  if (audit != nullptr) audit->start([&webhook] { return webhook.policy().policies(); });
   std::thread waiter([&] {
     const bool clean = webhook.wait();
     log.info("stopped", {{"clean", clean}});
@@ -340,6 +300,7 @@ void serve_until_stopped(Webhook& webhook, ClusterViewProvider* cluster, PolicyO
   });
   signals_context.run();
   waiter.join();
+  if (audit != nullptr) audit->stop();
   if (policy_source != nullptr) policy_source->stop();
   if (cluster != nullptr) cluster->stop();
 }
@@ -383,6 +344,8 @@ int run_serve(const ServeOptions& options) {
   if (!cluster) return fail(cluster.error().message);
   auto policy_source = policy_objects(options, log, config);
   if (!policy_source) return fail(policy_source.error().message);
+  auto audit = background_audit(options, log, cluster->get(), config);
+  if (!audit) return fail(audit.error().message);
 
   auto webhook = Webhook::create(config, log);
   if (!webhook) return fail(webhook.error().message);
@@ -392,7 +355,7 @@ int run_serve(const ServeOptions& options) {
   if (tls->dev) print_dev_banner(*tls->dev, tls->dev_directory->path(), *listen, (*webhook)->port());
   auto renewal = start_renewal(options.renewal, **webhook, log);
   if (!renewal) return fail(renewal.error().message);
-  serve_until_stopped(**webhook, cluster->get(), policy_source->get(),
+  serve_until_stopped(**webhook, cluster->get(), policy_source->get(), audit->get(),
                       options.policy_objects.cluster_policy_name, log);
   return 0;
 }

@@ -2,6 +2,7 @@
 """Safety invariants of a rendered gpuadmit chart (helm template output), the ones the incidents in
 admission-protocol.md are about. Usage: check_manifests.py RENDERED.yaml RELEASE_NAMESPACE
 Prints one line per violation and exits 1 if there is any."""
+import re
 import sys
 import yaml
 
@@ -30,6 +31,12 @@ POLICY_WEBHOOK_RULES = [
      "resources": ["gpupolicies"], "scope": "Namespaced"},
 ]
 POLICY_CRDS = {"clustergpupolicies.gpuadmit.io", "gpupolicies.gpuadmit.io"}
+# With `serve --audit-interval` (audit.enabled): list of pods and of every workload kind the webhooks route (one
+# rule per API group, the webhook rules' resources in their order), the PolicyReports it keeps, and its Lease.
+AUDIT_POD_RULE = {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}
+AUDIT_REPORT_RULE = {"apiGroups": ["wgpolicyk8s.io"], "resources": ["policyreports"],
+                     "verbs": ["get", "list", "create", "patch", "delete"]}
+DURATION = re.compile(r"^([0-9]+[hms])+$")
 
 
 def is_policy_webhook(w):
@@ -108,8 +115,10 @@ def check_certificate_renewal(docs, namespace, bad):
     pod's ServiceAccount get and patch that Secret by name, nothing more. Without it: no Role, and a chart-made
     Secret holds no ca.key."""
     secrets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Secret"}
-    roles = [d for d in docs if d["kind"] == "Role" and "helm.sh/hook" not in d["metadata"].get("annotations", {})]
-    bindings = [d for d in docs if d["kind"] == "RoleBinding" and "helm.sh/hook" not in d["metadata"].get("annotations", {})]
+    # The audit's Role and RoleBinding (named as its Lease, with --audit-lease) are check_audit's.
+    audit_name = (audit_lease(docs) or (None, None))[1]
+    roles = [d for d in docs if d["kind"] == "Role" and not is_hook(d) and d["metadata"]["name"] != audit_name]
+    bindings = [d for d in docs if d["kind"] == "RoleBinding" and not is_hook(d) and d["metadata"]["name"] != audit_name]
     rbac_rendered = any(d["kind"] == "ClusterRole" and "helm.sh/hook" not in d["metadata"].get("annotations", {}) for d in docs)
     for d in docs:
         if d["kind"] != "Deployment":
@@ -159,6 +168,102 @@ def check_certificate_renewal(docs, namespace, bad):
             bad(f"{where}: RoleBindings without --renew-secret: {[b['metadata']['name'] for b in bindings]}")
 
 
+def is_hook(d):
+    return "helm.sh/hook" in d["metadata"].get("annotations", {})
+
+
+def audit_lease(docs):
+    """(namespace, name) of the Deployment's --audit-lease, or None without one."""
+    for d in docs:
+        if d["kind"] == "Deployment":
+            lease = flag(d["spec"]["template"]["spec"]["containers"][0].get("args", []), "audit-lease")
+            if lease is not None:
+                return tuple(lease.split("/", 1)) if "/" in lease else (None, lease)
+    return None
+
+
+def audit_rules(docs):
+    """The audit ClusterRole's rules the webhook configurations call for: list of pods, of each workload kind
+    the validating webhook routes (one rule per API group, resources in the order of its rules), and the
+    PolicyReports' verbs."""
+    groups = {}
+    for d in docs:
+        if d["kind"] != "ValidatingWebhookConfiguration":
+            continue
+        for w in d["webhooks"]:
+            if is_policy_webhook(w):
+                continue
+            for r in w.get("rules", [])[1:]:  # the first is the pods-and-claims rule
+                for g in r["apiGroups"]:
+                    have = groups.setdefault(g, [])
+                    have += [x for x in r["resources"] if x not in have]
+            break  # one pod webhook's rules
+    return [AUDIT_POD_RULE] + [{"apiGroups": [g], "resources": rs, "verbs": ["list"]} for g, rs in groups.items()] + \
+        [AUDIT_REPORT_RULE]
+
+
+def check_audit(docs, namespace, bad):
+    """--audit-interval and --audit-lease come together: the interval an h/m/s duration of at least 10 s, the
+    Lease <something>-audit in the release namespace, POD_NAME and POD_NAMESPACE from the downward API; and
+    (when the chart makes RBAC) exactly one ClusterRole of the Lease's name with the audit's rules
+    (audit_rules) and one Role of that name in the release namespace with create of leases and get/update of
+    that Lease by name, each bound to the pod's ServiceAccount. Without the flags, no object of the audit."""
+    rbac_rendered = any(d["kind"] == "ClusterRole" and not is_hook(d) for d in docs)
+    for d in docs:
+        if d["kind"] != "Deployment":
+            continue
+        where = f"Deployment/{d['metadata']['name']}"
+        spec = d["spec"]["template"]["spec"]
+        c = spec["containers"][0]
+        args = c.get("args", [])
+        interval, lease = flag(args, "audit-interval"), flag(args, "audit-lease")
+        audit_objects = [f"{x['kind']}/{x['metadata']['name']}" for x in docs
+                         if x["kind"] in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding") and not is_hook(x)
+                         and x["metadata"]["name"].endswith("-audit")]
+        if interval is None and lease is None:
+            if any(a.startswith("--audit") for a in args):
+                bad(f"{where}: audit flags without --audit-interval: {[a for a in args if a.startswith('--audit')]}")
+            if audit_objects:
+                bad(f"{where}: audit RBAC without --audit-interval: {audit_objects}")
+            continue
+        if interval is None or lease is None:
+            bad(f"{where}: --audit-interval and --audit-lease come together, got {interval!r} and {lease!r}")
+            continue
+        if not DURATION.match(interval):
+            bad(f"{where}: --audit-interval={interval} is no h/m/s duration")
+        elif sum(int(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in re.findall(r"([0-9]+)([hms])", interval)) < 10:
+            bad(f"{where}: --audit-interval={interval} is below 10s")
+        lease_ns, _, lease_name = lease.partition("/")
+        if lease_ns != namespace or not lease_name.endswith("-audit"):
+            bad(f"{where}: --audit-lease={lease}, want {namespace}/<fullname>-audit")
+        env = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") for e in c.get("env", [])}
+        if env.get("POD_NAME") != "metadata.name" or env.get("POD_NAMESPACE") != "metadata.namespace":
+            bad(f"{where}: --audit-lease needs POD_NAME and POD_NAMESPACE from metadata.name and metadata.namespace, got {env}")
+        if not rbac_rendered:  # rbac.create false: the admin grants it
+            if audit_objects:
+                bad(f"{where}: audit RBAC without the chart's ClusterRole (rbac.create false): {audit_objects}")
+            continue
+        sa = {"kind": "ServiceAccount", "name": spec.get("serviceAccountName"), "namespace": namespace}
+        want = {
+            ("ClusterRole", lease_name): audit_rules(docs),
+            ("Role", lease_name): [
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [lease_name],
+                 "verbs": ["get", "update"]},
+            ],
+        }
+        for (kind, name), rules in want.items():
+            found = [x for x in docs if x["kind"] == kind and x["metadata"]["name"] == name and not is_hook(x)]
+            if len(found) != 1 or found[0].get("rules") != rules:
+                bad(f"{kind}/{name}: the audit's {kind} must have exactly {rules}, got {[x.get('rules') for x in found]}")
+            elif kind == "Role" and found[0]["metadata"].get("namespace") != namespace:
+                bad(f"Role/{name}: must be in the release namespace {namespace}")
+            binding = [x for x in docs if x["kind"] == kind + "Binding" and x["metadata"]["name"] == name]
+            if len(binding) != 1 or binding[0]["roleRef"] != {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name} \
+                    or binding[0].get("subjects") != [sa]:
+                bad(f"{kind}Binding/{name}: must bind {kind}/{name} to {sa}, got {binding}")
+
+
 def main(path, namespace):
     docs = [d for d in yaml.safe_load_all(open(path)) if d]
     problems = []
@@ -167,6 +272,8 @@ def main(path, namespace):
     policy_objects = any("--policy-objects" in c.get("args", []) for d in docs if d["kind"] == "Deployment"
                          for c in d["spec"]["template"]["spec"]["containers"])
     role_rules = ROLE_RULES + (POLICY_ROLE_RULES if policy_objects else [])
+    # The audit's ClusterRole (its Lease's name, with --audit-lease) is check_audit's.
+    audit_name = (audit_lease(docs) or (None, None))[1]
 
     def bad(msg):
         problems.append(msg)
@@ -195,7 +302,7 @@ def main(path, namespace):
                     if m.get("subPath"):
                         bad(f"{where}: subPath mount {m['name']} never sees Secret/ConfigMap updates")
         hook = d["metadata"].get("annotations", {}).get("helm.sh/hook")
-        if kind == "ClusterRole" and hook is None and d.get("rules") != role_rules:
+        if kind == "ClusterRole" and hook is None and name != audit_name and d.get("rules") != role_rules:
             bad(f"{where}: rules must be exactly {role_rules} (--policy-objects: {policy_objects}), got {d.get('rules')}")
         if kind == "CustomResourceDefinition":
             # Deleting a CRD deletes every policy object: helm uninstall must leave them.
@@ -280,6 +387,7 @@ def main(path, namespace):
                 bad(f"Deployment/{d['metadata']['name']}: priorityClassName {pc} without a ResourceQuota scoped to it")
     check_client_auth_and_metrics(docs, bad)
     check_certificate_renewal(docs, namespace, bad)
+    check_audit(docs, namespace, bad)
     for need in ("Deployment", "Service", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         if need not in kinds:
             bad(f"missing {need}")

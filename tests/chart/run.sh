@@ -9,7 +9,8 @@
 #          the Dockerfile's pinned bases and staged libraries = ldd of GPUADMIT_BIN (check-dockerfile.sh); the policy CRDs are
 #          `gpuadmit policy crds`'s, policyObjects' flags, RBAC and webhook agree, the chart's serve flags exist;
 #          clientAuth's CA mount and metrics.port's ports agree with their flags; certificates.helm.renew's ca.key,
-#          flags and Role come together and only with it
+#          flags and Role come together and only with it; so do audit's flags, env and ClusterRole/Role; the
+#          PolicyReport CRD in crds/ is the upstream file its header names
 # cluster  on the e2e control plane (tests/e2e/cluster.sh, no gpuadmit): every ci/ rendering applied with
 #          --dry-run=server; NOTES warnings; a real `helm install`, RBAC checked with `kubectl auth can-i
 #          --as=system:serviceaccount:...`, certificate reused on upgrade, fail-open default, uninstall; the
@@ -373,7 +374,9 @@ before = values.split("renew.before=")[1].split()[0] if "renew.before=" in value
 want_flags = ["--renew-secret=gpuadmit/gpuadmit-tls", f"--renew-before={before}"] if renew else []
 if flags != want_flags:
     problems.append(f"flags {flags}, want {want_flags}")
-roles = [d["metadata"]["name"] for d in by("Role") + by("RoleBinding") if "helm.sh/hook" not in d["metadata"].get("annotations", {})]
+# (The background audit's Role and RoleBinding, <fullname>-audit, are audit_rendered's.)
+roles = [d["metadata"]["name"] for d in by("Role") + by("RoleBinding") if "helm.sh/hook" not in d["metadata"].get("annotations", {})
+         and not d["metadata"]["name"].endswith("-audit")]
 if roles != (["gpuadmit-certificate-renewal"] * 2 if renew else []):
     problems.append(f"Role and RoleBinding {roles}")
 secrets = [d for d in by("Secret") if d["metadata"]["name"] == "gpuadmit-tls"]
@@ -414,6 +417,96 @@ VALUES
   return "$rc"
 }
 
+# audit (the background audit, `serve --audit-interval`): on (default) the Deployment passes --audit-interval=1h and
+# --audit-lease=<namespace>/<fullname>-audit with POD_NAME and POD_NAMESPACE, and the audit's ClusterRole, Role
+# and bindings exist (check_manifests.py checks their exact rules: list of pods and of every kind the webhooks
+# route, the PolicyReports' get/list/create/patch/delete, create of leases and get/update of that Lease); off, no
+# --audit flag and none of those objects; without audit values (`helm upgrade --reuse-values` from a chart before
+# them) as on; rbac.create=false keeps the flags and makes no RBAC; another release and namespace name their Lease.
+audit_rendered() {
+  local values ns release rc=0
+  while read -r release ns values; do
+    # shellcheck disable=SC2086 # one --set per word
+    "$HELM" template "$release" "$CHART" -n "$ns" $values >"$WORK/audit.yaml" || return 1
+    python3 "$HERE/check_manifests.py" "$WORK/audit.yaml" "$ns" || return 1
+    python3 - "$WORK/audit.yaml" "$release" "$ns" "$values" <<'PY' || rc=1
+import re, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+release, ns, values = sys.argv[2], sys.argv[3], sys.argv[4]
+full = release if "gpuadmit" in release else f"{release}-gpuadmit"
+on = "audit.enabled=false" not in values
+rbac = "rbac.create=false" not in values
+interval = values.split("audit.interval=")[1].split()[0] if "audit.interval=" in values else "1h"
+c = [d for d in docs if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]["containers"][0]
+flags = [a for a in c["args"] if a.startswith("--audit")]
+want_flags = [f"--audit-interval={interval}", f"--audit-lease={ns}/{full}-audit"] if on else []
+objects = sorted(f"{d['kind']}/{d['metadata']['name']}" for d in docs if d["metadata"]["name"] == f"{full}-audit")
+want_objects = sorted(f"{k}/{full}-audit" for k in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")) if on and rbac else []
+env = [(e["name"], e["valueFrom"]["fieldRef"]["fieldPath"]) for e in c.get("env", [])[:2]]
+problems = []
+if flags != want_flags:
+    problems.append(f"flags {flags}, want {want_flags}")
+if objects != want_objects:
+    problems.append(f"objects {objects}, want {want_objects}")
+if env != [("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace")]:
+    problems.append(f"env {env}")
+# Off: no flag, and no line of any object (comments aside) naming --audit-interval or --audit-lease.
+if not on and re.search(r"(?m)^[^#\n]*--audit-(interval|lease)", open(sys.argv[1]).read()):
+    problems.append("audit.enabled=false still renders an --audit flag")
+print(f"{release} -n {ns} {values or '(defaults)'}: flags {flags}; objects {objects}; problems: {problems or 'none'}")
+sys.exit(1 if problems else 0)
+PY
+  done <<'VALUES'
+gpuadmit gpuadmit
+gpuadmit gpuadmit --set audit.enabled=false
+gpuadmit gpuadmit --set audit.enabled=false --set certificates.helm.renew.enabled=false --set policyObjects.enabled=false
+gpuadmit gpuadmit --set audit.interval=90s
+gpuadmit gpuadmit --set audit=null
+gpuadmit gpuadmit --set rbac.create=false
+team team-ml --set audit.interval=10m
+VALUES
+  return "$rc"
+}
+
+# The PolicyReport CRD in crds/ (installed by `helm install` when missing, never by templates): the upstream file
+# its header names (source URL and commit), byte for byte after the header (the sha256 the header states);
+# v1alpha2 alone, served and stored (as Kyverno's and Policy Reporter's); tests/e2e/crds/policyreports.yaml is
+# the same file; `helm template --include-crds` adds it and nothing else renders it.
+policyreport_crd() {
+  local crd=$CHART/crds/policyreports.yaml with without
+  cmp "$crd" "$ROOT/tests/e2e/crds/policyreports.yaml" ||
+    { echo "tests/e2e/crds/policyreports.yaml differs from charts/gpuadmit/crds/policyreports.yaml"; return 1; }
+  [[ $(ls "$CHART/crds") == policyreports.yaml ]] || { echo "crds/ holds more than the PolicyReport CRD: $(ls "$CHART/crds")"; return 1; }
+  python3 - "$crd" <<'PY' || return 1
+import hashlib, re, sys, yaml
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+header = []
+while lines and lines[0].startswith(b"#"):
+    header.append(lines.pop(0).decode())
+body, header = b"\n".join(lines), "\n".join(header)
+problems = []
+source = re.search(r"https://github\.com/kubernetes-sigs/wg-policy-prototypes/blob/([0-9a-f]{40})/policy-report/crd/v1alpha2/wgpolicyk8s\.io_policyreports\.yaml", header)
+digest = re.search(r"\b([0-9a-f]{64})\b", header)
+if not source or f"commit {source.group(1)}" not in header:
+    problems.append("the header names no source URL of wg-policy-prototypes' v1alpha2 CRD with its commit")
+if not digest or hashlib.sha256(body).hexdigest() != digest.group(1):
+    problems.append(f"the body's sha256 {hashlib.sha256(body).hexdigest()} is not the header's {digest.group(1) if digest else None}")
+docs = [d for d in yaml.safe_load_all(body) if d]
+if [(d["kind"], d["metadata"]["name"]) for d in docs] != [("CustomResourceDefinition", "policyreports.wgpolicyk8s.io")]:
+    problems.append(f"want the one CRD policyreports.wgpolicyk8s.io, got {[d['metadata']['name'] for d in docs]}")
+else:
+    versions = [(v["name"], v["served"], v["storage"]) for v in docs[0]["spec"]["versions"]]
+    if versions != [("v1alpha2", True, True)] or docs[0]["spec"]["scope"] != "Namespaced":
+        problems.append(f"want v1alpha2 alone, served and stored, Namespaced; got {versions}")
+print("source", source.group(0) if source else None, "problems:", problems or "none")
+sys.exit(1 if problems else 0)
+PY
+  with=$(render --include-crds | grep -c '^  name: policyreports.wgpolicyk8s.io$')
+  without=$(render | grep -c '^  name: policyreports.wgpolicyk8s.io$')
+  echo "policyreports.wgpolicyk8s.io rendered: $with time(s) with --include-crds, $without without"
+  [[ $with == 1 && $without == 0 ]]
+}
+
 phase_static() {
   local f
   for f in "$CHART"/ci/*.yaml; do
@@ -447,6 +540,12 @@ phase_static() {
     --set certificates.helm.validityDays=1 --set certificates.helm.renew.before=24h
   check "renew.before that is no h/m/s duration fails (schema)" \
     expect_fail "at '/certificates/helm/renew/before'" --set certificates.helm.renew.before=30d
+  check "audit: --audit-interval/--audit-lease, POD_NAME/POD_NAMESPACE and the audit's ClusterRole and Role on; no flag or RBAC off" \
+    audit_rendered
+  check "audit.interval below 10s fails" expect_fail "audit.interval \(9s\) must be at least 10s" --set audit.interval=9s
+  check "audit.interval that is no h/m/s duration fails (schema)" expect_fail "at '/audit/interval'" --set audit.interval=1d
+  check "PolicyReport CRD in crds/: the upstream v1alpha2 file its header names (sha256), = tests/e2e/crds; only with --include-crds" \
+    policyreport_crd
   check "validityDays above caValidityDays fails" \
     expect_fail "certificates.helm.validityDays \(4000\) must not exceed certificates.helm.caValidityDays \(3650\)" \
     --set certificates.helm.validityDays=4000
@@ -486,9 +585,11 @@ phase_static() {
   check "webhooks.workloads and matchConditions cover what the default policy judges" \
     bash -c '"$0" policy default >"$1/policy-default.yaml" && python3 "$2/check_match_conditions.py" "$3" "$1/policy-default.yaml"' \
     "$BIN" "$WORK" "$HERE" "$CHART"
-  check "ClusterRole and Role = the RBAC in docs/cluster.md (renewal on and off)" \
+  check "ClusterRoles and Roles = the RBAC in docs/cluster.md (renewal on and off, audit on and off)" \
     bash -c '"$0" template g "$1" -n gpuadmit >"$2/role.yaml" && python3 "$3/check_rbac_doc.py" "$2/role.yaml" "$4/docs/cluster.md" &&
       "$0" template g "$1" -n gpuadmit --set certificates.helm.renew.enabled=false >"$2/role.yaml" &&
+      python3 "$3/check_rbac_doc.py" "$2/role.yaml" "$4/docs/cluster.md" &&
+      "$0" template g "$1" -n gpuadmit --set audit.enabled=false >"$2/role.yaml" &&
       python3 "$3/check_rbac_doc.py" "$2/role.yaml" "$4/docs/cluster.md"' \
     "$HELM" "$CHART" "$WORK" "$HERE" "$ROOT"
   check "chart default policy = the built-in default (gpuadmit check gives the same verdicts)" default_policy_is_builtin
@@ -548,9 +649,11 @@ helm_install() {
     grep -q 'STATUS: deployed' <<<"$status" &&
     kc -n "$NS" get deployment/gpuadmit service/gpuadmit serviceaccount/gpuadmit secret/gpuadmit-tls \
       configmap/gpuadmit-policy poddisruptionbudget/gpuadmit resourcequota/gpuadmit-critical-pods \
-      role/gpuadmit-certificate-renewal rolebinding/gpuadmit-certificate-renewal &&
-    kc get clusterrole/gpuadmit clusterrolebinding/gpuadmit \
-      mutatingwebhookconfiguration/mutate.gpuadmit.io validatingwebhookconfiguration/validate.gpuadmit.io
+      role/gpuadmit-certificate-renewal rolebinding/gpuadmit-certificate-renewal role/gpuadmit-audit rolebinding/gpuadmit-audit &&
+    kc get clusterrole/gpuadmit clusterrolebinding/gpuadmit clusterrole/gpuadmit-audit clusterrolebinding/gpuadmit-audit \
+      mutatingwebhookconfiguration/mutate.gpuadmit.io validatingwebhookconfiguration/validate.gpuadmit.io &&
+    # crds/: the PolicyReport CRD, installed by `helm install` before the templates (none existed).
+    kc wait --for=condition=Established --timeout=30s crd/policyreports.wgpolicyk8s.io
 }
 
 # The install created both policy CRDs (templates, so Helm owns them: release annotations) and they are Established.
@@ -615,8 +718,9 @@ ca_bundle_matches_secret() {
     { echo "the Secret's ca.key is not the key of its ca.crt"; return 1; }
 }
 
-# RBAC: what the cluster view and the policy objects (policyObjects.enabled, the default) need, and what it
-# must never have.
+# RBAC: what the cluster view, the policy objects (policyObjects.enabled, the default) and the background audit
+# (audit.enabled, the default: list of pods and workloads, its PolicyReports, its Lease) need, and what it must
+# never have.
 rbac() {
   local sa=system:serviceaccount:$NS:gpuadmit rc=0 verb res sub want got
   while read -r want verb res sub; do
@@ -639,8 +743,26 @@ no get secrets
 no list secrets
 no list configmaps
 no create pods
-no list pods
+yes list pods
+no get pods
+no watch pods
 no delete pods
+yes list deployments.apps
+no get deployments.apps
+no watch deployments.apps
+no update deployments.apps
+yes list jobs.batch
+yes list pytorchjobs.kubeflow.org
+yes list jobs.batch.volcano.sh
+yes get policyreports.wgpolicyk8s.io
+yes list policyreports.wgpolicyk8s.io
+yes create policyreports.wgpolicyk8s.io
+yes patch policyreports.wgpolicyk8s.io
+yes delete policyreports.wgpolicyk8s.io
+no update policyreports.wgpolicyk8s.io
+no watch policyreports.wgpolicyk8s.io
+no create leases.coordination.k8s.io
+no update leases.coordination.k8s.io
 no update nodes
 no patch nodes
 no create persistentvolumeclaims
@@ -671,16 +793,25 @@ no * *
 TABLE
   # And nothing beyond that: the resource rows of `can-i --list` (less the self-review APIs every
   # authenticated user has) are exactly the four kinds with get/list/watch, the two policy kinds with
-  # get/list/watch and their status with patch. (Printed as the resource and its verbs column.)
+  # get/list/watch and their status with patch, and the audit's: pods and every kind the installed webhooks
+  # route (their rules, as the chart made them) with list, policyreports with get/list/create/patch/delete.
+  # (Printed as the resource and its verbs column.)
   got=$(kc auth can-i --list --as="$sa" |
     awk 'NR > 1 && $1 !~ /^\[/ && $1 !~ /^selfsubject/ {match($0, /\[[^]]*\] *$/); v = substr($0, RSTART); sub(/ *$/, "", v); print $1, v}' | sort)
-  want=$(printf '%s\n' "clustergpupolicies.gpuadmit.io [get list watch]" "clustergpupolicies.gpuadmit.io/status [patch]" \
-    "gpupolicies.gpuadmit.io [get list watch]" "gpupolicies.gpuadmit.io/status [patch]" "nodes [get list watch]" \
-    "persistentvolumeclaims [get list watch]" "resourcequotas [get list watch]" "storageclasses.storage.k8s.io [get list watch]" | sort)
+  want=$({
+    printf '%s\n' "clustergpupolicies.gpuadmit.io [get list watch]" "clustergpupolicies.gpuadmit.io/status [patch]" \
+      "gpupolicies.gpuadmit.io [get list watch]" "gpupolicies.gpuadmit.io/status [patch]" "nodes [get list watch]" \
+      "persistentvolumeclaims [get list watch]" "resourcequotas [get list watch]" "storageclasses.storage.k8s.io [get list watch]" \
+      "pods [list]" "policyreports.wgpolicyk8s.io [get list create patch delete]"
+    kc get validatingwebhookconfiguration validate.gpuadmit.io -o json | python3 -c '
+import json, sys
+hook = json.load(sys.stdin)["webhooks"][0]
+print("\n".join(sorted({f"{r}.{g} [list]" if g else f"{r} [list]" for rule in hook["rules"][1:] for g in rule["apiGroups"] for r in rule["resources"]})))'
+  } | sort)
   echo "can-i --list resources:"; echo "$got"
   [[ $got == "$want" ]] || { echo "want exactly:"; echo "$want"; rc=1; }
   # certificates.helm.renew (default): in the release namespace, get and patch of the chart's TLS Secret, by
-  # name, and nothing else about Secrets.
+  # name, and nothing else about Secrets; audit (default): create of Leases there, get and update of its own.
   while read -r want verb res; do
     [[ -n $want ]] || continue
     got=$(kc auth can-i "$verb" "$res" -n "$NS" --as="$sa" 2>/dev/null) || true
@@ -696,11 +827,22 @@ no patch secrets/gpuadmit-other
 no list secrets
 no watch secrets
 no create secrets
+yes create leases.coordination.k8s.io
+yes get leases.coordination.k8s.io/gpuadmit-audit
+yes update leases.coordination.k8s.io/gpuadmit-audit
+no patch leases.coordination.k8s.io/gpuadmit-audit
+no delete leases.coordination.k8s.io/gpuadmit-audit
+no get leases.coordination.k8s.io/gpuadmit-other
+no update leases.coordination.k8s.io/gpuadmit-other
+no list leases.coordination.k8s.io
+no watch leases.coordination.k8s.io
 TABLE
-  # And in `can-i --list -n NS`, the only rows beyond the cluster-wide ones are that Secret's.
-  got=$(diff <(kc auth can-i --list --as="$sa") <(kc auth can-i --list -n "$NS" --as="$sa") | sed -n 's/^> //p' | tr -s ' ')
-  echo "can-i --list -n $NS, rows beyond the cluster-wide ones: $got"
-  [[ $got == "secrets [] [gpuadmit-tls] [get patch]" ]] || rc=1
+  # And in `can-i --list -n NS`, the only rows beyond the cluster-wide ones are that Secret's and the Lease's.
+  got=$(diff <(kc auth can-i --list --as="$sa") <(kc auth can-i --list -n "$NS" --as="$sa") | sed -n 's/^> //p' | tr -s ' ' | sort)
+  want=$(printf '%s\n' "secrets [] [gpuadmit-tls] [get patch]" "leases.coordination.k8s.io [] [] [create]" \
+    "leases.coordination.k8s.io [] [gpuadmit-audit] [get update]" | sort)
+  echo "can-i --list -n $NS, rows beyond the cluster-wide ones:"; echo "$got"
+  [[ $got == "$want" ]] || { echo "want exactly:"; echo "$want"; rc=1; }
   return "$rc"
 }
 
@@ -1510,11 +1652,11 @@ phase_cluster() {
   check "NOTES: clientAuth warns that kube-apiserver needs an admission kubeconfig user for the Service" \
     notes_say "$CHART/ci/client-auth-values.yaml" 'with a user "gpuadmit\.gpuadmit\.svc" \(or "\*"\) holding that certificate' ""
   check "GKE's quota admission: a critical pod refused where no quota covers its class" critical_pod_refused_without_quota
-  check "helm install (defaults) into the API server" helm_install
+  check "helm install (defaults) into the API server; the PolicyReport CRD from crds/ Established" helm_install
   check "policy CRDs installed by the chart: Established, owned by the release, resource-policy keep" helm_crds_established
   check "the Deployment's pods created under GKE's quota admission (the chart's ResourceQuota)" deployment_pods_created
   check "caBundle = Secret's CA, which signed the serving certificate; the Secret keeps the CA's key" ca_bundle_matches_secret
-  check "RBAC: exactly get/list/watch of the cluster view and the policy objects, patch of their status, get/patch of the TLS Secret (kubectl auth can-i)" rbac
+  check "RBAC: exactly get/list/watch of the cluster view and the policy objects, patch of their status, get/patch of the TLS Secret, the audit's list/PolicyReports/Lease (kubectl auth can-i)" rbac
   check "helm upgrade reuses the generated certificate" upgrade_keeps_certificate
   check "helm upgrade puts back a policy CRD schema changed on the cluster (CRDs are templates)" upgrade_restores_crd_schema
   check "default install fails open while no gpuadmit answers" fail_open_by_default

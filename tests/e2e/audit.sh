@@ -27,7 +27,18 @@
 #   d) the Deployment in the gpu-tolerations row, its ReplicaSet and Pod in no row but in leftToControllers
 #   (skipped without controllers); text output: the NAMESPACE header and the "objects audited in" line;
 #   -n of the namespace with the CPU pod only: exit 0, no rows; with the webhooks back on, the objects are as
-#   before the audit (pod a still Burstable, no toleration or /dev/shm volume added, no gpuadmit annotation).
+#   before the audit (pod a still Burstable, no toleration or /dev/shm volume added, no gpuadmit annotation);
+#   `cluster dump --with-objects -n NS` then `audit --cluster` of that file: the live audit's JSON exactly.
+#
+# Then serve's background audit (before the webhooks go back on): the PolicyReport CRD applied
+# (crds/policyreports.yaml), two `gpuadmit serve --audit-interval 10s --audit-lease NS/gpuadmit-audit`
+# replicas started on loopback (POD_NAME replica-a and replica-b, the kubeconfig's cluster view):
+#   the PolicyReport NS/gpuadmit names pod b under node-fit and pod a under gpu-tolerations and
+#   guaranteed-qos (result fail), the CPU pod passes; the other namespace's report has no results, pass 1;
+#   the Lease holder exports gpuadmit_audit_violations{rule="node-fit",namespace=NS,action="deny"} 1 and
+#   gpuadmit_audit_leader 1, the other replica leader 0 and no audit run; the holder killed with SIGKILL,
+#   the other takes the Lease over (after its 15 s) and audits, within 40 s; SIGTERM gives the Lease up
+#   (holder empty).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,8 +53,17 @@ WORK=$(mktemp -d /tmp/gpuadmit-audit.XXXXXX)
 OWN_CLUSTER=0
 WEBHOOKS_WERE=   # the cluster's webhooks (on|off) before this suite turned them off; empty: not touched
 MADE_NS=()
+declare -A REPLICA_PID=() REPLICA_PORT=()   # the background audit's `gpuadmit serve` replicas
+REPORTS_MADE=0
 # shellcheck disable=SC2034 # counted by lib/standalone.sh
 PASSED=0 FAILED=0
+
+stop_replicas() {
+  local name
+  for name in "${!REPLICA_PID[@]}"; do kill -KILL "${REPLICA_PID[$name]}" 2>/dev/null; done
+  for name in "${!REPLICA_PID[@]}"; do wait "${REPLICA_PID[$name]}" 2>/dev/null; done
+  REPLICA_PID=()
+}
 
 # fd 3/4: the real stdout/stderr, for the trap (a signal may come while a check's output goes to its log).
 exec 3>&1 4>&2
@@ -51,6 +71,10 @@ cleanup() {
   local rc=$? ns left start
   trap - EXIT INT TERM
   exec 1>&3 2>&4
+  stop_replicas
+  if [[ -n ${GPUADMIT_E2E_KUBECTL:-} ]] && ((REPORTS_MADE)); then
+    kc delete policyreports -A -l app.kubernetes.io/managed-by=gpuadmit --wait=false >/dev/null 2>&1
+  fi
   if ((!OWN_CLUSTER)) && [[ -n ${GPUADMIT_E2E_KUBECTL:-} ]]; then
     # A shared cluster is left as found. Pods bound to fake nodes need a forced delete (no kubelet confirms a
     # graceful one, and one left Terminating holds its node for the scheduler); with the controllers a
@@ -327,6 +351,26 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# The same audit offline: `cluster dump --with-objects -n NS` saved, then `audit --cluster` of the file; the
+# rows and summary must be the live audit's (json.out).
+dump_then_audit() {
+  local rc=0
+  timeout -k 5 120 "$BIN" cluster dump --kubeconfig "$KUBECONFIG" --with-objects -n "$NS" \
+    --output-file "$WORK/dump.json" || return 1
+  timeout -k 5 120 "$BIN" audit --cluster "$WORK/dump.json" -n "$NS" -o json >"$WORK/offline.out" || rc=$?
+  ((rc == 1)) || { echo "audit --cluster: exit $rc, want 1"; cat "$WORK/offline.out"; return 1; }
+  python3 - "$WORK/json.out" "$WORK/offline.out" <<'PY'
+import json, sys
+live, offline = (json.load(open(p)) for p in sys.argv[1:3])
+print("offline summary:", json.dumps(offline["summary"], sort_keys=True))
+if live != offline:
+    print("PROBLEM: the offline audit differs from the live one")
+    print("live:   ", json.dumps(live, sort_keys=True)[:2000])
+    print("offline:", json.dumps(offline, sort_keys=True)[:2000])
+    sys.exit(1)
+PY
+}
+
 webhooks_back() {   # as they were (run.sh's cluster: on)
   "$HERE/cluster.sh" webhooks "$WEBHOOKS_WERE"
 }
@@ -336,6 +380,136 @@ unchanged() {
   cat "$WORK/after.txt"
   diff -u "$WORK/before.txt" "$WORK/after.txt" || { echo "the objects changed (before -> after the audit)"; return 1; }
   stored_as_written
+}
+
+# --- the background audit: two `gpuadmit serve --audit-interval` replicas and one Lease ----------------------
+# The Lease is in NS (deleted with it); each replica serves /metrics on a port of its own.
+LEASE=gpuadmit-audit
+policyreport_crd() {
+  kc apply -f "$HERE/crds/policyreports.yaml" &&
+    kc wait --for condition=established --timeout=30s crd/policyreports.wgpolicyk8s.io
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+start_replica() {   # NAME
+  local name=$1 port
+  port=$(free_port) || return 1
+  REPLICA_PORT[$name]=$port
+  POD_NAME=$name "$BIN" serve --dev-self-signed --listen "127.0.0.1:$port" --kubeconfig "$KUBECONFIG" \
+    --audit-interval 10s --audit-lease "$NS/$LEASE" >"$WORK/$name.log" 2>&1 &
+  REPLICA_PID[$name]=$!
+  echo "$name: pid ${REPLICA_PID[$name]}, https://127.0.0.1:$port"
+}
+
+metrics_of() { curl -sk --max-time 5 "https://127.0.0.1:${REPLICA_PORT[$1]}/metrics"; }
+holder() { kc -n "$NS" get lease "$LEASE" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+
+replicas_ready() {
+  start_replica replica-a && start_replica replica-b || return 1
+  local name start=$SECONDS
+  for name in replica-a replica-b; do
+    until curl -skf --max-time 2 "https://127.0.0.1:${REPLICA_PORT[$name]}/readyz" >/dev/null; do
+      ((SECONDS - start < 60)) || { echo "$name not ready in 60s"; tail -20 "$WORK/$name.log"; return 1; }
+      kill -0 "${REPLICA_PID[$name]}" 2>/dev/null || { echo "$name exited"; tail -20 "$WORK/$name.log"; return 1; }
+      sleep 0.5
+    done
+  done
+  echo "both ready after ~$((SECONDS - start))s"
+}
+
+# report_written NS WHAT: waits (60s) for the PolicyReport gpuadmit in NS, then checks it (python, WHAT).
+report_written() {
+  local ns=$1 what=$2 start=$SECONDS
+  REPORTS_MADE=1
+  until kc -n "$ns" get policyreport gpuadmit -o json >"$WORK/report-$ns.json" 2>/dev/null; do
+    ((SECONDS - start < 60)) || { echo "no PolicyReport gpuadmit in $ns after 60s"; tail -5 "$WORK"/replica-*.log; return 1; }
+    sleep 1
+  done
+  echo "PolicyReport $ns/gpuadmit after ~$((SECONDS - start))s"
+  python3 - "$WORK/report-$ns.json" "$what" "$CONTROLLERS" <<'PY'
+import json, sys
+report, what, controllers = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3] == "1"
+problems = []
+print("summary:", json.dumps(report.get("summary"), sort_keys=True))
+results = report.get("results") or []
+for r in results:
+    print(f"result: {r['rule']} {r['result']} {r['properties']['action']} " +
+          " ".join(f"{x['kind']}/{x['name']}" for x in r.get("resources", [])))
+if report["metadata"].get("labels", {}).get("app.kubernetes.io/managed-by") != "gpuadmit":
+    problems.append("want the label app.kubernetes.io/managed-by=gpuadmit")
+def want(rule, result, kind, name):
+    if not any(r["rule"] == rule and r["result"] == result and
+               any(x["kind"] == kind and x["name"] == name for x in r.get("resources", [])) for r in results):
+        problems.append(f"no {result} result of {rule} naming {kind}/{name}")
+if what == "violations":
+    want("node-fit", "fail", "Pod", "sixteen-gpus")
+    want("gpu-tolerations", "fail", "Pod", "burstable-gpu")
+    want("guaranteed-qos", "fail", "Pod", "burstable-gpu")
+    if controllers:
+        want("gpu-tolerations", "fail", "Deployment", "gpu-trainer")
+    for r in results:
+        for x in r.get("resources", []):
+            if x["name"] == "cpu-only":
+                problems.append(f"the CPU pod is in a {r['rule']} result")
+    if report["summary"].get("pass") != 1:
+        problems.append(f"summary.pass = {report['summary'].get('pass')}, want 1 (the CPU pod)")
+elif what == "clean":
+    if results or report["summary"] != {"pass": 1, "fail": 0, "warn": 0, "error": 0, "skip": 0}:
+        problems.append("want no results and summary pass 1")
+for p in problems:
+    print("PROBLEM:", p)
+sys.exit(1 if problems else 0)
+PY
+}
+
+LEADER= FOLLOWER=
+metric_exported() {
+  LEADER=$(holder)
+  case $LEADER in replica-a) FOLLOWER=replica-b ;; replica-b) FOLLOWER=replica-a ;;
+    *) echo "Lease $NS/$LEASE holder is '$LEADER', want replica-a or replica-b"; return 1 ;; esac
+  echo "Lease holder: $LEADER"
+  local line="gpuadmit_audit_violations{rule=\"node-fit\",namespace=\"$NS\",action=\"deny\"} 1" start=$SECONDS
+  # The reports are written just before the series are swapped in: a moment's wait at most.
+  until metrics_of "$LEADER" >"$WORK/leader.metrics" && grep -qxF "$line" "$WORK/leader.metrics"; do
+    ((SECONDS - start < 10)) || break
+    sleep 0.5
+  done
+  metrics_of "$FOLLOWER" >"$WORK/follower.metrics" || { echo "no /metrics from $FOLLOWER"; return 1; }
+  grep -E "^gpuadmit_audit_(violations\{.*namespace=\"$NS\"|leader|runs_total|objects)" "$WORK/leader.metrics"
+  grep -qxF "$line" "$WORK/leader.metrics" || { echo "the leader does not export: $line"; return 1; }
+  grep -qx 'gpuadmit_audit_leader 1' "$WORK/leader.metrics" || { echo "want gpuadmit_audit_leader 1 on $LEADER"; return 1; }
+  grep -qx 'gpuadmit_audit_leader 0' "$WORK/follower.metrics" || { echo "want gpuadmit_audit_leader 0 on $FOLLOWER"; return 1; }
+  grep -qx 'gpuadmit_audit_runs_total{result="success"} 0' "$WORK/follower.metrics" ||
+    { echo "the follower audited too:"; grep gpuadmit_audit_runs_total "$WORK/follower.metrics"; return 1; }
+}
+
+# A leader killed without a word (SIGKILL: no release) is replaced once its Lease has stayed unrenewed for
+# leaseDurationSeconds (15) by the follower's clock, within one renewal period (2s) more.
+takeover() {
+  local start=$SECONDS now_holder
+  kill -KILL "${REPLICA_PID[$LEADER]}" && wait "${REPLICA_PID[$LEADER]}" 2>/dev/null
+  unset "REPLICA_PID[$LEADER]"
+  until now_holder=$(holder) && [[ $now_holder == "$FOLLOWER" ]] &&
+    metrics_of "$FOLLOWER" | grep -qx 'gpuadmit_audit_runs_total{result="success"} [1-9][0-9]*'; do
+    ((SECONDS - start < 40)) || { echo "after 40s the holder is '$now_holder', want $FOLLOWER (audited)"; tail -5 "$WORK/$FOLLOWER.log"; return 1; }
+    sleep 0.5
+  done
+  echo "$FOLLOWER holds the Lease and has audited ~$((SECONDS - start))s after $LEADER was killed"
+  grep -o '"msg":"audit lease acquired[^"]*".*"why":"[^"]*"' "$WORK/$FOLLOWER.log" | tail -1
+}
+
+# SIGTERM: the replica drains and gives the Lease up (holder "").
+released() {
+  local start=$SECONDS
+  kill -TERM "${REPLICA_PID[$FOLLOWER]}"
+  wait "${REPLICA_PID[$FOLLOWER]}" 2>/dev/null
+  echo "$FOLLOWER exited ($?) after ~$((SECONDS - start))s"
+  unset "REPLICA_PID[$FOLLOWER]"
+  local h
+  h=$(holder)
+  [[ -z $h ]] || { echo "Lease holder after SIGTERM: '$h', want none"; return 1; }
+  kc -n "$NS" get lease "$LEASE" -o jsonpath='{.spec}'; echo
 }
 
 # --- the checks ------------------------------------------------------------------------------------------
@@ -363,6 +537,16 @@ if ((CONTROLLERS)); then
 fi
 check "audit -n NS (text): the NAMESPACE header, the node-fit line, 'objects audited in'" audit_text
 check "audit -n <the namespace with a CPU pod only> -o json: exit 0, no rows" audit_clean
+check "cluster dump --with-objects -n NS, then audit --cluster of it: the live audit's rows and summary" dump_then_audit
+check "serve --audit-interval: the PolicyReport CRD (wgpolicyk8s.io/v1alpha2) installed" policyreport_crd &&
+  check "... two replicas on one Lease ($NS/$LEASE) ready" replicas_ready &&
+  check "... PolicyReport $NS/gpuadmit: node-fit, gpu-tolerations, guaranteed-qos fail results; the CPU pod passes" \
+    report_written "$NS" violations &&
+  check "... PolicyReport $CLEAN_NS/gpuadmit: no results, pass 1" report_written "$CLEAN_NS" clean &&
+  check "... the Lease holder alone audits and exports gpuadmit_audit_violations{rule=node-fit,...} 1" metric_exported &&
+  check "... the leader killed (SIGKILL): the other replica takes the Lease over and audits" takeover &&
+  check "... SIGTERM: the replica gives the Lease up" released
+stop_replicas
 check "the cluster's webhooks back on (cluster.sh webhooks on)" webhooks_back
 check "the audit patched nothing: the objects as before it (burstable-gpu still Burstable)" unchanged
 

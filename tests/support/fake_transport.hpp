@@ -5,6 +5,7 @@
 // 200 unless the test says otherwise (answer_probes).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -102,6 +103,24 @@ class FakeTransport final : public cluster::ApiTransport {
     return get(target, stop);
   }
 
+  // Answered from the queue of "VERB target" ("PUT /apis/..."); the writes are kept (writes()).
+  Result<cluster::ApiResponse> write(cluster::WriteVerb verb, std::string_view target, std::string_view body,
+                                     std::stop_token stop) override {
+    static constexpr std::array<std::string_view, 4> kVerbs{"POST", "PUT", "APPLY", "DELETE"};
+    const std::string key =
+        std::string(kVerbs.at(static_cast<std::size_t>(verb))) + " " + std::string(target);
+    {
+      const std::lock_guard lock(mutex_);
+      writes_.emplace_back(key, body);
+    }
+    return get(key, stop);
+  }
+
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> writes() const {
+    const std::lock_guard lock(mutex_);
+    return writes_;
+  }
+
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> patches() const {
     const std::lock_guard lock(mutex_);
     return patches_;
@@ -195,6 +214,7 @@ class FakeTransport final : public cluster::ApiTransport {
   std::condition_variable_any changed_;
   std::map<std::string, std::deque<Exchange>> queues_;
   std::vector<std::pair<std::string, std::string>> patches_;
+  std::vector<std::pair<std::string, std::string>> writes_;
   std::map<std::string, int> waiting_;
   std::vector<std::string> targets_;
   std::vector<std::chrono::seconds> deadlines_;

@@ -12,27 +12,20 @@ using gpuadmit::admission::Audit;
 using gpuadmit::admission::AuditVerdict;
 using nlohmann::json;
 
-// The objects of tests/fixtures/audit/objects.yaml, audited against the gpu-cluster fixture, controllers
-// first (as the CLI does).
+// The objects of tests/fixtures/audit/objects.yaml, audited against the gpu-cluster fixture by the Auditor
+// the CLI and serve use: controllers and claims held first, then the pods.
 Audit audit_fixture() {
   const auto view = gpuadmit::test::view_of("gpu-cluster");
   const json objects = gpuadmit::test::fixture("audit/objects.yaml");
   static const gpuadmit::policy::RuleSet rules;  // PolicySet::of refers to it
   const auto policies = gpuadmit::policy::PolicySet::of(rules);
-  std::set<std::string> uids;
-  for (const json& o : objects["items"]) {
-    if (o["metadata"].contains("uid")) uids.insert(o["metadata"]["uid"].get<std::string>());
-  }
-  Audit audit;
-  for (const json& o : objects["items"]) {
-    const std::string owner = gpuadmit::admission::controller_uid(o);
-    if (o["kind"] != "Pod" && !owner.empty() && uids.contains(owner)) {
-      ++audit.left_to_controllers;
-      continue;
-    }
-    REQUIRE(gpuadmit::admission::audit_object(o, policies, &view, uids, audit).ok());
-  }
-  return audit;
+  std::vector<json> held;
+  std::vector<json> pods;
+  for (const json& o : objects["items"]) (o["kind"] == "Pod" ? pods : held).push_back(o);
+  gpuadmit::admission::Auditor auditor(policies, &view);
+  REQUIRE(auditor.audit_held(held).ok());
+  for (const json& pod : pods) REQUIRE(auditor.audit_pod(pod).ok());
+  return auditor.audit();
 }
 
 }  // namespace
@@ -81,4 +74,33 @@ TEST_CASE("a pod whose controller is not audited is judged itself", "[audit]") {
   CHECK(audit.audited == 1);
   CHECK(audit.denied == 1);
   REQUIRE_FALSE(gpuadmit::admission::audit_object(json::array(), policies, nullptr, {}, audit).ok());
+}
+
+TEST_CASE("an audit keeps per-namespace totals and names each object it lists", "[audit]") {
+  const Audit audit = audit_fixture();
+  REQUIRE(audit.totals.size() == 1);
+  CHECK(audit.totals.at("ml-team").audited == 3);
+  CHECK(audit.totals.at("ml-team").with_findings == 2);
+  const auto& row = audit.rows.at({"ml-team", "guaranteed-qos", AuditVerdict::kFixed});
+  REQUIRE(row.refs.size() == 2);
+  CHECK(row.refs[0].api_version == "apps/v1");
+  CHECK(row.refs[0].kind == "Deployment");
+  CHECK(row.refs[0].name == "trainer");
+  CHECK(row.refs[0].uid == "11111111-0000-0000-0000-000000000001");
+  CHECK(row.refs[1].kind == "Pod");
+  CHECK(row.refs[1].name == "half-gpu");
+}
+
+TEST_CASE("an auditor given a namespace judges only that namespace's objects", "[audit]") {
+  const gpuadmit::policy::RuleSet rules;
+  const auto policies = gpuadmit::policy::PolicySet::of(rules);
+  json other = gpuadmit::test::gpu_pod("0.5");
+  other["metadata"]["namespace"] = "other";
+  json mine = gpuadmit::test::gpu_pod("0.5");
+  mine["metadata"]["namespace"] = "mine";
+  gpuadmit::admission::Auditor auditor(policies, nullptr, "mine");
+  REQUIRE(auditor.audit_pod(other).ok());
+  REQUIRE(auditor.audit_pod(mine).ok());
+  CHECK(auditor.audit().audited == 1);
+  CHECK(auditor.audit().namespaces == std::set<std::string>{"mine"});
 }

@@ -8,9 +8,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "gpuadmit/cluster/cluster_watcher.hpp"
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/server/background_audit.hpp"
 #include "gpuadmit/server/certificate_renewer.hpp"
 #include "gpuadmit/server/cluster_view.hpp"
 #include "gpuadmit/server/policy_object_source.hpp"
@@ -39,6 +41,10 @@ using TransportFactory = std::function<Result<std::shared_ptr<cluster::ApiTransp
 TransportFactory api_transport_factory(const ClusterViewFlags& flags,
                                        const std::map<std::string, std::string>* env,
                                        const cluster::InClusterPaths& paths, std::string what);
+// The variable `name` of `env`, the process environment when null.
+std::optional<std::string> environment_value(const std::map<std::string, std::string>* env,
+                                             const std::string& name);
+
 // Whether serve runs in a pod (KUBERNETES_SERVICE_HOST in `env`, the process environment when null).
 bool in_cluster(const std::map<std::string, std::string>* env);
 
@@ -55,6 +61,19 @@ Result<server::RenewalSetup> renewal_setup(const std::optional<std::string>& sec
                                            const ClusterViewFlags& flags,
                                            const std::map<std::string, std::string>* env = nullptr,
                                            const cluster::InClusterPaths& paths = {});
+
+// A namespace, Secret or Lease name as the API server allows them (DNS-1123 subdomain), so that a flag
+// cannot make a request path say something else.
+bool object_name(std::string_view text);
+
+// --audit-interval DURATION [--audit-lease NAMESPACE/NAME]: the background audit on the API server the
+// cluster view uses. The Lease defaults to $POD_NAMESPACE/gpuadmit-audit; the replica's identity is
+// $POD_NAME, else the host name. Off (no interval): an empty setup.
+Result<server::BackgroundAuditSetup> audit_setup(const std::optional<std::string>& interval,
+                                                 const std::optional<std::string>& lease,
+                                                 const ClusterViewFlags& flags,
+                                                 const std::map<std::string, std::string>* env = nullptr,
+                                                 const cluster::InClusterPaths& paths = {});
 
 // A ClusterWatcher over `transport` behind the server's seam. `options.log` is used as given.
 std::unique_ptr<server::ClusterViewProvider> make_watcher_view(

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <stop_token>
@@ -29,6 +30,9 @@ struct WatchCallbacks {
   LineHandler line;
 };
 
+// POST, PUT, PATCH with application/apply-patch+yaml (JSON is YAML), DELETE.
+enum class WriteVerb : std::uint8_t { kCreate, kReplace, kApply, kDelete };
+
 class ApiTransport {
  public:
   ApiTransport() = default;
@@ -51,6 +55,12 @@ class ApiTransport {
   // status of gpuadmit's own policy objects. Thread-safe.
   virtual Result<ApiResponse> merge_patch(std::string_view target, std::string_view patch,
                                           std::stop_token stop) = 0;
+
+  // The background audit's writes: its Lease (create, then replace carrying the resourceVersion it read) and
+  // its PolicyReports (server-side apply, and delete). `body` is JSON; a delete sends none. Answered as
+  // get() is. Thread-safe.
+  virtual Result<ApiResponse> write(WriteVerb verb, std::string_view target, std::string_view body,
+                                    std::stop_token stop) = 0;
 
   // "https://10.96.0.1:443" for messages.
   [[nodiscard]] virtual std::string endpoint() const = 0;

@@ -12,6 +12,7 @@
 #include <spdlog/common.h>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/server/background_audit.hpp"
 #include "gpuadmit/server/certificate_renewer.hpp"
 #include "gpuadmit/server/cluster_view.hpp"
 #include "gpuadmit/server/policy_object_source.hpp"
@@ -42,6 +43,8 @@ struct ServeOptions {
   PolicyObjectSetup policy_objects;
   // --renew-secret: the serving certificate renewed from the CA in that Secret (certificate_renewer.hpp).
   RenewalSetup renewal;
+  // --audit-interval: the background audit (background_audit.hpp); needs the cluster view.
+  BackgroundAuditSetup audit;
 };
 
 struct ListenAddress {
