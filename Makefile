@@ -43,9 +43,12 @@ tsan: deps
 	@ctest --preset tsan -j $(JOBS)
 
 # Quantity against k8s.io/apimachinery itself, on its test literals and a million generated strings
-# (tests/differential/quantity/run.sh; the probe under ASan+UBSan).
+# (tests/differential/quantity/run.sh), and DRA device selectors against k8s.io/dynamic-resource-allocation/cel
+# on its hand-written cases and 20,000 random ones (tests/differential/dracel/run.sh); the probes under
+# ASan+UBSan.
 differential: build-asan
 	@tests/differential/quantity/run.sh build/asan/tests/gpuadmit_quantity_probe
+	@tests/differential/dracel/run.sh build/asan/tests/gpuadmit_dracel_probe
 
 # The libFuzzer targets (tests/fuzz/run.sh; clang 14, ASan+UBSan), FUZZ_SECONDS each (default 60), seeded
 # from tests/fuzz/corpus and the fixtures. Findings go to build/fuzz/findings/; keep each in

@@ -64,6 +64,7 @@ step tsan make --no-print-directory tsan JOBS="$JOBS"
 step fuzz-ci make --no-print-directory fuzz-ci
 step rss tests/load/rss_flat.sh "$RELEASE_BIN" 60 512
 step differential tests/differential/quantity/run.sh build/asan/tests/gpuadmit_quantity_probe
+step differential-dracel tests/differential/dracel/run.sh build/asan/tests/gpuadmit_dracel_probe
 
 t=$SECONDS
 log "waiting for the Go test tools"
