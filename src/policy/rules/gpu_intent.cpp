@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "../rule_context.hpp"
+#include "gpuadmit/policy/gpu_share.hpp"
 
 namespace gpuadmit::policy {
 namespace {
@@ -141,6 +142,8 @@ void rule_gpu_intent(RuleContext& ctx) {
     report_extra_ranks(ctx);
     return;
   }
+  // HAMi's or Volcano's share of a GPU (nvidia.com/gpumem, volcano.sh/gpu-memory, ...): it has one.
+  if (std::any_of(ctx.pod().containers.begin(), ctx.pod().containers.end(), asks_for_gpu_share)) return;
   const std::optional<Intent> intent = intent_of(ctx.pod(), cfg);
   if (!intent) return;
   if (cfg.action == Action::kEnforce && ctx.can_fix_pod()) {

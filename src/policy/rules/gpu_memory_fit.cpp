@@ -7,6 +7,7 @@
 #include <map>
 
 #include "../rule_context.hpp"
+#include "gpuadmit/policy/gpu_share.hpp"
 #include "gpuadmit/policy/inference_memory.hpp"
 
 namespace gpuadmit::policy {
@@ -76,6 +77,15 @@ Result<std::optional<GpuNeed>> gpu_need(const k8s::Pod& pod, double overhead) {
       GpuNeed{e.total, (*model)->name + " " + (*model)->precision, e.working, std::move(**model)});
 }
 
+// The memory share of the first GPU container that names one (a pod's vGPUs come from one device plugin).
+std::optional<GpuMemoryShare> memory_share_of(const RuleContext& ctx) {
+  for (const k8s::Container& c : ctx.pod().containers) {
+    if (ctx.gpu_units(c) <= 0) continue;
+    if (auto share = gpu_memory_share(c)) return share;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void rule_gpu_memory_fit(RuleContext& ctx) {
@@ -92,8 +102,15 @@ void rule_gpu_memory_fit(RuleContext& ctx) {
   }
   if (!*need) return;
   const std::int64_t gpus = ctx.gpu_units();
-  const std::map<std::string, double> products = gpu_memory_by_product(ctx);
+  std::map<std::string, double> products = gpu_memory_by_product(ctx);
   if (gpus <= 0 || products.empty()) return;
+  // HAMi and Volcano give each vGPU a share of a GPU's memory: that share is what the model must fit.
+  const std::optional<GpuMemoryShare> share = memory_share_of(ctx);
+  std::map<std::string, double> whole;
+  if (share) {
+    whole = products;
+    for (auto& [name, bytes] : products) bytes = share->of(bytes);
+  }
   const double bytes = (*need)->bytes;
   const bool fits = std::any_of(products.begin(), products.end(),
                                 [&](const auto& p) { return p.second * static_cast<double>(gpus) >= bytes; });
@@ -102,8 +119,10 @@ void rule_gpu_memory_fit(RuleContext& ctx) {
                                         [](const auto& a, const auto& b) { return a.second < b.second; });
   std::string asked;
   for (const auto& [name, per_gpu] : products) {
-    asked += (asked.empty() ? "" : " or ") + std::to_string(gpus) + "× " + name + " (" + gib_text(per_gpu) +
-             " each)";
+    asked +=
+        (asked.empty() ? "" : " or ") + std::to_string(gpus) + "× " + name + " (" + gib_text(per_gpu) +
+        (share ? " of its " + gib_text(whole[name]) + ", " + share->resource + ": " + share->value : "") +
+        " each)";
   }
   const std::string needs = (*need)->what + " needs about " + gib_text(bytes) +
                             " of GPU memory: " + std::to_string(gpus_needed(bytes, largest->second)) + "× " +
@@ -114,8 +133,9 @@ void rule_gpu_memory_fit(RuleContext& ctx) {
       cfg.action, "spec.containers",
       needs + smaller + "; this pod asks for " + asked + ". " + (*need)->working +
           ". A model that does not fit fails when it loads (CUDA out of memory).\nFix: ask for more GPUs "
-          "(and shard the model across them: tensor parallelism), a GPU with more memory, or serve a "
-          "quantized model.",
+          "(and shard the model across them: tensor parallelism), a GPU with more memory" +
+          (share ? std::string(" (a larger ") + share->resource + ")" : std::string()) +
+          ", or serve a quantized model.",
       needs + "; this pod asks for " + std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"));
 }
 

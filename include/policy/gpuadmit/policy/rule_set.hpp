@@ -189,8 +189,9 @@ std::string_view to_string(OnStale on_stale) noexcept;
 
 struct RuleSet {
   // Exact names, or a prefix pattern ending in '*' ("nvidia.com/mig-*").
-  std::vector<std::string> gpu_resources{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915",
-                                         "habana.ai/gaudi", "nvidia.com/mig-*"};
+  std::vector<std::string> gpu_resources{"nvidia.com/gpu",        "nvidia.com/gpu.shared", "nvidia.com/mig-*",
+                                         "amd.com/gpu",           "gpu.intel.com/i915",    "habana.ai/gaudi",
+                                         "volcano.sh/vgpu-number"};
   std::vector<std::string> excluded_namespaces{"kube-system", "kube-node-lease", "gpu-operator",
                                                "nvidia-gpu-operator"};
 

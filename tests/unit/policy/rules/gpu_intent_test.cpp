@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "gpuadmit/policy/gpu_share.hpp"
 #include "support/fixtures.hpp"
 #include "support/policy_checks.hpp"
 
@@ -86,4 +87,43 @@ metadata: {name: p, labels: {gpu-training: "true"}}
 spec: {containers: [{name: a, image: mycorp/trainer:1}]}
 )"));
   CHECK_THAT(warnings_text(r), Catch::Contains("is in a pod labelled gpu-training=true but requests no GPU"));
+}
+
+TEST_CASE("a CUDA pod with a shared GPU or a GPU share is not told it requests no GPU",
+          "[rules][gpu-intent][gpu-share]") {
+  // name, the container's limits; under enforce, nothing is added either.
+  const auto [name, limits] = GENERATE(table<std::string, std::string>({
+      {"time-slicing with renameByDefault", "{nvidia.com/gpu.shared: 1}"},
+      {"Volcano's vGPU count", "{volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory: 3000}"},
+      {"Volcano's older GPU share alone", "{volcano.sh/gpu-memory: 1024}"},
+      {"HAMi's memory share alone", "{nvidia.com/gpumem: 3000}"},
+  }));
+  CAPTURE(name);
+  const json pod = gpuadmit::test::yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml-team}
+spec: {containers: [{name: a, image: nvcr.io/nvidia/pytorch:24.01-py3, resources: {limits: )" +
+                                        limits + R"(}}]}
+)");
+  const auto warned = check(pod);
+  CHECK_THAT(warnings_text(warned), !Catch::Contains("requests no GPU"));
+  const auto enforced = check(pod, gpuadmit::test::policy_with(kEnforce), nullptr);
+  CHECK_FALSE(enforced.fixed["spec"]["containers"][0]["resources"]["limits"].contains("nvidia.com/gpu"));
+}
+
+TEST_CASE("a share resource is never counted as GPUs", "[rules][gpu-share]") {
+  const gpuadmit::policy::RuleSet rules;
+  for (const std::string share :
+       {"nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores", "volcano.sh/vgpu-memory",
+        "volcano.sh/vgpu-cores", "volcano.sh/gpu-memory"}) {
+    CAPTURE(share);
+    CHECK(gpuadmit::policy::is_gpu_share_resource(share));
+    CHECK_FALSE(rules.is_gpu_resource(share));
+  }
+  for (const std::string gpu : {"nvidia.com/gpu", "nvidia.com/gpu.shared", "volcano.sh/vgpu-number"}) {
+    CAPTURE(gpu);
+    CHECK(rules.is_gpu_resource(gpu));
+    CHECK_FALSE(gpuadmit::policy::is_gpu_share_resource(gpu));
+  }
 }

@@ -179,3 +179,27 @@ TEST_CASE("a GPU's memory comes from its product name when the memory label is m
   const auto known = gpuadmit::policy::known_gpu_mib(product);
   CHECK(known.value_or(0) == mib);
 }
+
+TEST_CASE("a HAMi or Volcano vGPU's memory share, not the whole GPU, is what the model must fit",
+          "[rules][gpu-memory-fit][gpu-share]") {
+  const auto view = gpuadmit::test::view_of("gpu-cluster");
+  // Llama-2-7B at fp16 needs about 16Gi: it fits a whole A100-40GB of the fixture (the case above), not 3000
+  // MiB or a tenth of one.
+  const auto [resource, value, fits, said] = GENERATE(table<std::string, std::string, bool, std::string>({
+      {"nvidia.com/gpumem", "3000", false, "2.9Gi of its 40Gi, nvidia.com/gpumem: 3000 each"},
+      {"volcano.sh/vgpu-memory", "3000", false, "volcano.sh/vgpu-memory: 3000 each"},
+      {"nvidia.com/gpumem", "20Gi", true, ""},
+      {"nvidia.com/gpumem-percentage", "10", false, "4Gi of its 40Gi, nvidia.com/gpumem-percentage: 10 each"},
+      {"nvidia.com/gpumem-percentage", "50", true, ""},
+  }));
+  CAPTURE(resource, value);
+  json pod = served_pod("gpuadmit.io/model-family: llama-2-7b", 1);
+  pod["spec"]["containers"][0]["resources"]["limits"][resource] = value;
+  const std::string text = fit_text(gpuadmit::test::run(pod, Mode::kValidate, {}, &view));
+  if (fits) {
+    CHECK(text.empty());
+  } else {
+    CHECK_THAT(text, Catch::Contains(said));
+    CHECK_THAT(text, Catch::Contains("(a larger " + resource + ")"));
+  }
+}
