@@ -838,7 +838,10 @@ no list leases.coordination.k8s.io
 no watch leases.coordination.k8s.io
 TABLE
   # And in `can-i --list -n NS`, the only rows beyond the cluster-wide ones are that Secret's and the Lease's.
-  got=$(diff <(kc auth can-i --list --as="$sa") <(kc auth can-i --list -n "$NS" --as="$sa") | sed -n 's/^> //p' | tr -s ' ' | sort)
+  # Spaces squeezed first: kubectl pads the columns to their widest cell, and "[gpuadmit-audit]" is wider than
+  # the header, so every row of the namespaced list is padded differently from the cluster-wide one.
+  got=$(comm -13 <(kc auth can-i --list --as="$sa" | tr -s ' ' | sort) \
+    <(kc auth can-i --list -n "$NS" --as="$sa" | tr -s ' ' | sort))
   want=$(printf '%s\n' "secrets [] [gpuadmit-tls] [get patch]" "leases.coordination.k8s.io [] [] [create]" \
     "leases.coordination.k8s.io [] [gpuadmit-audit] [get update]" | sort)
   echo "can-i --list -n $NS, rows beyond the cluster-wide ones:"; echo "$got"
