@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "gpuadmit/admission/offline_check.hpp"
+#include "gpuadmit/k8s/json_paths.hpp"
 
 namespace gpuadmit::admission {
 namespace {
@@ -29,13 +30,6 @@ void add(Audit& audit, const CheckResult& r, const ObjectRef& ref, const std::st
   if (row.example.empty()) row.example = message;
 }
 
-std::string meta_string(const nlohmann::json& object, const char* field) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return {};
-  const auto value = meta->find(field);
-  return value != meta->end() && value->is_string() ? value->get<std::string>() : std::string();
-}
-
 }  // namespace
 
 std::string_view to_string(AuditVerdict verdict) noexcept {
@@ -57,31 +51,18 @@ bool audited_kind(const policy::RuleSet& rules, std::string_view api_version, st
   return rules.workload_of(policy::api_group(api_version), kind) != nullptr;
 }
 
-std::string controller_uid(const nlohmann::json& object) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return {};
-  const auto owners = meta->find("ownerReferences");
-  if (owners == meta->end() || !owners->is_array()) return {};
-  for (const nlohmann::json& owner : *owners) {
-    if (owner.is_object() && owner.value("controller", false) && owner.contains("uid") &&
-        owner["uid"].is_string())
-      return owner["uid"].get<std::string>();
-  }
-  return {};
-}
-
 Result<bool> audit_object(const nlohmann::json& object, const policy::PolicySet& policies,
                           const policy::ClusterView* view, const std::set<std::string>& audited_uids,
                           Audit& audit) {
   if (!object.is_object()) return make_error("expected a Kubernetes object (a mapping), got something else");
   if (object.value("kind", std::string()) == "Pod") {
-    const std::string owner = controller_uid(object);
+    const std::string owner = k8s::controller_uid(object);
     if (!owner.empty() && audited_uids.contains(owner)) {
       ++audit.left_to_controllers;
       return true;
     }
   }
-  const std::string ns = meta_string(object, "namespace");
+  const std::string ns = k8s::text_at(object, {"metadata", "namespace"});
   auto r = check_object(object, policies.for_namespace(ns), ns.empty() ? "default" : ns, view);
   if (!r) return r.error();
   if (!r->checked) {
@@ -98,7 +79,7 @@ Result<bool> audit_object(const nlohmann::json& object, const policy::PolicySet&
     ++totals.with_findings;
   }
   const ObjectRef ref{object.value("apiVersion", std::string()), r->kind, r->name,
-                      meta_string(object, "uid")};
+                      k8s::text_at(object, {"metadata", "uid"})};
   for (const policy::Finding& v : r->violations)
     add(audit, *r, ref, v.rule, AuditVerdict::kDenied, v.message);
   for (const policy::Fix& f : r->fixes) add(audit, *r, ref, f.rule, AuditVerdict::kFixed, f.description);
@@ -115,11 +96,11 @@ Auditor::Auditor(const policy::PolicySet& policies, const policy::ClusterView* v
 Result<bool> Auditor::audit_held(const std::vector<nlohmann::json>& objects) {
   // Objects whose controllers are audited are left to them; so their uids are needed first.
   for (const nlohmann::json& o : objects) {
-    if (std::string uid = meta_string(o, "uid"); !uid.empty()) uids_.insert(std::move(uid));
+    if (std::string uid = k8s::text_at(o, {"metadata", "uid"}); !uid.empty()) uids_.insert(std::move(uid));
   }
   for (const nlohmann::json& o : objects) {
     if (!wanted(o)) continue;
-    if (const std::string owner = controller_uid(o); !owner.empty() && uids_.contains(owner)) {
+    if (const std::string owner = k8s::controller_uid(o); !owner.empty() && uids_.contains(owner)) {
       ++audit_.left_to_controllers;
       continue;
     }
@@ -133,14 +114,15 @@ Result<bool> Auditor::audit_pod(const nlohmann::json& pod) {
 }
 
 bool Auditor::wanted(const nlohmann::json& object) const {
-  return namespace_.empty() || meta_string(object, "namespace") == namespace_;
+  return namespace_.empty() || k8s::text_at(object, {"metadata", "namespace"}) == namespace_;
 }
 
 Result<bool> Auditor::judge(const nlohmann::json& object) {
   auto done = audit_object(object, policies_, view_, uids_, audit_);
   if (!done) {
-    return make_error(object.value("kind", std::string("object")) + " " + meta_string(object, "namespace") +
-                      "/" + meta_string(object, "name") + ": " + done.error().message);
+    return make_error(object.value("kind", std::string("object")) + " " +
+                      k8s::text_at(object, {"metadata", "namespace"}) + "/" +
+                      k8s::text_at(object, {"metadata", "name"}) + ": " + done.error().message);
   }
   return done;
 }

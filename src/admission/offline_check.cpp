@@ -2,19 +2,10 @@
 
 #include "gpuadmit/admission/json_patch.hpp"
 #include "gpuadmit/admission/messages.hpp"
+#include "gpuadmit/k8s/json_paths.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 
 namespace gpuadmit::admission {
-namespace {
-
-std::string member_string(const nlohmann::json& object, const char* section, const char* key) {
-  const auto s = object.find(section);
-  if (s == object.end() || !s->is_object()) return {};
-  const auto v = s->find(key);
-  return v != s->end() && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-}  // namespace
 
 Result<CheckResult> check_object(const nlohmann::json& object, const policy::RuleSet& rules,
                                  const std::string& default_namespace, const policy::ClusterView* cluster) {
@@ -22,11 +13,11 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
   result.fixed = object;
   if (!object.is_object()) return make_error("expected a Kubernetes object (a mapping), got something else");
   result.kind = object.value("kind", std::string());
-  result.namespace_ = member_string(object, "metadata", "namespace");
+  result.namespace_ = k8s::text_at(object, {"metadata", "namespace"});
   if (result.namespace_.empty()) result.namespace_ = default_namespace;
-  result.name = member_string(object, "metadata", "name");
+  result.name = k8s::text_at(object, {"metadata", "name"});
   if (result.name.empty()) {
-    const std::string generate_name = member_string(object, "metadata", "generateName");
+    const std::string generate_name = k8s::text_at(object, {"metadata", "generateName"});
     result.name = generate_name.empty() ? "<unnamed>" : generate_name + "*";
   }
   const std::string api_version = object.value("apiVersion", std::string());

@@ -3,23 +3,13 @@
 #include <algorithm>
 
 #include "gpuadmit/admission/offline_check.hpp"
+#include "gpuadmit/k8s/json_paths.hpp"
 
 namespace gpuadmit::admission {
 namespace {
 
+using k8s::text_at;
 using nlohmann::json;
-
-// The string at `path` under `object`, or "".
-std::string text_at(const json& object, std::initializer_list<const char*> path) {
-  const json* at = &object;
-  for (const char* key : path) {
-    if (!at->is_object()) return {};
-    const auto it = at->find(key);
-    if (it == at->end()) return {};
-    at = &*it;
-  }
-  return at->is_string() ? at->get<std::string>() : std::string();
-}
 
 std::string lowercase(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -49,13 +39,7 @@ std::vector<const json*> events_about(const std::vector<json>& events, const std
 }
 
 bool controlled_by(const json& object, const std::string& uid) {
-  const auto meta = object.find("metadata");
-  if (uid.empty() || meta == object.end() || !meta->is_object() || !meta->contains("ownerReferences"))
-    return false;
-  const json& owners = (*meta)["ownerReferences"];
-  return owners.is_array() && std::any_of(owners.begin(), owners.end(), [&](const json& o) {
-           return o.is_object() && o.value("controller", false) && o.value("uid", std::string()) == uid;
-         });
+  return !uid.empty() && k8s::controller_uid(object) == uid;
 }
 
 // Causes from what admission would say of the object now: its denials, and the fixes and warnings of the

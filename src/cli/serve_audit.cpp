@@ -4,6 +4,7 @@
 // gpuadmit_audit_violations. Nothing is patched.
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "gpuadmit/cluster/lease.hpp"
 #include "gpuadmit/cluster/reflector.hpp"
 #include "gpuadmit/common/duration.hpp"
+#include "gpuadmit/server/metrics.hpp"
 #include "live_cluster.hpp"
 
 namespace gpuadmit::cli {
@@ -31,18 +33,12 @@ std::string host_name() {
   return name.data();
 }
 
-// Prometheus label values: backslash, quote and newline escaped.
-std::string label(std::string_view value) {
-  std::string out;
-  for (const char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
+// One family of the audit's metrics, rendered as the server renders its own (label escaping included).
+void render_family(std::string& out, std::string name, std::string help, std::string_view type,
+                   std::vector<std::string> labels, server::SampledFamily::Series series) {
+  server::SampledFamily(std::move(name), std::move(help), type, std::move(labels), [&series] {
+    return series;
+  }).render(out);
 }
 
 class LeaseAudit final : public server::BackgroundAudit {
@@ -76,32 +72,25 @@ class LeaseAudit final : public server::BackgroundAudit {
 
   [[nodiscard]] std::string metrics_text() const override {
     const std::lock_guard lock(mutex_);
-    std::string out =
-        "# HELP gpuadmit_audit_violations Objects the last background audit found breaking a rule, by "
-        "namespace, rule and what admission would do now (deny, fix, warn, audit).\n"
-        "# TYPE gpuadmit_audit_violations gauge\n";
+    server::SampledFamily::Series violations;
     for (const auto& [key, row] : last_.rows) {
       const auto& [ns, rule, verdict] = key;
-      out += "gpuadmit_audit_violations{rule=\"" + label(rule) + "\",namespace=\"" + label(ns) +
-             "\",action=\"" + std::string(admission::to_string(verdict)) + "\"} " +
-             std::to_string(row.count) + "\n";
+      violations.push_back({{rule, ns, std::string(admission::to_string(verdict))}, row.count});
     }
-    out +=
-        "# HELP gpuadmit_audit_objects Objects the last background audit judged.\n"
-        "# TYPE gpuadmit_audit_objects gauge\ngpuadmit_audit_objects " +
-        std::to_string(last_.audited) +
-        "\n# HELP gpuadmit_audit_runs_total Background audits run by this replica, by result.\n"
-        "# TYPE gpuadmit_audit_runs_total counter\n"
-        "gpuadmit_audit_runs_total{result=\"success\"} " +
-        std::to_string(succeeded_) + "\ngpuadmit_audit_runs_total{result=\"failure\"} " +
-        std::to_string(failed_) +
-        "\n# HELP gpuadmit_audit_last_success_timestamp_seconds When this replica last finished an audit "
-        "(0: never).\n# TYPE gpuadmit_audit_last_success_timestamp_seconds gauge\n"
-        "gpuadmit_audit_last_success_timestamp_seconds " +
-        std::to_string(last_success_) +
-        "\n# HELP gpuadmit_audit_leader 1 while this replica holds the audit Lease.\n"
-        "# TYPE gpuadmit_audit_leader gauge\ngpuadmit_audit_leader " +
-        (election_.leading() ? "1" : "0") + "\n";
+    std::string out;
+    render_family(out, "gpuadmit_audit_violations",
+                  "Objects the last background audit found breaking a rule, by namespace, rule and what "
+                  "admission would do now (deny, fix, warn, audit).",
+                  "gauge", {"rule", "namespace", "action"}, std::move(violations));
+    render_family(out, "gpuadmit_audit_objects", "Objects the last background audit judged.", "gauge", {},
+                  {{{}, last_.audited}});
+    render_family(out, "gpuadmit_audit_runs_total", "Background audits run by this replica, by result.",
+                  "counter", {"result"}, {{{"success"}, succeeded_}, {{"failure"}, failed_}});
+    render_family(out, "gpuadmit_audit_last_success_timestamp_seconds",
+                  "When this replica last finished an audit (0: never).", "gauge", {},
+                  {{{}, static_cast<std::uint64_t>(std::max<std::int64_t>(last_success_, 0))}});
+    render_family(out, "gpuadmit_audit_leader", "1 while this replica holds the audit Lease.", "gauge", {},
+                  {{{}, election_.leading() ? 1U : 0U}});
     return out;
   }
 

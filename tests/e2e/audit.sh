@@ -89,10 +89,7 @@ cleanup() {
       done
       kc delete namespace "$ns" --wait=false >/dev/null 2>&1
     done
-    if [[ $WEBHOOKS_WERE == on && $(cat "$STATE/gpuadmit/webhooks" 2>/dev/null) != on ]]; then
-      if "$HERE/cluster.sh" webhooks on 2>"$WORK/restore.log"; then log "the cluster's webhook configurations are back"
-      else log "WARNING: putting the cluster's webhooks back failed:"; cat "$WORK/restore.log" >&2; rc=1; fi
-    fi
+    restore_webhooks || rc=1
   fi
   standalone_finish "$rc"
 }

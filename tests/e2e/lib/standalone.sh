@@ -1,7 +1,7 @@
-# What the suites that run a gpuadmit of their own beside the cluster's share (policy-objects.sh,
-# client-auth.sh, which source this file). They define SUITE (the name in the summary), HERE (tests/e2e), BIN,
-# WORK (a scratch dir), PASSED/FAILED (0), OWN_CLUSTER (0) and log; attach_control_plane sets STATE and
-# sources its cluster.env.
+# What the suites that run beside the cluster's gpuadmit or one of their own share (policy-objects.sh,
+# client-auth.sh, audit.sh, why.sh, dra.sh, which source this file). They define SUITE (the name in the
+# summary), HERE (tests/e2e), BIN, WORK (a scratch dir), PASSED/FAILED (0), OWN_CLUSTER (0) and log;
+# attach_control_plane sets STATE and sources its cluster.env.
 
 kc() { timeout -k 5 60 "$GPUADMIT_E2E_KUBECTL" "$@"; }
 
@@ -43,6 +43,17 @@ attach_control_plane() {
   export KUBECONFIG
   [[ -n ${GPUADMIT_E2E_WEBHOOK_URL:-} && -f $STATE/gpuadmit/webhooks.yaml ]] ||
     { echo "FAIL  setup: the cluster in $STATE runs without gpuadmit (cluster.sh up needs GPUADMIT_BIN)"; FAILED=1; summary; exit 1; }
+}
+
+# restore_webhooks: for the EXIT trap of a suite that turned the cluster's webhooks off (WEBHOOKS_WERE: what
+# they were before; empty: never touched): back on if they were. Returns 1 when that fails.
+restore_webhooks() {
+  [[ ${WEBHOOKS_WERE:-} == on && $(cat "$STATE/gpuadmit/webhooks" 2>/dev/null) != on ]] || return 0
+  if "$HERE/cluster.sh" webhooks on 2>"$WORK/restore.log"; then
+    log "the cluster's webhook configurations are back"
+  else
+    log "WARNING: putting the cluster's webhooks back failed:"; cat "$WORK/restore.log" >&2; return 1
+  fi
 }
 
 # standalone_finish RC, the end of a suite's EXIT trap: its own control plane stopped (OWN_CLUSTER), WORK kept

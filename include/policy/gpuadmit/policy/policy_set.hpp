@@ -23,6 +23,8 @@ struct PolicySet {
 
   // A set of `rules` alone, which it does not own: for callers that judge with one policy (check, tests).
   static PolicySet of(const RuleSet& rules);
+  // A temporary would be gone before the set is used.
+  static PolicySet of(RuleSet&&) = delete;
 };
 
 }  // namespace gpuadmit::policy
