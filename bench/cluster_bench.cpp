@@ -7,18 +7,13 @@
 // Memory is the heap in use (tcmalloc's current_allocated_bytes, or glibc mallinfo2 uordblks + hblkhd) before
 // and after, plus the process RSS delta, with the objects kept alive while measured. Prints numbers; asserts
 // nothing. Run: make bench.
-#include <malloc.h>
 #include <sys/resource.h>
-#ifdef GPUADMIT_TCMALLOC_LINKED
-#include <gperftools/malloc_extension_c.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -31,12 +26,16 @@
 #include "gpuadmit/cluster/snapshot_store.hpp"
 #include "gpuadmit/config/policy_loader.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
+#include "heap.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 using namespace gpuadmit;
+using bench::heap_mib;
+using bench::HeapPeak;
+using bench::rss_mib;
 
 // The view's shape: `--nodes N` (default 5,000) and `--gpu-percent P` (default 80), GPU nodes split over
 // the GPU pools in the default's proportions, the rest CPU only. GKE's largest clusters (65,000 nodes, 10 %
@@ -47,27 +46,6 @@ struct Shape {
   int churn_per_second = 100;
   int churn_seconds = 10;
 };
-
-// The bytes the program has allocated and not freed. Under tcmalloc (what ships) glibc's mallinfo2 sees
-// none of them and read 0, so ask tcmalloc.
-double heap_mib() {
-#ifdef GPUADMIT_TCMALLOC_LINKED
-  std::size_t bytes = 0;
-  if (MallocExtension_GetNumericProperty("generic.current_allocated_bytes", &bytes) == 0) return -1;
-  return static_cast<double>(bytes) / (1024.0 * 1024.0);
-#else
-  const struct mallinfo2 info = ::mallinfo2();
-  return static_cast<double>(info.uordblks + info.hblkhd) / (1024.0 * 1024.0);
-#endif
-}
-
-double rss_mib() {
-  std::ifstream statm("/proc/self/statm");
-  long pages = 0;
-  long resident = 0;
-  statm >> pages >> resident;
-  return static_cast<double>(resident) * 4096.0 / (1024.0 * 1024.0);
-}
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -318,30 +296,6 @@ class ChurnTransport final : public cluster::ApiTransport {
   std::vector<std::string> nodes_;
   std::vector<std::string> events_;
   int per_second_;
-};
-
-// The largest heap in use while `busy` holds, sampled every 2 ms.
-class HeapPeak {
- public:
-  HeapPeak()
-      : thread_([this](const std::stop_token& stop) {
-          while (!stop.stop_requested()) {
-            const double now = heap_mib();
-            double seen = peak_.load();
-            while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-          }
-        }) {}
-  double take() {
-    const double peak = peak_.load();
-    peak_.store(0);
-    return peak;
-  }
-
- private:
-  std::atomic<double> peak_{0};
-  std::jthread thread_;
 };
 
 // Node changes as a churning cluster makes them: a node cordoned (spec.unschedulable and the

@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 if [ -x "$build/bench/gpuadmit_cluster_bench" ]; then
   "$build/bench/gpuadmit_cluster_bench"
 fi
+if [ -x "$build/bench/gpuadmit_dra_bench" ]; then
+  "$build/bench/gpuadmit_dra_bench"
+fi
+"$build/bench/gpuadmit_dra_review_bench"
 if [ -x "$build/bench/gpuadmit_load_bench" ]; then
   "$build/bench/gpuadmit_load_bench"
 fi

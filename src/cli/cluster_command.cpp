@@ -1,5 +1,5 @@
-// gpuadmit cluster dump: a live cluster's Nodes, ResourceQuotas, StorageClasses and PersistentVolumeClaims,
-// listed once and written as the List `gpuadmit check --cluster FILE` reads.
+// gpuadmit cluster dump: a live cluster's Nodes, ResourceQuotas, StorageClasses, PersistentVolumeClaims and
+// DRA objects, listed once and written as the List `gpuadmit check --cluster FILE` reads.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,9 +20,11 @@ constexpr std::string_view kClusterUsage = R"(Usage:
   gpuadmit cluster dump [--kubeconfig FILE] [--context NAME] [-o json|yaml] [--output-file FILE]
                         [--with-objects [-n NS] [--policy FILE]]
 
-Lists the Nodes, ResourceQuotas, StorageClasses and PersistentVolumeClaims of a live cluster once and
-writes them as one v1 List: the file 'gpuadmit check --cluster FILE' reads, in the shape of
-'kubectl get nodes,resourcequotas,storageclasses,persistentvolumeclaims -A -o json'.
+Lists the Nodes, ResourceQuotas, StorageClasses and PersistentVolumeClaims of a live cluster once, with
+its DRA DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates (resource.k8s.io/v1, from
+Kubernetes 1.34: one the API server does not serve or does not let you list is left out, with a warning),
+and writes them as one v1 List: the file 'gpuadmit check --cluster FILE' reads, in the shape
+'kubectl get KINDS -A -o json' prints for those kinds.
 
 With --with-objects, also the Pods, the Events and the objects of the policy's workload kinds that the API
 serves (of one namespace with -n): a saved cluster for 'gpuadmit audit --cluster FILE' and 'gpuadmit why
@@ -34,11 +36,11 @@ Flags:
   -o, --output        json (default) or yaml
       --output-file   write to this file (replaced atomically) instead of stdout
       --with-objects  also the pods, events and workloads
-  -n, --namespace     with --with-objects: those of this namespace only (the four kinds stay whole)
+  -n, --namespace     with --with-objects: those of this namespace only (the view's kinds stay whole)
       --policy        with --with-objects: the policy whose spec.workloads kinds are listed (default: the
                       embedded policy)
 
-Needs get/list on those four kinds (docs/cluster.md), and with --with-objects on pods, events and the
+Needs get/list on those kinds (docs/cluster.md), and with --with-objects on pods, events and the
 workload kinds. Exit codes: 0 written, 2 usage, configuration or API errors.
 )";
 
@@ -175,6 +177,10 @@ int dump_command(Args args) {
   const auto listed = list_cluster(*options);
   if (!listed) return command_error(kDump, listed.error().message);
   const cluster::Dump& dump = listed->dump;
+  for (const cluster::UnavailableKind& missing : dump.unavailable) {
+    std::fprintf(stderr, "gpuadmit cluster dump: warning: no %s in the dump: %s\n",
+                 std::string(cluster::info(missing.kind).resource).c_str(), missing.error.c_str());
+  }
   // The API server validated every object, so this only fails if our parsers and the API disagree; the
   // file is still written (it is the cluster's truth), with a warning.
   if (auto snapshot = policy::snapshot_from_list(dump.list); !snapshot) {

@@ -1,6 +1,6 @@
 // What the commands that read a live cluster share (cluster dump, audit, why): the connection through a
-// kubeconfig, the view of its nodes, quotas, storage classes and claims, and a collection listed page by
-// page.
+// kubeconfig, the view of its nodes, quotas, storage classes, claims and DRA objects, and a collection listed
+// page by page.
 #pragma once
 
 #include <functional>
@@ -23,7 +23,7 @@ namespace gpuadmit::cli {
 Result<std::shared_ptr<cluster::ApiTransport>> connect(const std::optional<std::string>& kubeconfig,
                                                        const std::string& context);
 
-// The four kinds of `cluster dump`, and the view the rules judge against.
+// The kinds of `cluster dump` (cluster/kinds.hpp), and the view the rules judge against.
 struct LiveView {
   cluster::Dump dump;
   policy::ClusterView view;

@@ -4,6 +4,7 @@
 
 #include "gpuadmit/cluster/api_config.hpp"
 #include "gpuadmit/cluster/metrics_text.hpp"
+#include "gpuadmit/cluster/unlisted_gpus.hpp"
 
 namespace gpuadmit::cli {
 namespace {
@@ -11,18 +12,33 @@ namespace {
 class WatcherView final : public server::ClusterViewProvider {
  public:
   WatcherView(std::shared_ptr<cluster::ApiTransport> transport, cluster::WatcherOptions options)
-      : watcher_(std::move(transport), std::move(options)) {}
+      : unlisted_(options.log ? options.log : cluster::null_sink()),
+        watcher_(std::move(transport), reporting(std::move(options))) {}
 
-  void start() override { watcher_.start(); }
+  void start(Rules rules) override {
+    rules_ = std::move(rules);  // before the watcher's threads, which read it
+    watcher_.start();
+  }
   void stop() override { watcher_.stop(); }
   [[nodiscard]] bool synced() const override { return watcher_.synced(); }
   [[nodiscard]] policy::ClusterView view() const override { return watcher_.view(); }
   [[nodiscard]] std::string metrics_text() const override {
-    return cluster::prometheus_text(watcher_.stats());
+    // Compared again here too: a policy reload changes what is unlisted without any rebuild.
+    if (rules_ && watcher_.synced()) unlisted_.update(*watcher_.view().snapshot, *rules_());
+    return cluster::prometheus_text(watcher_.stats()) + unlisted_.prometheus_text();
   }
 
  private:
-  cluster::ClusterWatcher watcher_;
+  cluster::WatcherOptions reporting(cluster::WatcherOptions options) {
+    options.on_rebuilt = [this](const policy::ClusterSnapshot& snapshot) {
+      if (rules_) unlisted_.update(snapshot, *rules_());
+    };
+    return options;
+  }
+
+  Rules rules_;
+  mutable cluster::UnlistedGpuReport unlisted_;  // thread-safe
+  cluster::ClusterWatcher watcher_;              // last: its threads stop before the members they use go
 };
 
 }  // namespace

@@ -72,16 +72,26 @@ void ClusterWatcher::rebuild_loop(std::stop_token stop) {
       wake.wait_for(lock, stop, due - now, [] { return false; });
       if (stop.stop_requested()) break;
     }
-    store_.rebuild();
+    const bool rebuilt = store_.rebuild();
     if (!logged_sync) {
       logged_sync = true;
-      const ClusterStats s = store_.stats();
-      LogFields fields{{"apiServer", transport_->endpoint()}};
-      for (const Kind kind : kAllKinds)
-        fields[std::string(info(kind).resource)] = s.kinds[index(kind)].objects;
-      options_.log(spdlog::level::info, "cluster view synced", fields);
+      log_synced();
     }
+    if (rebuilt && options_.on_rebuilt) options_.on_rebuilt(*store_.snapshot());
   }
+}
+
+void ClusterWatcher::log_synced() const {
+  const ClusterStats s = store_.stats();
+  LogFields fields{{"apiServer", transport_->endpoint()}};
+  std::string unavailable;
+  for (const Kind kind : kAllKinds) {
+    const KindStats& k = s.kinds[index(kind)];
+    fields[std::string(info(kind).resource)] = k.objects;
+    if (!k.available) unavailable += (unavailable.empty() ? "" : ",") + std::string(info(kind).resource);
+  }
+  if (!unavailable.empty()) fields["unavailable"] = unavailable;
+  options_.log(spdlog::level::info, "cluster view synced", fields);
 }
 
 void ClusterWatcher::stale_log_loop(std::stop_token stop) {

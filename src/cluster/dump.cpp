@@ -8,7 +8,12 @@ Result<Dump> dump_cluster(ApiTransport& transport, std::stop_token stop, std::si
   Dump dump;
   nlohmann::json items = nlohmann::json::array();
   for (const Kind kind : kAllKinds) {
-    auto listed = list_all(transport, kind, page_size, stop);
+    int status = 0;
+    auto listed = list_all(transport, kind, page_size, stop, &status);
+    if (!listed && unavailable_answer(kind, status)) {
+      dump.unavailable.push_back({kind, listed.error().message});
+      continue;
+    }
     if (!listed) return listed.error();
     for (nlohmann::json& item : listed->items) {
       if (!item.is_object()) continue;

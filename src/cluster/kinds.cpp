@@ -3,15 +3,27 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuadmit/k8s/cluster_object_parser.hpp"
+#include "gpuadmit/k8s/dra_parser.hpp"
 
 namespace gpuadmit::cluster {
 namespace {
+
+// 100 slices of NVIDIA's 8 GPUs are 0.4 MiB of JSON; of the 128 devices a slice may hold (MIG partitions),
+// about 6 MiB: a page's JSON stays within what a page of 500 nodes costs.
+constexpr std::size_t kSlicePageSize = 100;
 
 constexpr std::array<KindInfo, kKindCount> kInfo{{
     {"nodes", "Node", "v1", "/api/v1/nodes"},
     {"resourcequotas", "ResourceQuota", "v1", "/api/v1/resourcequotas"},
     {"storageclasses", "StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses"},
     {"persistentvolumeclaims", "PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims"},
+    {"deviceclasses", "DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses", true},
+    {"resourceslices", "ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices", true,
+     kSlicePageSize},
+    {"resourceclaims", "ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims",
+     true},
+    {"resourceclaimtemplates", "ResourceClaimTemplate", "resource.k8s.io/v1",
+     "/apis/resource.k8s.io/v1/resourceclaimtemplates", true},
 }};
 
 template <typename T>
@@ -31,6 +43,10 @@ const KindInfo& info(Kind kind) noexcept {
   return kInfo[index(kind)];
 }
 
+bool unavailable_answer(Kind kind, int status) noexcept {
+  return info(kind).optional && (status == 404 || status == 403);
+}
+
 Result<ClusterObject> parse_object(Kind kind, const nlohmann::json& object) {
   switch (kind) {
     case Kind::kNode:
@@ -41,6 +57,14 @@ Result<ClusterObject> parse_object(Kind kind, const nlohmann::json& object) {
       return widen(k8s::parse_storage_class(object));
     case Kind::kPersistentVolumeClaim:
       return widen(k8s::parse_persistent_volume_claim(object));
+    case Kind::kDeviceClass:
+      return widen(k8s::parse_device_class(object));
+    case Kind::kResourceSlice:
+      return widen(k8s::parse_resource_slice(object));
+    case Kind::kResourceClaim:
+      return widen(k8s::parse_resource_claim(object));
+    case Kind::kResourceClaimTemplate:
+      return widen(k8s::parse_resource_claim_template(object));
   }
   return make_error("unknown kind");
 }

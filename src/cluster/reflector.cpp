@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 
+#include "api_text.hpp"
 #include "gpuadmit/k8s/json_input.hpp"
 
 namespace gpuadmit::cluster {
@@ -12,45 +13,19 @@ using nlohmann::json;
 // A watch that ends this soon without delivering anything did not really work (a proxy closing streams at
 // once, say): reopening it at once would spin, so it waits like a failure.
 constexpr std::chrono::milliseconds kMinHealthyWatch{1'000};
-constexpr std::size_t kMaxJsonDepth = 64;
-constexpr std::size_t kLoggedLineBytes = 200;
 // During an outage each kind fails every 30 s at most: warn on the first failure and then on every 20th
 // (about every 10 minutes), so an outage of hours stays a handful of lines; the rest go to debug.
 constexpr std::uint64_t kWarnEveryNthFailure = 20;
 
-std::string percent_encode(std::string_view text) {
-  static constexpr std::string_view kHex = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((std::isalnum(u) != 0) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(c);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[u >> 4U]);
-      out.push_back(kHex[u & 0xFU]);
-    }
-  }
-  return out;
-}
-
-// "HTTP 403: nodes is forbidden: User ... cannot list ..." from a Status body when there is one.
-std::string describe_status(int status, const std::string& body) {
-  std::string out = "HTTP " + std::to_string(status);
-  auto parsed = k8s::parse_json(body, {1U << 20U, kMaxJsonDepth});
-  if (parsed && parsed->is_object()) {
-    const auto message = parsed->find("message");
-    if (message != parsed->end() && message->is_string()) return out + ": " + message->get<std::string>();
-  }
-  if (!body.empty()) out += ": " + body.substr(0, kLoggedLineBytes);
-  return out;
-}
-
 std::string rbac_hint(Kind kind, int status) {
   if (status != 401 && status != 403) return {};
-  return status == 401
-             ? "the API server did not accept the credentials"
-             : "grant get/list/watch on " + std::string(info(kind).resource) + " (see docs/cluster.md)";
+  if (status == 401) return "the API server did not accept the credentials";
+  // resource.group, as kubectl and RBAC errors name it: "resourceslices.resource.k8s.io".
+  const std::string_view api_version = info(kind).api_version;
+  const std::size_t slash = api_version.find('/');
+  std::string resource(info(kind).resource);
+  if (slash != std::string_view::npos) resource += "." + std::string(api_version.substr(0, slash));
+  return "grant get/list/watch on " + resource + " (see docs/cluster.md)";
 }
 
 // A failed LIST's or watch's log fields, with what to do about a 401 or 403.
@@ -61,63 +36,6 @@ LogFields failure_fields(Kind kind, int status, std::string error) {
 }
 
 }  // namespace
-
-Result<std::string> list_pages(ApiTransport& transport, Kind kind, std::size_t page_size,
-                               std::stop_token stop, const std::function<void(json&& item)>& on_item,
-                               int* status, std::size_t max_pages) {
-  return list_pages_at(transport, info(kind).path, info(kind).resource, page_size, std::move(stop), on_item,
-                       status, max_pages);
-}
-
-Result<std::string> list_pages_at(ApiTransport& transport, std::string_view path,
-                                  std::string_view resource_name, std::size_t page_size, std::stop_token stop,
-                                  const std::function<void(json&& item)>& on_item, int* status,
-                                  std::size_t max_pages) {
-  const std::string resource(resource_name);
-  std::string continue_token;
-  for (std::size_t page = 0; page < max_pages; ++page) {
-    std::string target = std::string(path) + "?limit=" + std::to_string(page_size);
-    if (!continue_token.empty()) target += "&continue=" + percent_encode(continue_token);
-    auto response = transport.get(target, stop);
-    if (!response) return make_error("LIST " + resource + ": " + response.error().message);
-    if (status != nullptr) *status = response->status;
-    if (response->status != 200) {
-      return make_error("LIST " + resource + ": " + describe_status(response->status, response->body));
-    }
-    auto body = k8s::parse_json(response->body, {response->body.size(), kMaxJsonDepth});
-    response->body = std::string();  // the text is not needed once parsed
-    if (!body || !body->is_object()) {
-      return make_error("LIST " + resource + ": not a JSON object" +
-                        (body ? std::string() : ": " + body.error().message));
-    }
-    const auto items = body->find("items");
-    if (items != body->end() && !items->is_null() && !items->is_array()) {
-      return make_error("LIST " + resource + ": items is not a list");
-    }
-    std::string resource_version;
-    std::string next;
-    if (const auto meta = body->find("metadata"); meta != body->end() && meta->is_object()) {
-      resource_version = meta->value("resourceVersion", std::string());
-      next = meta->value("continue", std::string());
-    }
-    if (items != body->end() && items->is_array()) {
-      for (json& item : *items) on_item(std::move(item));
-    }
-    if (next.empty()) return resource_version;
-    continue_token = std::move(next);
-  }
-  return make_error("LIST " + resource + ": more than " + std::to_string(max_pages) + " pages");
-}
-
-Result<ListResult> list_all(ApiTransport& transport, Kind kind, std::size_t page_size, std::stop_token stop,
-                            int* status) {
-  ListResult out;
-  auto rv = list_pages(
-      transport, kind, page_size, stop, [&](json&& item) { out.items.push_back(std::move(item)); }, status);
-  if (!rv) return rv.error();
-  out.resource_version = std::move(*rv);
-  return out;
-}
 
 Reflector::Reflector(Kind kind, ApiTransport& transport, SnapshotStore& store, ReflectorOptions options,
                      LogSink log, std::uint64_t seed)
@@ -141,7 +59,30 @@ void Reflector::wait(std::chrono::milliseconds delay, std::stop_token stop) cons
   wake.wait_for(lock, stop, delay, [] { return false; });
 }
 
-bool Reflector::list(std::stop_token stop) {
+void Reflector::unavailable(int status, const std::string& error) {
+  if (status == 403) store_.count_failure(kind_);
+  store_.mark_unavailable(kind_);
+  succeeded();  // the API server answered, and clearly
+  const KindInfo& k = info(kind_);
+  LogFields fields{{"kind", k.resource},
+                   {"apiVersion", k.api_version},
+                   {"error", error},
+                   {"retrySeconds", options_.unavailable_retry.count()}};
+  if (status == unavailable_since_) {
+    log_(spdlog::level::debug, "cluster kind still unavailable", fields);
+    return;
+  }
+  unavailable_since_ = status;
+  if (status == 404) {
+    log_(spdlog::level::info, "cluster kind not served by the API server; the view goes on without it",
+         fields);
+  } else {
+    fields["hint"] = rbac_hint(kind_, status);
+    log_(spdlog::level::warn, "cluster kind forbidden; the view goes on without it", fields);
+  }
+}
+
+Reflector::Listed Reflector::list(std::stop_token stop) {
   const std::string_view resource = info(kind_).resource;
   SnapshotStore::SharedEntries entries;
   std::size_t skipped = 0;
@@ -163,9 +104,13 @@ bool Reflector::list(std::stop_token stop) {
   auto listed =
       list_pages(transport_, kind_, options_.list_page_size, stop, add, &status, options_.max_list_pages);
   if (!listed) {
-    if (stop.stop_requested()) return false;
+    if (stop.stop_requested()) return Listed::kFailed;
+    if (unavailable_answer(kind_, status)) {
+      unavailable(status, listed.error().message);
+      return Listed::kUnavailable;
+    }
     fail("cluster LIST failed", failure_fields(kind_, status, listed.error().message));
-    return false;
+    return Listed::kFailed;
   }
   const std::size_t count = entries.size();
   store_.replace_shared(kind_, std::move(entries));
@@ -176,11 +121,16 @@ bool Reflector::list(std::stop_token stop) {
   events_since_list_ = 0;
   healthy_since_list_ = false;
   succeeded();
-  log_(listed_once_ ? spdlog::level::info : spdlog::level::debug,
-       listed_once_ ? "cluster relisted" : "cluster listed",
-       {{"kind", resource}, {"objects", count}, {"skipped", skipped}, {"resourceVersion", *listed}});
+  if (unavailable_since_ != 0) {
+    log_(spdlog::level::info, "cluster kind available again", {{"kind", resource}, {"objects", count}});
+    unavailable_since_ = 0;
+  } else {
+    log_(listed_once_ ? spdlog::level::info : spdlog::level::debug,
+         listed_once_ ? "cluster relisted" : "cluster listed",
+         {{"kind", resource}, {"objects", count}, {"skipped", skipped}, {"resourceVersion", *listed}});
+  }
   listed_once_ = true;
-  return true;
+  return Listed::kListed;
 }
 
 bool Reflector::handle_line(std::string_view line, Outcome* outcome, std::string* detail) {
@@ -288,6 +238,12 @@ Reflector::Outcome Reflector::watch_outcome(const Result<ApiResponse>& result, c
     log_(spdlog::level::info, "cluster watch expired (410 Gone); relisting", {{"kind", resource}});
     return Outcome::kGone;
   }
+  if (unavailable_answer(kind_, result->status)) {
+    // Served and allowed when listed, not now: the LIST that follows tells which, and marks it.
+    log_(spdlog::level::info, "cluster watch refused; listing again",
+         {{"kind", resource}, {"status", result->status}});
+    return Outcome::kUnavailable;
+  }
   if (result->status != 200) {
     fail("cluster watch refused",
          failure_fields(kind_, result->status, describe_status(result->status, result->body)));
@@ -308,6 +264,7 @@ Reflector::Outcome Reflector::watch_outcome(const Result<ApiResponse>& result, c
     case Outcome::kEnded:
       if (!worked) return Outcome::kFailed;  // see kMinHealthyWatch; not counted as a failure
       break;
+    case Outcome::kUnavailable:
     case Outcome::kStopped:
       break;
   }
@@ -334,8 +291,9 @@ void Reflector::run(std::stop_token stop) {
   bool need_list = true;
   while (!stop.stop_requested()) {
     if (need_list) {
-      if (!list(stop)) {
-        wait(backoff_.next(), stop);
+      const Listed listed = list(stop);
+      if (listed != Listed::kListed) {
+        wait(listed == Listed::kUnavailable ? options_.unavailable_retry : backoff_.next(), stop);
         continue;
       }
       need_list = false;
@@ -352,6 +310,7 @@ void Reflector::run(std::stop_token stop) {
         if (!healthy_since_list_) wait(backoff_.next(), stop);
         break;
       case Outcome::kMalformed:
+      case Outcome::kUnavailable:
         need_list = true;
         wait(backoff_.next(), stop);
         break;

@@ -51,7 +51,12 @@ SnapshotStore::SharedObject SnapshotStore::share(Kind kind, const std::string& k
     const auto it = objects.find(key);
     if (it != objects.end() && same_view(*it->second, object)) return it->second;
   }
+  intern(object);
   return std::make_shared<const ClusterObject>(std::move(object));
+}
+
+void SnapshotStore::intern(ClusterObject& object) const {
+  if (auto* slice = std::get_if<k8s::ResourceSlice>(&object)) device_views_.intern(*slice);
 }
 
 void SnapshotStore::replace(Kind kind, Entries entries) {
@@ -72,15 +77,35 @@ void SnapshotStore::replace_shared(Kind kind, SharedEntries entries) {
   k.objects.swap(objects);
   k.object_count.store(k.objects.size(), std::memory_order_relaxed);
   k.listed = true;
+  k.available.store(true, std::memory_order_relaxed);
   k.lists.fetch_add(1, std::memory_order_relaxed);
   answered(k);
-  if (!complete_)
-    complete_ = std::all_of(kinds_.begin(), kinds_.end(), [](const KindState& s) { return s.listed; });
+  check_complete_locked();
   changed_locked();
   // `objects` now holds the old content: freed here, after the lock.
 }
 
+void SnapshotStore::mark_unavailable(Kind kind) {
+  std::map<std::string, SharedObject> objects;  // the old content, freed after the lock
+  const std::lock_guard lock(mutex_);
+  KindState& k = kinds_[index(kind)];
+  answered(k);
+  k.available.store(false, std::memory_order_relaxed);
+  if (k.listed && k.objects.empty()) return;  // nothing the snapshot holds changes
+  k.objects.swap(objects);
+  k.object_count.store(0, std::memory_order_relaxed);
+  k.listed = true;
+  check_complete_locked();
+  changed_locked();
+}
+
+void SnapshotStore::check_complete_locked() {
+  if (!complete_)
+    complete_ = std::all_of(kinds_.begin(), kinds_.end(), [](const KindState& s) { return s.listed; });
+}
+
 void SnapshotStore::upsert(Kind kind, std::string key, ClusterObject object) {
+  intern(object);  // first: a slice whose devices did not change then compares by pointer
   auto shared = std::make_shared<const ClusterObject>(std::move(object));
   const std::lock_guard lock(mutex_);
   KindState& k = kinds_[index(kind)];
@@ -165,7 +190,8 @@ std::int64_t SnapshotStore::current_as_of_ns(std::int64_t now) const noexcept {
   const std::int64_t answered = last_probe_answer_ns_.load(std::memory_order_relaxed);
   std::int64_t oldest = answered == kNever ? now : std::min(now, answered);
   for (const KindState& k : kinds_) {
-    if (k.watching.load(std::memory_order_acquire)) continue;
+    // An unavailable kind has nothing to be current about: it is looked for again on a schedule.
+    if (k.watching.load(std::memory_order_acquire) || !k.available.load(std::memory_order_relaxed)) continue;
     const std::int64_t contact = k.last_contact_ns.load(std::memory_order_relaxed);
     oldest = std::min(oldest, contact == kNever ? created_ns_ : contact);
   }
@@ -200,6 +226,7 @@ ClusterStats SnapshotStore::stats() const {
     s.malformed_events = k.malformed.load(std::memory_order_relaxed);
     s.synced = s.lists > 0;
     s.watching = k.watching.load(std::memory_order_acquire);
+    s.available = k.available.load(std::memory_order_relaxed);
     const std::int64_t contact = k.last_contact_ns.load(std::memory_order_relaxed);
     const std::int64_t since = s.watching ? now : (contact == kNever ? created_ns_ : contact);
     s.seconds_since_contact = static_cast<double>(std::max<std::int64_t>(0, now - since)) / 1e9;
@@ -230,24 +257,30 @@ Instant SnapshotStore::next_rebuild_at() const {
 bool SnapshotStore::rebuild() {
   // One rebuild at a time, so an older snapshot can never be published after a newer one.
   const std::lock_guard rebuilding(rebuild_mutex_);
-  policy::SharedList<k8s::Node> nodes;
-  policy::SharedList<k8s::ResourceQuota> quotas;
-  policy::SharedList<k8s::StorageClass> classes;
-  policy::SharedList<k8s::PersistentVolumeClaim> claims;
+  policy::ClusterObjects objects;
   std::uint64_t version = 0;
   {
     const std::lock_guard lock(mutex_);
     if (!complete_ || version_ == built_version_) return false;
     version = version_;
-    nodes = shared_values_of<k8s::Node>(kinds_[index(Kind::kNode)].objects);
-    quotas = shared_values_of<k8s::ResourceQuota>(kinds_[index(Kind::kResourceQuota)].objects);
-    classes = shared_values_of<k8s::StorageClass>(kinds_[index(Kind::kStorageClass)].objects);
-    claims =
-        shared_values_of<k8s::PersistentVolumeClaim>(kinds_[index(Kind::kPersistentVolumeClaim)].objects);
+    const auto of = [&](Kind kind) -> const auto& {
+      return kinds_[index(kind)].objects;
+    };
+    objects.nodes = shared_values_of<k8s::Node>(of(Kind::kNode));
+    objects.quotas = shared_values_of<k8s::ResourceQuota>(of(Kind::kResourceQuota));
+    objects.storage_classes = shared_values_of<k8s::StorageClass>(of(Kind::kStorageClass));
+    objects.claims = shared_values_of<k8s::PersistentVolumeClaim>(of(Kind::kPersistentVolumeClaim));
+    objects.device_classes = shared_values_of<k8s::DeviceClass>(of(Kind::kDeviceClass));
+    objects.resource_slices = shared_values_of<k8s::ResourceSlice>(of(Kind::kResourceSlice));
+    objects.resource_claims = shared_values_of<k8s::ResourceClaim>(of(Kind::kResourceClaim));
+    objects.claim_templates = shared_values_of<k8s::ResourceClaimTemplate>(of(Kind::kResourceClaimTemplate));
+    // dra-claims speaks of missing claims only when all four kinds are watched (served and allowed).
+    objects.dra_listed = std::all_of(kAllKinds.begin(), kAllKinds.end(), [&](Kind kind) {
+      return !info(kind).optional || kinds_[index(kind)].available.load(std::memory_order_relaxed);
+    });
   }
   // The expensive part (indexes, sorting) runs without the cache lock, so watch events are not held up.
-  auto built = std::make_shared<const policy::ClusterSnapshot>(
-      policy::make_snapshot(std::move(nodes), std::move(quotas), std::move(classes), std::move(claims)));
+  auto built = std::make_shared<const policy::ClusterSnapshot>(policy::make_snapshot(std::move(objects)));
   snapshot_.store(std::move(built));  // frees the previous one (milliseconds when large) outside its lock
   // Only now: a request that sees synced() must also see a complete snapshot, never the empty one.
   synced_.store(true, std::memory_order_release);

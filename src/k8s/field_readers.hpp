@@ -161,6 +161,14 @@ ResourceRequirements requirements(const J* resources, const Path& path) {
   if (resources == nullptr) return out;
   out.requests = resource_list(object_at(*resources, "requests", path), path / "requests");
   out.limits = resource_list(object_at(*resources, "limits", path), path / "limits");
+  if (const J* claims = array_at(*resources, "claims", path)) {
+    out.claims.reserve(claims->size());
+    for (std::size_t i = 0; i < claims->size(); ++i) {
+      const Path p = (path / "claims")[i];
+      if (!(*claims)[i].is_object()) fail(p, "an object", (*claims)[i]);
+      out.claims.push_back({string_at((*claims)[i], "name", p), string_at((*claims)[i], "request", p)});
+    }
+  }
   return out;
 }
 
@@ -187,6 +195,51 @@ ObjectMeta parse_meta(const J& object, const Path& root) {
     }
   }
   return meta;
+}
+
+template <class J>
+std::vector<NodeSelectorRequirement> requirements_list(const J* list, const Path& path) {
+  std::vector<NodeSelectorRequirement> out;
+  if (list == nullptr) return out;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const Path p = path[i];
+    NodeSelectorRequirement r{string_at((*list)[i], "key", p), string_at((*list)[i], "operator", p), {}};
+    r.values = string_list(array_at((*list)[i], "values", p), p / "values");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+template <class J>
+std::vector<NodeSelectorTerm> node_selector_terms(const J* terms, const Path& path) {
+  std::vector<NodeSelectorTerm> out;
+  if (terms == nullptr) return out;
+  for (std::size_t i = 0; i < terms->size(); ++i) {
+    const Path p = path[i];
+    out.push_back({requirements_list(array_at((*terms)[i], "matchExpressions", p), p / "matchExpressions"),
+                   requirements_list(array_at((*terms)[i], "matchFields", p), p / "matchFields")});
+  }
+  return out;
+}
+
+template <class J>
+std::vector<Toleration> parse_tolerations(const J* tolerations, const Path& tolerations_path,
+                                          std::size_t first = 0) {
+  std::vector<Toleration> out;
+  if (tolerations == nullptr) return out;
+  out.reserve(tolerations->size());
+  for (std::size_t i = 0; i < tolerations->size(); ++i) {
+    const Path p = tolerations_path[first + i];
+    const J& t = (*tolerations)[i];
+    Toleration toleration{string_at(t, "key", p), string_at(t, "operator", p), string_at(t, "value", p),
+                          string_at(t, "effect", p), std::nullopt};
+    if (const J* seconds = member(t, "tolerationSeconds", p)) {
+      if (!is_integer(*seconds)) fail(p / "tolerationSeconds", "an integer", *seconds);
+      toleration.toleration_seconds = integer(*seconds);
+    }
+    out.push_back(std::move(toleration));
+  }
+  return out;
 }
 
 // What `parse` returns, or its FieldError as an error.

@@ -57,19 +57,6 @@ Container container(const JsonValue& object, ContainerKind kind, std::size_t ind
 }
 
 template <class J>
-std::vector<NodeSelectorRequirement> requirements_list(const J* list, const Path& path) {
-  std::vector<NodeSelectorRequirement> out;
-  if (list == nullptr) return out;
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const Path p = path[i];
-    NodeSelectorRequirement r{string_at((*list)[i], "key", p), string_at((*list)[i], "operator", p), {}};
-    r.values = string_list(array_at((*list)[i], "values", p), p / "values");
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-template <class J>
 void parse_affinity(const J* affinity, const Path& affinity_path, Pod& pod) {
   pod.has_required_affinity = false;
   pod.required_node_terms.clear();
@@ -81,15 +68,8 @@ void parse_affinity(const J* affinity, const Path& affinity_path, Pod& pod) {
   if (required == nullptr) return;
   const Path required_path = node_path / "requiredDuringSchedulingIgnoredDuringExecution";
   pod.has_required_affinity = true;
-  if (const J* terms = array_at(*required, "nodeSelectorTerms", required_path)) {
-    for (std::size_t i = 0; i < terms->size(); ++i) {
-      const Path node_selector_terms_path = required_path / "nodeSelectorTerms";
-      const Path p = node_selector_terms_path[i];
-      pod.required_node_terms.push_back(
-          {requirements_list(array_at((*terms)[i], "matchExpressions", p), p / "matchExpressions"),
-           requirements_list(array_at((*terms)[i], "matchFields", p), p / "matchFields")});
-    }
-  }
+  pod.required_node_terms = node_selector_terms(array_at(*required, "nodeSelectorTerms", required_path),
+                                                required_path / "nodeSelectorTerms");
 }
 
 template <class J>
@@ -129,22 +109,16 @@ std::vector<Volume> parse_volumes(const J* volumes, const Path& volumes_path, st
   return out;
 }
 
-template <class J>
-std::vector<Toleration> parse_tolerations(const J* tolerations, const Path& tolerations_path,
-                                          std::size_t first = 0) {
-  std::vector<Toleration> out;
-  if (tolerations == nullptr) return out;
-  out.reserve(tolerations->size());
-  for (std::size_t i = 0; i < tolerations->size(); ++i) {
-    const Path p = tolerations_path[first + i];
-    const J& t = (*tolerations)[i];
-    Toleration toleration{string_at(t, "key", p), string_at(t, "operator", p), string_at(t, "value", p),
-                          string_at(t, "effect", p), std::nullopt};
-    if (const J* seconds = member(t, "tolerationSeconds", p)) {
-      if (!is_integer(*seconds)) fail(p / "tolerationSeconds", "an integer", *seconds);
-      toleration.toleration_seconds = integer(*seconds);
-    }
-    out.push_back(std::move(toleration));
+std::vector<PodResourceClaim> parse_resource_claims(const JsonValue* claims, const Path& path) {
+  std::vector<PodResourceClaim> out;
+  if (claims == nullptr) return out;
+  out.reserve(claims->size());
+  for (std::size_t i = 0; i < claims->size(); ++i) {
+    const Path p = path[i];
+    const JsonValue& claim = (*claims)[i];
+    if (!claim.is_object()) fail(p, "an object", claim);
+    out.push_back({string_at(claim, "name", p), string_at(claim, "resourceClaimName", p),
+                   string_at(claim, "resourceClaimTemplateName", p)});
   }
   return out;
 }
@@ -186,6 +160,8 @@ Pod parse_pod_or_throw(const JsonValue& object) {
   parse_affinity(object_at(*spec, "affinity", spec_path), spec_path / "affinity", pod);
   pod.tolerations = parse_tolerations(array_at(*spec, "tolerations", spec_path), spec_path / "tolerations");
   pod.volumes = parse_volumes(array_at(*spec, "volumes", spec_path), spec_path / "volumes");
+  pod.resource_claims =
+      parse_resource_claims(array_at(*spec, "resourceClaims", spec_path), spec_path / "resourceClaims");
   return pod;
 }
 

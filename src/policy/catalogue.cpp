@@ -16,6 +16,7 @@ void rule_shm_size(RuleContext&);
 void rule_gpu_type(RuleContext&);
 void rule_gpu_tolerations(RuleContext&);
 void rule_cuda_driver(RuleContext&);
+void rule_dra_claims(RuleContext&);
 void rule_node_fit(RuleContext&);
 void rule_gpu_memory_fit(RuleContext&);
 void rule_gpu_quota(RuleContext&);
@@ -32,6 +33,7 @@ void read_shm_size(ParameterReader&, RuleSet&);
 void read_gpu_type(ParameterReader&, RuleSet&);
 void read_gpu_tolerations(ParameterReader&, RuleSet&);
 void read_cuda_driver(ParameterReader&, RuleSet&);
+void read_dra_claims(ParameterReader&, RuleSet&);
 void read_node_fit(ParameterReader&, RuleSet&);
 void read_gpu_memory_fit(ParameterReader&, RuleSet&);
 void read_gpu_quota(ParameterReader&, RuleSet&);
@@ -68,6 +70,8 @@ constexpr std::array kCatalogue{
               read_gpu_tolerations, rule_gpu_tolerations},
     RuleEntry{"cuda-driver", true, "cuda-driver", action_of<&RuleSet::cuda_driver>, read_cuda_driver,
               rule_cuda_driver},
+    RuleEntry{"dra-claims", true, "dra-claims", action_of<&RuleSet::dra_claims>, read_dra_claims,
+              rule_dra_claims},
     RuleEntry{"node-fit", true, "node-fit", action_of<&RuleSet::node_fit>, read_node_fit, rule_node_fit},
     RuleEntry{"gpu-memory-fit", true, "gpu-memory-fit", action_of<&RuleSet::gpu_memory_fit>,
               read_gpu_memory_fit, rule_gpu_memory_fit},

@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster_dra.hpp"
 #include "gpuadmit/k8s/cluster_object_parser.hpp"
+#include "gpuadmit/k8s/dra_parser.hpp"
 
 namespace gpuadmit::policy {
 
@@ -52,6 +54,8 @@ bool same_labels_but_hostname(const k8s::StringMap& a, const k8s::StringMap& b) 
   }
 }
 
+void group_nodes(ClusterSnapshot& s);
+
 }  // namespace
 
 bool same_group(const k8s::Node& a, const k8s::Node& b) {
@@ -79,21 +83,45 @@ std::size_t group_hash(const k8s::Node& node) {
   return seed;
 }
 
-ClusterSnapshot make_snapshot(SharedList<k8s::Node> nodes, SharedList<k8s::ResourceQuota> quotas,
-                              SharedList<k8s::StorageClass> storage_classes,
-                              SharedList<k8s::PersistentVolumeClaim> claims) {
+ClusterSnapshot make_snapshot(ClusterObjects objects) {
   ClusterSnapshot s;
-  s.nodes = std::move(nodes);
-  s.quotas = std::move(quotas);
-  s.storage_classes = std::move(storage_classes);
-  s.claims = std::move(claims);
+  s.nodes = std::move(objects.nodes);
+  s.quotas = std::move(objects.quotas);
+  s.storage_classes = std::move(objects.storage_classes);
+  s.claims = std::move(objects.claims);
+  s.device_classes = std::move(objects.device_classes);
+  s.resource_slices = std::move(objects.resource_slices);
+  s.resource_claims = std::move(objects.resource_claims);
+  s.claim_templates = std::move(objects.claim_templates);
+  s.dra_listed = objects.dra_listed;
   // Stable order whatever order the API server listed them in: messages and tests must not depend on it.
   // The watcher's cache is already in name order, so this is one pass there.
   auto& pointers = s.nodes.pointers();
   const auto by_name = [](const auto& a, const auto& b) { return a->name < b->name; };
   if (!std::is_sorted(pointers.begin(), pointers.end(), by_name))
     std::sort(pointers.begin(), pointers.end(), by_name);
+  index_dra(s);  // before the groups: KEP-5004 adds DRA-served extended resources to nodes
+  group_nodes(s);
+  return s;
+}
 
+ClusterSnapshot make_snapshot(SharedList<k8s::Node> nodes, SharedList<k8s::ResourceQuota> quotas,
+                              SharedList<k8s::StorageClass> storage_classes,
+                              SharedList<k8s::PersistentVolumeClaim> claims) {
+  return make_snapshot(ClusterObjects{std::move(nodes),
+                                      std::move(quotas),
+                                      std::move(storage_classes),
+                                      std::move(claims),
+                                      {},
+                                      {},
+                                      {},
+                                      {},
+                                      false});
+}
+
+namespace {
+
+void group_nodes(ClusterSnapshot& s) {
   // Groups: nodes node-fit cannot tell apart, found by hash and confirmed field by field.
   std::unordered_multimap<std::size_t, std::size_t> groups_by_hash;  // hash → group id
   std::vector<std::size_t> group_of(s.nodes.size());
@@ -133,8 +161,9 @@ ClusterSnapshot make_snapshot(SharedList<k8s::Node> nodes, SharedList<k8s::Resou
   for (std::size_t i = 0; i < s.nodes.size(); ++i) {
     for (std::vector<std::size_t>* positions : offered[group_of[i]]) positions->push_back(i);
   }
-  return s;
 }
+
+}  // namespace
 
 ClusterSnapshot make_snapshot(std::vector<k8s::Node> nodes, std::vector<k8s::ResourceQuota> quotas,
                               std::vector<k8s::StorageClass> storage_classes,
@@ -145,48 +174,60 @@ ClusterSnapshot make_snapshot(std::vector<k8s::Node> nodes, std::vector<k8s::Res
                        SharedList<k8s::PersistentVolumeClaim>(std::move(claims)));
 }
 
+namespace {
+
+template <class T, class Parse>
+Result<bool> add_parsed(SharedList<T>& list, const nlohmann::json& item, Parse parse) {
+  auto parsed = parse(item);
+  if (!parsed) return parsed.error();
+  list.push_back(std::make_shared<const T>(*std::move(parsed)));
+  return true;
+}
+
+Result<bool> add_object(ClusterObjects& objects, const nlohmann::json& item) {
+  if (!item.is_object()) return make_error("list item is not an object");
+  const std::string kind = item.value("kind", std::string());
+  Result<bool> added = true;
+  if (kind == "Node") {
+    added = add_parsed(objects.nodes, item, k8s::parse_node);
+  } else if (kind == "ResourceQuota") {
+    added = add_parsed(objects.quotas, item, k8s::parse_resource_quota);
+  } else if (kind == "StorageClass") {
+    added = add_parsed(objects.storage_classes, item, k8s::parse_storage_class);
+  } else if (kind == "PersistentVolumeClaim") {
+    added = add_parsed(objects.claims, item, k8s::parse_persistent_volume_claim);
+  } else if (kind == "DeviceClass" || kind == "ResourceSlice" || kind == "ResourceClaim" ||
+             kind == "ResourceClaimTemplate") {
+    objects.dra_listed = true;
+  }
+  if (kind == "DeviceClass") {
+    added = add_parsed(objects.device_classes, item, k8s::parse_device_class);
+  } else if (kind == "ResourceSlice") {
+    added = add_parsed(objects.resource_slices, item, k8s::parse_resource_slice);
+  } else if (kind == "ResourceClaim") {
+    added = add_parsed(objects.resource_claims, item, k8s::parse_resource_claim);
+  } else if (kind == "ResourceClaimTemplate") {
+    added = add_parsed(objects.claim_templates, item, k8s::parse_resource_claim_template);
+  }
+  if (added) return true;
+  const auto meta = item.find("metadata");
+  const std::string name = meta != item.end() && meta->is_object() ? meta->value("name", std::string()) : "";
+  return make_error(kind + " \"" + name + "\": " + added.error().message);
+}
+
+}  // namespace
+
 Result<ClusterSnapshot> snapshot_from_list(const nlohmann::json& list) {
-  std::vector<k8s::Node> nodes;
-  std::vector<k8s::ResourceQuota> quotas;
-  std::vector<k8s::StorageClass> classes;
-  std::vector<k8s::PersistentVolumeClaim> claims;
-  const auto add = [&](const nlohmann::json& item) -> Result<bool> {
-    if (!item.is_object()) return make_error("list item is not an object");
-    const std::string kind = item.value("kind", std::string());
-    const auto where = [&](const std::string& message) {
-      const auto meta = item.find("metadata");
-      const std::string name =
-          meta != item.end() && meta->is_object() ? meta->value("name", std::string()) : "";
-      return make_error(kind + " \"" + name + "\": " + message);
-    };
-    if (kind == "Node") {
-      auto n = k8s::parse_node(item);
-      if (!n) return where(n.error().message);
-      nodes.push_back(std::move(*n));
-    } else if (kind == "ResourceQuota") {
-      auto q = k8s::parse_resource_quota(item);
-      if (!q) return where(q.error().message);
-      quotas.push_back(std::move(*q));
-    } else if (kind == "StorageClass") {
-      auto c = k8s::parse_storage_class(item);
-      if (!c) return where(c.error().message);
-      classes.push_back(std::move(*c));
-    } else if (kind == "PersistentVolumeClaim") {
-      auto c = k8s::parse_persistent_volume_claim(item);
-      if (!c) return where(c.error().message);
-      claims.push_back(std::move(*c));
-    }
-    return true;
-  };
+  ClusterObjects objects;
   if (list.is_object() && list.contains("items")) {
     if (!list["items"].is_array()) return make_error("items: expected a list");
     for (const auto& item : list["items"]) {
-      if (auto r = add(item); !r) return r.error();
+      if (auto r = add_object(objects, item); !r) return r.error();
     }
-  } else if (auto r = add(list); !r) {
+  } else if (auto r = add_object(objects, list); !r) {
     return r.error();
   }
-  return make_snapshot(std::move(nodes), std::move(quotas), std::move(classes), std::move(claims));
+  return make_snapshot(std::move(objects));
 }
 
 }  // namespace gpuadmit::policy

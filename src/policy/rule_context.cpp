@@ -1,5 +1,7 @@
 #include "rule_context.hpp"
 
+#include "dra_devices.hpp"
+
 #include "gpuadmit/k8s/json_access.hpp"
 
 #include <algorithm>
@@ -82,7 +84,8 @@ bool RuleContext::any_gpu_container() const {
         return rules_.is_gpu_resource(entry.first) && entry.second > k8s::Quantity{};
       });
     };
-    return positive_gpu(c.resources.limits) || positive_gpu(c.resources.requests);
+    return positive_gpu(c.resources.limits) || positive_gpu(c.resources.requests) ||
+           dra_gpu_units(c, pod_, cluster(), rules_) > 0;
   });
 }
 
@@ -111,7 +114,8 @@ std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
 }  // namespace
 
 std::int64_t RuleContext::count_gpu_units(const k8s::Container& c) const {
-  std::int64_t total = 0;
+  // GPUs from DRA claims (a device class of GPUs) count like the device plugin's.
+  std::int64_t total = dra_gpu_units(c, pod_, cluster(), rules_);
   for (const auto& [name, limit] : c.resources.limits) {
     if (rules_.is_gpu_resource(name) && limit > k8s::Quantity{})
       total = saturating_add(total, limit.units_ceil());

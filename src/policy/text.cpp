@@ -54,4 +54,39 @@ std::vector<std::string> split(std::string_view text, char separator) {
   return out;
 }
 
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0U : 1U)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates,
+                                       std::size_t limit) {
+  const std::size_t within = std::max<std::size_t>(2, name.size() / 3);
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const std::string& candidate : candidates) {
+    // Names are short (DNS labels, at most 253 bytes); the bound keeps a hostile one cheap.
+    if (candidate.size() > 253 || name.size() > 253) continue;
+    const std::size_t d = edit_distance(name, candidate);
+    if (d <= within && d > 0) scored.emplace_back(d, candidate);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && i < limit; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
 }  // namespace gpuadmit::policy

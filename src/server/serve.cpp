@@ -288,7 +288,7 @@ void serve_until_stopped(Webhook& webhook, ClusterViewProvider* cluster, PolicyO
   release_timer.async_wait(on_release_tick);
 
   // The watch starts before the listener: /readyz answers "cluster view synced: not yet" until it is.
-  if (cluster != nullptr) cluster->start();
+  if (cluster != nullptr) cluster->start([&webhook] { return webhook.policy().current(); });
   if (policy_source != nullptr)
     policy_source->start(on_policy_objects(webhook, *policy_source, cluster_policy_name, log));
   webhook.start();

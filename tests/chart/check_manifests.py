@@ -17,6 +17,8 @@ CORE_RULE = {
 ROLE_RULES = [
     {"apiGroups": [""], "resources": ["nodes", "resourcequotas", "persistentvolumeclaims"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceslices", "resourceclaims",
+                                                    "resourceclaimtemplates"], "verbs": ["get", "list", "watch"]},
 ]
 # With `serve --policy-objects` (policyObjects.enabled): the policy objects are read, and only their status
 # is written; the validating configuration gets one more webhook, for them alone.

@@ -739,6 +739,17 @@ yes list persistentvolumeclaims
 yes watch persistentvolumeclaims
 yes list storageclasses.storage.k8s.io
 yes watch storageclasses.storage.k8s.io
+yes get deviceclasses.resource.k8s.io
+yes list deviceclasses.resource.k8s.io
+yes watch deviceclasses.resource.k8s.io
+yes list resourceslices.resource.k8s.io
+yes watch resourceslices.resource.k8s.io
+yes list resourceclaims.resource.k8s.io
+yes watch resourceclaims.resource.k8s.io
+yes list resourceclaimtemplates.resource.k8s.io
+yes watch resourceclaimtemplates.resource.k8s.io
+no create resourceclaims.resource.k8s.io
+no update resourceslices.resource.k8s.io
 no get secrets
 no list secrets
 no list configmaps
@@ -792,7 +803,7 @@ no update customresourcedefinitions.apiextensions.k8s.io
 no * *
 TABLE
   # And nothing beyond that: the resource rows of `can-i --list` (less the self-review APIs every
-  # authenticated user has) are exactly the four kinds with get/list/watch, the two policy kinds with
+  # authenticated user has) are exactly the view's kinds with get/list/watch, the two policy kinds with
   # get/list/watch and their status with patch, and the audit's: pods and every kind the installed webhooks
   # route (their rules, as the chart made them) with list, policyreports with get/list/create/patch/delete.
   # (Printed as the resource and its verbs column.)
@@ -802,6 +813,8 @@ TABLE
     printf '%s\n' "clustergpupolicies.gpuadmit.io [get list watch]" "clustergpupolicies.gpuadmit.io/status [patch]" \
       "gpupolicies.gpuadmit.io [get list watch]" "gpupolicies.gpuadmit.io/status [patch]" "nodes [get list watch]" \
       "persistentvolumeclaims [get list watch]" "resourcequotas [get list watch]" "storageclasses.storage.k8s.io [get list watch]" \
+      "deviceclasses.resource.k8s.io [get list watch]" "resourceslices.resource.k8s.io [get list watch]" \
+      "resourceclaims.resource.k8s.io [get list watch]" "resourceclaimtemplates.resource.k8s.io [get list watch]" \
       "pods [list]" "policyreports.wgpolicyk8s.io [get list create patch delete]"
     kc get validatingwebhookconfiguration validate.gpuadmit.io -o json | python3 -c '
 import json, sys
@@ -1068,6 +1081,8 @@ routing claim.yaml sent
 routing plain-claim.yaml not_gpu
 routing cpu-deployment.yaml not_gpu
 routing gpu-deployment.yaml sent
+routing dra-pod.yaml sent
+routing dra-deployment.yaml sent
 routing gpu-job.yaml sent
 routing cpu-cronjob.yaml not_gpu
 routing gpu-cronjob.yaml sent

@@ -55,10 +55,15 @@
 #                         python3 with PyYAML); default none
 #   GPUADMIT_E2E_CONTROLLERS  1: also start kube-controller-manager with the controllers of
 #                         KCM_CONTROLLERS below (workloads create Pods, garbage collection, quota,
-#                         namespace deletion, ServiceAccounts); 0 (default): no controllers
+#                         namespace deletion, ServiceAccounts, DRA claims from templates); 0 (default): no controllers
 #   GPUADMIT_E2E_EXTRA_CONTROLLERS  more kube-controller-manager controllers, comma-separated (the truth
 #                         harness adds persistentvolume-binder-controller,ephemeral-volume-controller
 #                         beside its own volume provisioner); default none
+#   GPUADMIT_E2E_FEATURE_GATES  --feature-gates for kube-apiserver, kube-scheduler and kube-controller-manager
+#                         (default DRAExtendedResource=true: KEP-5004, alpha and off by default in 1.35, lets a
+#                         plain nvidia.com/gpu request be served by the devices of a DeviceClass with
+#                         extendedResourceName; tests/e2e/dra.sh checks it; harmless while no DeviceClass names an
+#                         extended resource). Empty: none, the version's defaults
 #
 # Without kube-controller-manager: no ServiceAccount tokens/default SA (ServiceAccount admission is
 # disabled either way), namespaces never finish deleting, workloads never create Pods. Pods bound to
@@ -83,6 +88,8 @@ case ${GPUADMIT_E2E_CONTROLLERS:-0} in
   *) printf 'cluster: ERROR: GPUADMIT_E2E_CONTROLLERS must be 0 or 1, not %s\n' "$GPUADMIT_E2E_CONTROLLERS" >&2; exit 2 ;;
 esac
 STOP_TIMEOUT=15              # seconds between TERM and KILL
+# DRA (tests/e2e/dra.sh): the same gates for the three components (a gate the API server lacks drops the fields).
+FEATURE_GATES=${GPUADMIT_E2E_FEATURE_GATES-DRAExtendedResource=true}
 
 log() { printf '%s cluster: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -601,6 +608,7 @@ cmd_up() {
     --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
     ${GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS:+--enable-admission-plugins="$GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS"} \
     --admission-control-config-file="$STATE/admission-config.yaml" \
+    ${FEATURE_GATES:+--feature-gates="$FEATURE_GATES"} \
     --endpoint-reconciler-type=none \
     --profiling=false \
     --v=1
@@ -617,6 +625,7 @@ cmd_up() {
     --leader-elect=false \
     --bind-address=127.0.0.1 \
     --secure-port="$SCHED_PORT" \
+    ${FEATURE_GATES:+--feature-gates="$FEATURE_GATES"} \
     --profiling=false \
     --v=2
   # /readyz includes sched-handler-sync: informers are synced and events are handled.
@@ -640,6 +649,7 @@ cmd_up() {
     printf 'export GPUADMIT_E2E_ETCD_PORT=%q GPUADMIT_E2E_API_PORT=%q GPUADMIT_E2E_SCHED_PORT=%q\n' \
       "$ETCD_PORT" "$API_PORT" "$SCHED_PORT"
     printf 'export GPUADMIT_E2E_CONTROLLERS=%q\n' "$CONTROLLERS"
+    printf 'export GPUADMIT_E2E_FEATURE_GATES=%q\n' "$FEATURE_GATES"
     if ((CONTROLLERS)); then printf 'export GPUADMIT_E2E_KCM_PORT=%q\n' "$KCM_PORT"; fi
   } >"$STATE/cluster.env"
 
@@ -660,8 +670,11 @@ cmd_up() {
 #     webhooks, as in a real cluster); garbage-collector: deleting a workload deletes its Pods;
 #   resourcequota: quota usage is tracked (quota admission rejects what exceeds it);
 #   namespace: deleted namespaces are emptied and go away;
-#   serviceaccount, serviceaccount-token: `default` ServiceAccounts (and legacy token Secrets).
-KCM_CONTROLLERS=deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,garbage-collector-controller,resourcequota-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller
+#   serviceaccount, serviceaccount-token: `default` ServiceAccounts (and legacy token Secrets);
+#   resourceclaim: a pod's resourceClaimTemplateName becomes a ResourceClaim (and a FailedResourceClaimCreation event
+#     when the template is missing; tests/e2e/dra.sh); it acts on pods with spec.resourceClaims only. Its RBAC is the
+#     bootstrap role system:controller:resource-claim-controller (DRA is GA and always on in 1.35).
+KCM_CONTROLLERS=deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,garbage-collector-controller,resourcequota-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,resourceclaim-controller
 
 # start_controller_manager KBIN: start it and wait until its controllers act: /healthz answers and
 # the serviceaccount controller has created the `default` ServiceAccount of `default` (which needs
@@ -685,6 +698,7 @@ start_controller_manager() {
     --service-account-private-key-file="$STATE/pki/sa.key" \
     --root-ca-file="$STATE/pki/ca.crt" \
     --cluster-name=gpuadmit-e2e \
+    ${FEATURE_GATES:+--feature-gates="$FEATURE_GATES"} \
     --profiling=false \
     --v=1
   wait_for kube-controller-manager 90 curl -fsSk --max-time 5 "https://127.0.0.1:$KCM_PORT/healthz" || return 1

@@ -14,7 +14,7 @@
 #
 # Env: GPUADMIT_E2E_OVERHEAD=0 skips overhead.sh; GPUADMIT_E2E_POLICY_OBJECTS=0 skips policy-objects.sh;
 # GPUADMIT_E2E_CLIENT_AUTH=0 skips client-auth.sh; GPUADMIT_E2E_AUDIT=0 skips audit.sh; GPUADMIT_E2E_WHY=0
-# skips why.sh (all five run only when no scenario is named);
+# skips why.sh; GPUADMIT_E2E_DRA=0 skips dra.sh (all six run only when no scenario is named);
 # GPUADMIT_E2E_OVERHEAD_N (default 200) pods per phase;
 # GPUADMIT_E2E_CONTROLLERS (default 1) 1: the cluster runs kube-controller-manager (workloads create
 # Pods), 0: not (scenarios with `needs=controllers` are then skipped);
@@ -551,6 +551,26 @@ if [[ ${GPUADMIT_E2E_WHY:-1} != 0 && ${#ONLY[@]} == 0 ]]; then
   else
     FAILED=$((FAILED + 1))
     echo "FAIL  why (see above)"
+  fi
+fi
+
+# --- dra -----------------------------------------------------------------------------------------------
+# DRA on this cluster (dra.sh: the fake DRA nodes, DeviceClasses and ResourceSlices of dra/ added, each silent DRA
+# failure created with the webhook configurations removed and the scheduler's and controllers' words checked, then
+# again with gpuadmit, its verdicts checked; everything it added deleted on exit; about 15-20 s). Last: while its
+# DeviceClass maps nvidia.com/gpu (KEP-5004) a plain GPU pod could land on a DRA node. It needs the resourceclaim
+# controller (kube-controller-manager): with GPUADMIT_E2E_CONTROLLERS=0 it is skipped. Like the five above, one item,
+# and only in a full run; GPUADMIT_E2E_DRA=0 skips it.
+if [[ ${GPUADMIT_E2E_DRA:-1} != 0 && ${#ONLY[@]} == 0 ]]; then
+  STEP="dra"
+  if ((!GPUADMIT_E2E_CONTROLLERS)); then
+    SKIPPED=$((SKIPPED + 1))
+    printf 'SKIP  %-52s (needs kube-controller-manager: GPUADMIT_E2E_CONTROLLERS=1)\n' dra
+  elif bg_run 300 "$HERE/dra.sh" "$GPUADMIT_BIN"; then
+    PASSED=$((PASSED + 1))
+  else
+    FAILED=$((FAILED + 1))
+    echo "FAIL  dra (see above)"
   fi
 fi
 

@@ -235,4 +235,14 @@ inline cluster::WatcherOptions fast_watcher_options() {
   return options;
 }
 
+// What an API server without resource.k8s.io/v1 (before Kubernetes 1.34) answers a LIST of a DRA kind.
+inline Exchange not_found() {
+  return {
+      std::nullopt,
+      404,
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","code":404})",
+      {},
+      false};
+}
+
 }  // namespace gpuadmit::test

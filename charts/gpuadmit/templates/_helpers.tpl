@@ -218,7 +218,8 @@ site's metadata source) has a label in labelKeys or an annotation starting with 
 ["imageObjects" true]): CEL (a map: a PodSpec, or a PodSpec-like object) is GPU-related: a GPU-related container
 in its containers or initContainers, or at one of the members LIST names (each a dotted member path holding one
 container or a list of them: a KServe predictor's model; "@": the object itself is one container, a
-NIMService's spec), or a toleration with one of tolerationKeys in the object, or in each of REFS (default
+NIMService's spec), or DRA resourceClaims (any: which are GPUs only the cluster's device classes say), or a
+toleration with one of tolerationKeys in the object, or in each of REFS (default
 ["@"]; the refs under the object, gpuadmit.celRef; $.paths are the caller's). The containers and members'
 containers hold their requests and limits in MEMBER (default resources), initContainers in resources (as the
 policy assembles the pod). The members' containers are gathered into one list,
@@ -228,7 +229,8 @@ policy assembles the pod). The members' containers are gathered into one list,
 {{- $gpuContainer := include "gpuadmit.gpuContainerCEL" (dict "m" $m "v" "c" "resources" .resources "imageObjects" .imageObjects) -}}
 {{- $gpuInit := include "gpuadmit.gpuContainerCEL" (dict "m" $m "v" "c") -}}
 (has({{ $v }}.containers) && type({{ $v }}.containers) == list && {{ $v }}.containers.exists(c, {{ $gpuContainer }})) ||
-(has({{ $v }}.initContainers) && type({{ $v }}.initContainers) == list && {{ $v }}.initContainers.exists(c, {{ $gpuInit }}))
+(has({{ $v }}.initContainers) && type({{ $v }}.initContainers) == list && {{ $v }}.initContainers.exists(c, {{ $gpuInit }})) ||
+(has({{ $v }}.resourceClaims) && type({{ $v }}.resourceClaims) == list && size({{ $v }}.resourceClaims) > 0)
 {{- $parts := list -}}
 {{- range .members }}
 {{- if eq . "@" -}}

@@ -2,6 +2,7 @@
 // size or tolerate for those nodes (guaranteed-qos, gpu-tolerations) and node-fit, which names nodes.
 #include <algorithm>
 
+#include "../dra_devices.hpp"
 #include "../rule_context.hpp"
 #include "gpuadmit/k8s/scheduling.hpp"
 
@@ -43,8 +44,16 @@ std::vector<ClusterSnapshot::NodeGroup> eligible_gpu_groups(const RuleContext& c
   const ClusterSnapshot* cluster = ctx.cluster();
   if (cluster == nullptr) return out;
   const k8s::ResourceList gpus = gpu_requests(ctx);
-  if (gpus.empty()) return out;
   const k8s::Pod& pod = ctx.pod();
+  if (gpus.empty()) {
+    // GPUs from DRA claims: the nodes that have devices of their classes, node by node (devices are not
+    // part of what makes nodes a group).
+    for (const auto& [i, devices] : nodes_with_gpu_devices(pod, *cluster, ctx.rules())) {
+      const k8s::Node& node = cluster->nodes[i];
+      if (!node.unschedulable && node.ready && k8s::node_selector_matches(pod, node)) out.push_back({i, 1});
+    }
+    return out;
+  }
   // Candidates come from the index of the pod's first GPU resource; the other nodes lack it outright.
   for (const ClusterSnapshot::NodeGroup& group : candidate_units(*cluster, gpus.begin()->first, pod)) {
     const k8s::Node& node = cluster->nodes[group.first];

@@ -3,8 +3,10 @@
 // whose scopes match the pod count, as in the API server's quota admission.
 #include <algorithm>
 #include <array>
+#include <map>
 #include <optional>
 
+#include "../dra_devices.hpp"
 #include "../rule_context.hpp"
 #include "gpuadmit/k8s/qos.hpp"
 
@@ -118,6 +120,51 @@ k8s::ResourceList defaulted_limits_sum(const k8s::Pod& pod) {
   return sum;
 }
 
+// The devices per class that the claims made from the pod's templates will ask for (a claim named by
+// resourceClaimName exists already and is counted in `used`); All is left out (how many is the node's).
+std::map<std::string, std::int64_t> template_devices(const k8s::Pod& pod, const ClusterSnapshot& cluster) {
+  std::map<std::string, std::int64_t> out;
+  for (const PodClaim& claim : resolve_claims(pod, &cluster)) {
+    if (claim.spec == nullptr || claim.ref->template_name.empty()) continue;
+    for (const k8s::DeviceRequest& request : claim.spec->requests) {
+      if (request.alternatives.size() != 1 || request.alternatives.front().all) continue;
+      const k8s::DeviceSubRequest& way = request.alternatives.front();
+      out[way.device_class] += std::clamp<std::int64_t>(way.count, 0, 1 << 20);
+    }
+  }
+  return out;
+}
+
+// DRA device quota (<class>.deviceclass.resource.k8s.io/devices): the ResourceClaim controller creates
+// each pod's claims after the pod, so a claim over quota is refused as a controller event and the pod
+// waits in Pending.
+void report_claim_quota(RuleContext& ctx, const k8s::ResourceQuota& quota,
+                        const std::map<std::string, std::int64_t>& devices) {
+  for (const auto& [cls, count] : devices) {
+    const std::string key = cls + ".deviceclass.resource.k8s.io/devices";
+    const auto hard = quota.hard.find(key);
+    if (hard == quota.hard.end()) continue;
+    const auto used_it = quota.used.find(key);
+    k8s::Quantity left = hard->second - (used_it == quota.used.end() ? k8s::Quantity{} : used_it->second);
+    if (left.is_negative()) left = k8s::Quantity{};
+    const std::int64_t pods = ctx.replicas();
+    const k8s::Quantity asked = k8s::Quantity::from_units(count).times(pods);
+    if (asked <= left) continue;
+    const std::string ask = (pods == 1 ? "this pod's claims ask for "
+                                       : "the claims of its " + std::to_string(pods) + " pods ask for ") +
+                            human(asked);
+    ctx.report(
+        ctx.rules().gpu_quota.action, "spec.resourceClaims",
+        "namespace " + quota.namespace_ + " has " + human(left) + " of " + human(hard->second) + " " + key +
+            " left (ResourceQuota " + quota.name + "); " + ask +
+            ". The ResourceClaim controller's claims are refused with \"exceeded quota\", as events, and "
+            "the pod waits in Pending.\nFix: free devices in the namespace, ask for fewer, or ask the "
+            "cluster admins to raise the quota.",
+        "ResourceQuota " + quota.name + " has " + human(left) + " of " + human(hard->second) + " " + key +
+            " left; " + ask);
+  }
+}
+
 }  // namespace
 
 void rule_gpu_quota(RuleContext& ctx) {
@@ -127,8 +174,11 @@ void rule_gpu_quota(RuleContext& ctx) {
   const k8s::ResourceList requests = effective_requests(pod);
   const k8s::ResourceList limits = defaulted_limits_sum(pod);
   const std::string& ns = pod.meta.namespace_;
+  const std::map<std::string, std::int64_t> claim_devices = template_devices(pod, *cluster);
   for (const k8s::ResourceQuota& quota : cluster->quotas) {
-    if (quota.namespace_ != ns || !quota_counts(quota, pod)) continue;
+    if (quota.namespace_ != ns) continue;
+    if (!claim_devices.empty()) report_claim_quota(ctx, quota, claim_devices);
+    if (!quota_counts(quota, pod)) continue;
     report_must_specify(ctx, quota);
     for (const auto& [key, hard] : quota.hard) {
       // Quota keys: "requests.<r>", "limits.<r>", bare "cpu"/"memory" (= requests), and "pods".

@@ -2,9 +2,11 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <variant>
 
+#include "../dra_devices.hpp"
 #include "../rule_context.hpp"
 #include "gpuadmit/k8s/qos.hpp"
 
@@ -18,6 +20,8 @@ constexpr std::array<const char*, 2> kQosResources{"cpu", "memory"};
 struct Nodes {
   std::vector<ClusterSnapshot::NodeGroup> groups;
   const ClusterSnapshot* cluster = nullptr;
+  // A pod whose GPUs come from DRA claims: node position → its devices of those classes.
+  std::map<std::size_t, std::int64_t> dra_gpus;
 
   // The largest allocatable amount of `resource` on one of them: a raised request must fit there.
   [[nodiscard]] std::optional<k8s::Quantity> largest(std::string_view resource) const {
@@ -44,11 +48,13 @@ std::optional<k8s::Quantity> sized_default(const Nodes& nodes, std::string_view 
     const auto& allocatable = nodes.cluster->nodes[g.first].allocatable;
     const auto have = allocatable.find(resource);
     const auto node_gpus = allocatable.find(gpu_resource);
-    if (have == allocatable.end() || node_gpus == allocatable.end() || node_gpus->second.units_ceil() <= 0) {
-      continue;
+    std::int64_t gpus_here = node_gpus == allocatable.end() ? 0 : node_gpus->second.units_ceil();
+    if (gpu_resource.empty()) {
+      const auto dra = nodes.dra_gpus.find(g.first);
+      gpus_here = dra == nodes.dra_gpus.end() ? 0 : dra->second;
     }
-    const Int128 node_share =
-        Int128{have->second.milli_ceil()} * 9 / (Int128{10} * node_gpus->second.units_ceil());
+    if (have == allocatable.end() || gpus_here <= 0) continue;
+    const Int128 node_share = Int128{have->second.milli_ceil()} * 9 / (Int128{10} * gpus_here);
     if (!share || node_share < *share) share = node_share;
   }
   if (!share) return std::nullopt;
@@ -358,8 +364,12 @@ void rule_guaranteed_qos(RuleContext& ctx) {
   if (!ctx.is_gpu_pod()) return;
   const GuaranteedQos& cfg = ctx.rules().guaranteed_qos;
   const k8s::Pod& pod = ctx.pod();
-  const Nodes nodes{eligible_gpu_groups(ctx), ctx.cluster()};
   const k8s::ResourceList gpus = gpu_requests(ctx);
+  Nodes nodes{eligible_gpu_groups(ctx), ctx.cluster(), {}};
+  if (gpus.empty() && ctx.cluster() != nullptr) {
+    for (const auto& [i, devices] : nodes_with_gpu_devices(pod, *ctx.cluster(), ctx.rules()))
+      nodes.dra_gpus.emplace(i, devices);
+  }
   const std::string gpu_resource = gpus.empty() ? std::string() : gpus.begin()->first;
   const bool enforce = cfg.action == Action::kEnforce;
   const Judge judge{cfg, enforce && ctx.can_fix(), enforce && ctx.can_fix_pod(), nodes, gpu_resource};

@@ -224,6 +224,8 @@ void report_no_node_fits(RuleContext& ctx, const Demand& demand, const std::stri
 void rule_node_fit(RuleContext& ctx) {
   const ClusterSnapshot* cluster = ctx.cluster();
   if (cluster == nullptr || !ctx.is_gpu_pod()) return;
+  // GPUs from DRA claims only: dra-claims judges where they can be allocated.
+  if (gpu_requests(ctx).empty()) return;
   const Demand demand = demand_of(ctx);
   const std::size_t offered = offering(*cluster, demand);
   if (demand.gpu && offered == 0) {

@@ -50,7 +50,7 @@ struct Rig {
         view(cli::make_watcher_view(transport, fast_watcher_options())),
         webhook(TestWebhookOptions{
             [this](server::WebhookConfig& config) { server::attach_cluster_view(config, *view); }}) {
-    view->start();
+    view->start([this] { return rules; });
   }
   Rig(const Rig&) = delete;
   Rig& operator=(const Rig&) = delete;
@@ -66,12 +66,14 @@ struct Rig {
   }
 
   std::shared_ptr<FakeTransport> transport;
+  std::shared_ptr<const policy::RuleSet> rules = std::make_shared<const policy::RuleSet>();
   std::unique_ptr<server::ClusterViewProvider> view;  // outlives the webhook (declared before it)
   TestWebhook webhook;
 };
 
 void list_the_other_kinds(FakeTransport& transport) {
-  for (const std::string& path : {kQuotas, kClasses, kClaims}) {
+  for (const std::string& path : kAllPaths) {
+    if (path == kNodes) continue;
     transport.push(path, list_response("[]", "10"));
     transport.push(path, watch_stream({}, true));
   }
@@ -85,7 +87,7 @@ TEST_CASE("readyz says the cluster view is not synced until every kind has been 
   transport->push(kNodes, list_response("[" + node_json("gpu-0", "5") + "]", "10"));
   transport->push(kNodes, watch_stream({}, true));
   Rig rig(transport);
-  // Nodes are listed, the other three kinds are not: the webhook must stay out of the Service.
+  // Nodes are listed, the other kinds are not: the webhook must stay out of the Service.
   REQUIRE(transport->wait_idle(kQuotas));
   const HttpReply before = rig.get("/readyz");
   CHECK(before.status == 503);
@@ -122,9 +124,31 @@ TEST_CASE("each review reads the watcher's snapshot: node-fit denies 8 GPUs on a
   }
 }
 
+TEST_CASE(
+    "a cluster that does not serve resource.k8s.io/v1 (before 1.34) makes the webhook ready all the same",
+    "[serve]") {
+  auto transport = std::make_shared<FakeTransport>();
+  for (const std::string& path : {kNodes, kQuotas, kClasses, kClaims}) {
+    transport->push(path, list_response("[]", "10"));
+    transport->push(path, watch_stream({}, true));
+  }
+  for (const std::string& path : kDraPaths) transport->push(path, not_found());
+  Rig rig(transport);
+  REQUIRE(rig.ready_within(30s));
+  const std::string text = rig.get("/metrics").body;
+  INFO(text);
+  CHECK(text.find("\ngpuadmit_cluster_available{kind=\"resourceslices\"} 0\n") != std::string::npos);
+  CHECK(text.find("\ngpuadmit_cluster_available{kind=\"nodes\"} 1\n") != std::string::npos);
+}
+
 TEST_CASE("metrics carry the cluster view's series after the webhook's own", "[serve]") {
   auto transport = std::make_shared<FakeTransport>();
-  transport->push(kNodes, list_response("[" + node_json("a", "5") + "," + node_json("b", "6") + "]", "10"));
+  // A third node advertises a GPU resource the policy does not list.
+  const std::string vgpu_node =
+      R"({"metadata":{"name":"c","resourceVersion":"7"},"status":{"allocatable":{"example.com/vgpu":"4"}}})";
+  transport->push(
+      kNodes,
+      list_response("[" + node_json("a", "5") + "," + node_json("b", "6") + "," + vgpu_node + "]", "10"));
   transport->push(kNodes, watch_stream({}, true));
   list_the_other_kinds(*transport);
   Rig rig(transport);
@@ -133,8 +157,10 @@ TEST_CASE("metrics carry the cluster view's series after the webhook's own", "[s
   const std::string text = rig.get("/metrics").body;
   // series that must be present, as a whole line
   auto line = GENERATE(as<std::string>{}, "gpuadmit_cluster_synced 1", "gpuadmit_cluster_stale 0",
-                       "gpuadmit_cluster_objects{kind=\"nodes\"} 2",
-                       "gpuadmit_cluster_watch_restarts_total{kind=\"nodes\"} 0");
+                       "gpuadmit_cluster_objects{kind=\"nodes\"} 3",
+                       "gpuadmit_cluster_objects{kind=\"resourceslices\"} 0",
+                       "gpuadmit_cluster_watch_restarts_total{kind=\"nodes\"} 0",
+                       "gpuadmit_unlisted_gpu_resources{resource=\"example.com/vgpu\"} 1");
   INFO(text);
   CHECK(text.find("\n" + line + "\n") != std::string::npos);
   CHECK(text.find("gpuadmit_cluster_snapshot_age_seconds ") != std::string::npos);

@@ -27,9 +27,9 @@ cluster::StoreOptions options() {
 
 void list_everything(cluster::SnapshotStore& store) {
   store.replace(Kind::kNode, {{"a", node("a")}});
-  store.replace(Kind::kResourceQuota, {});
-  store.replace(Kind::kStorageClass, {});
-  store.replace(Kind::kPersistentVolumeClaim, {});
+  for (const Kind kind : cluster::kAllKinds) {
+    if (kind != Kind::kNode) store.replace(kind, {});
+  }
 }
 
 // Listed and published: synced.
@@ -49,8 +49,9 @@ TEST_CASE("the view is stale, and its snapshot empty but present, until every ki
   FakeClock clock;
   cluster::SnapshotStore store(options(), clock);
   store.replace(Kind::kNode, {{"a", node("a")}});
-  store.replace(Kind::kResourceQuota, {});
-  store.replace(Kind::kStorageClass, {});
+  for (const Kind kind : cluster::kAllKinds) {
+    if (kind != Kind::kNode && kind != Kind::kPersistentVolumeClaim) store.replace(kind, {});
+  }
   clock.advance(5s);
   auto view = store.view();
   REQUIRE(view.snapshot != nullptr);

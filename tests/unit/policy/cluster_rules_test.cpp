@@ -42,8 +42,8 @@ TEST_CASE("without a cluster view the cluster-aware rules are skipped and listed
   auto r = gpuadmit::admission::check_object(gpu_pod("8"), RuleSet{}, "ml-team", nullptr);
   REQUIRE(r.ok());
   CHECK(r->allowed);
-  CHECK(r->skipped_rules ==
-        std::vector<std::string>{"gpu-type", "cuda-driver", "node-fit", "gpu-memory-fit", "gpu-quota"});
+  CHECK(r->skipped_rules == std::vector<std::string>{"gpu-type", "cuda-driver", "dra-claims", "node-fit",
+                                                     "gpu-memory-fit", "gpu-quota"});
 }
 
 TEST_CASE("cluster-aware mutation is idempotent", "[cluster][idempotence]") {

@@ -1,7 +1,8 @@
 // ClusterWatcher: the live cluster view `gpuadmit serve` hands to the cluster-aware rules. It runs one
-// Reflector thread per kind (Nodes, ResourceQuotas, StorageClasses, PersistentVolumeClaims), a rebuild
-// thread and a probe thread, all writing into one SnapshotStore. Requests call view() once and keep what it
-// returns.
+// Reflector thread per kind (Nodes, ResourceQuotas, StorageClasses, PersistentVolumeClaims, and the DRA
+// kinds DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates when the API serves them), a
+// rebuild thread and a probe thread, all writing into one SnapshotStore. Requests call view() once and keep
+// what it returns.
 //
 // Wiring (composition root):
 //   auto config = cluster::resolve_api_config(kubeconfig_flag);          // or in_cluster_config()
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -43,6 +45,9 @@ struct WatcherOptions {
   // the transport's idle timeout (150 s) ends it; client-go's HTTP/2 health check (a ping after 30 s
   // without a frame) is there for the same reason. Zero: no probes.
   std::chrono::milliseconds probe_interval{10'000};
+  // Called on the rebuild thread after each snapshot is published (the composition root reports the GPU
+  // resources the nodes advertise and the policy does not list: unlisted_gpus.hpp). Must not block.
+  std::function<void(const policy::ClusterSnapshot&)> on_rebuilt;
 };
 
 class ClusterWatcher {
@@ -71,6 +76,7 @@ class ClusterWatcher {
 
  private:
   void rebuild_loop(std::stop_token stop);
+  void log_synced() const;
   void stale_log_loop(std::stop_token stop);
   void probe_loop(std::stop_token stop);
 

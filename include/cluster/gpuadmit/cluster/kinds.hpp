@@ -1,5 +1,8 @@
-// The four kinds the cluster view watches, where each lives in the API, and their typed views. Only the
-// fields the rules read are kept (k8s/objects.hpp), which is what keeps the cache small.
+// The kinds the cluster view watches, where each lives in the API, and their typed views. Only the fields
+// the rules read are kept (k8s/objects.hpp, k8s/dra_objects.hpp), which is what keeps the cache small.
+// The four Dynamic Resource Allocation kinds (resource.k8s.io/v1, Kubernetes 1.34 and later) are optional:
+// an API server that does not serve one (404) or refuses it to gpuadmit (403) leaves it empty, and the view
+// syncs without it (reflector.hpp).
 #pragma once
 
 #include <array>
@@ -12,22 +15,38 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/k8s/dra_objects.hpp"
 #include "gpuadmit/k8s/objects.hpp"
 
 namespace gpuadmit::cluster {
 
 // The order is the order of ClusterObject's alternatives.
-enum class Kind : std::uint8_t { kNode, kResourceQuota, kStorageClass, kPersistentVolumeClaim };
+enum class Kind : std::uint8_t {
+  kNode,
+  kResourceQuota,
+  kStorageClass,
+  kPersistentVolumeClaim,
+  kDeviceClass,
+  kResourceSlice,
+  kResourceClaim,
+  kResourceClaimTemplate,
+};
 
-inline constexpr std::size_t kKindCount = 4;
-inline constexpr std::array<Kind, kKindCount> kAllKinds{Kind::kNode, Kind::kResourceQuota,
-                                                        Kind::kStorageClass, Kind::kPersistentVolumeClaim};
+inline constexpr std::size_t kKindCount = 8;
+inline constexpr std::array<Kind, kKindCount> kAllKinds{
+    Kind::kNode,        Kind::kResourceQuota, Kind::kStorageClass,  Kind::kPersistentVolumeClaim,
+    Kind::kDeviceClass, Kind::kResourceSlice, Kind::kResourceClaim, Kind::kResourceClaimTemplate};
 
 struct KindInfo {
   std::string_view resource;     // "nodes": the plural, as in RBAC rules and metric labels
   std::string_view kind;         // "Node"
   std::string_view api_version;  // "v1", "storage.k8s.io/v1"
   std::string_view path;         // "/api/v1/nodes": cluster-wide collection (all namespaces)
+  // Optional: not served (404) or forbidden (403) means "go on without it", not "retry until it works".
+  bool optional = false;
+  // At most this many objects per LIST page (0: no cap but the caller's): a page is held as JSON while it is
+  // parsed, and a ResourceSlice may hold 128 devices, 30 times a node's JSON.
+  std::size_t max_page_size = 0;
 };
 
 [[nodiscard]] const KindInfo& info(Kind kind) noexcept;
@@ -35,8 +54,14 @@ struct KindInfo {
   return static_cast<std::size_t>(kind);
 }
 
+// Whether an HTTP `status` answering a LIST or watch of `kind` means "go on without it": 404 (not served:
+// resource.k8s.io/v1 needs Kubernetes 1.34) or 403 (not granted: RBAC from before the kind was watched), for
+// an optional kind only.
+[[nodiscard]] bool unavailable_answer(Kind kind, int status) noexcept;
+
 using ClusterObject =
-    std::variant<k8s::Node, k8s::ResourceQuota, k8s::StorageClass, k8s::PersistentVolumeClaim>;
+    std::variant<k8s::Node, k8s::ResourceQuota, k8s::StorageClass, k8s::PersistentVolumeClaim,
+                 k8s::DeviceClass, k8s::ResourceSlice, k8s::ResourceClaim, k8s::ResourceClaimTemplate>;
 
 // The typed view of an object of `kind`; errors name the field.
 Result<ClusterObject> parse_object(Kind kind, const nlohmann::json& object);

@@ -2,8 +2,9 @@
 // /metrics output without either layer knowing the other's types:
 //   gpuadmit_cluster_synced, gpuadmit_cluster_stale, gpuadmit_cluster_snapshot_age_seconds,
 //   gpuadmit_cluster_snapshot_rebuilds_total, and per kind (label kind="nodes", ...):
-//   gpuadmit_cluster_objects, gpuadmit_cluster_watching, gpuadmit_cluster_watch_restarts_total,
-//   gpuadmit_cluster_relists_total, gpuadmit_cluster_failures_total, gpuadmit_cluster_malformed_events_total.
+//   gpuadmit_cluster_objects, gpuadmit_cluster_available, gpuadmit_cluster_watching,
+//   gpuadmit_cluster_watch_restarts_total, gpuadmit_cluster_relists_total, gpuadmit_cluster_failures_total,
+//   gpuadmit_cluster_malformed_events_total.
 #pragma once
 
 #include <string>

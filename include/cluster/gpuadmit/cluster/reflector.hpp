@@ -3,7 +3,12 @@
 //   - a watch that ends on schedule (timeoutSeconds) is reopened at once from the last resourceVersion;
 //   - 410 Gone (HTTP status or ERROR event) means the version was compacted away: LIST again;
 //   - an undecodable line means the stream cannot be trusted: count it, LIST again;
-//   - any other failure (connection refused, TLS, 5xx, 403): back off with jitter, then try again.
+//   - any other failure (connection refused, TLS, 5xx, 403): back off with jitter, then try again;
+//   - except for an optional kind (the DRA kinds, kinds.hpp) whose LIST is answered 404 (the API server does
+//     not serve it: Kubernetes before 1.34) or 403 (gpuadmit's RBAC lacks it: a chart from before them):
+//     the kind is empty and unavailable (SnapshotStore::mark_unavailable), so the view syncs and stays
+//     current without it; that is logged once, and the LIST is tried again every unavailable_retry, so an
+//     upgrade of the cluster or of the RBAC is picked up without a restart.
 // An object that decodes but does not parse into its typed view is dropped from the cache and counted,
 // exactly as the LIST would skip it, so a single odd object cannot cause a relist loop.
 #pragma once
@@ -36,11 +41,14 @@ struct ReflectorOptions {
   std::chrono::seconds watch_deadline_grace{30};
   std::size_t list_page_size = 500;
   std::size_t max_list_pages = 10'000;  // 5 million objects: a loop guard, not a real limit
+  // How often an optional kind found unavailable (404, 403) is listed again.
+  std::chrono::seconds unavailable_retry{60};
 };
 
-// One LIST of a whole collection, page by page (limit/continue). Each item is handed to `on_item` as soon
-// as its page is parsed, so at most one page is ever held as JSON (a page of 500 Nodes is a few MiB; the
-// whole collection of a large cluster would be hundreds). Returns the collection's resourceVersion. An HTTP
+// One LIST of a whole collection, page by page (limit/continue), `page_size` objects a page or fewer for a
+// kind with a max_page_size (ResourceSlices: 100). Each item is handed to `on_item` as soon as its page is
+// parsed, so at most one page is ever held as JSON (a page of 500 Nodes is a few MiB; the whole collection
+// of a large cluster would be hundreds). Returns the collection's resourceVersion. An HTTP
 // error is an error whose message carries the status and the API server's message; `status` receives the
 // HTTP status when there was one.
 Result<std::string> list_pages(ApiTransport& transport, Kind kind, std::size_t page_size,
@@ -75,7 +83,8 @@ class Reflector {
   [[nodiscard]] std::string resource_version() const;
 
  private:
-  enum class Outcome : std::uint8_t { kEnded, kGone, kMalformed, kFailed, kStopped };
+  enum class Outcome : std::uint8_t { kEnded, kGone, kMalformed, kFailed, kUnavailable, kStopped };
+  enum class Listed : std::uint8_t { kListed, kFailed, kUnavailable };
 
   // What a watch's stream said, through its callbacks.
   struct WatchStream {
@@ -84,7 +93,9 @@ class Reflector {
     bool opened = false;  // the API server answered 200
   };
 
-  bool list(std::stop_token stop);
+  Listed list(std::stop_token stop);
+  // An optional kind's LIST was answered `status` (404 or 403): empty and unavailable, logged on a change.
+  void unavailable(int status, const std::string& error);
   Outcome watch(std::stop_token stop);
   // One watch request from the last resourceVersion, its stream handled line by line into `stream`.
   Result<ApiResponse> open_watch(WatchStream& stream, std::stop_token stop);
@@ -112,6 +123,7 @@ class Reflector {
   bool healthy_since_list_ = false;  // a watch since the last LIST delivered events or lasted
   std::uint64_t consecutive_failures_ = 0;
   bool listed_once_ = false;
+  int unavailable_since_ = 0;  // the status (404, 403) that made the kind unavailable; 0 while available
   bool watched_once_ = false;
 };
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpuadmit/cluster/clock.hpp"
+#include "gpuadmit/cluster/device_view_pool.hpp"
 #include "gpuadmit/cluster/kinds.hpp"
 #include "gpuadmit/common/shared_slot.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
@@ -43,6 +44,7 @@ struct KindStats {
   std::uint64_t malformed_events = 0;  // undecodable lines and objects that did not parse
   bool synced = false;                 // listed at least once
   bool watching = false;               // a watch stream is open now
+  bool available = true;               // false: an optional kind not served (404) or forbidden (403)
   double seconds_since_contact = 0;    // 0 while watching
 };
 
@@ -73,9 +75,14 @@ class SnapshotStore {
   void replace_shared(Kind kind, SharedEntries entries);
   void replace(Kind kind, Entries entries);  // each entry through share()
   // `object` as the cache should hold it: the cached object under `key` when its view is the same, else
-  // `object` itself. A relist collects its entries through this, so while it runs the cache and the new
-  // list hold one copy of every object that did not change, not two (65,000 nodes are 100 MiB each time).
+  // `object` itself (a ResourceSlice's device views interned: device_view_pool.hpp). A relist collects its
+  // entries through this, so while it runs the cache and the new list hold one copy of every object that did
+  // not change, not two (65,000 nodes are 100 MiB each time).
   [[nodiscard]] SharedObject share(Kind kind, const std::string& key, ClusterObject object) const;
+  // An optional kind the API server does not serve (404) or refuses (403): it is empty, counts as listed
+  // (the view syncs without it) and as current (staleness is about the kinds that can be watched) until the
+  // next successful LIST (replace_shared) makes it available again.
+  void mark_unavailable(Kind kind);
   void upsert(Kind kind, std::string key, ClusterObject object);
   void erase(Kind kind, const std::string& key);
   // The API server answered for `kind` (an event, a bookmark, a watch that ended on schedule).
@@ -97,8 +104,8 @@ class SnapshotStore {
   // --- read by requests: never blocked by the cache, the reflectors or a rebuild ---
   // Always non-null: an empty snapshot until the first full sync.
   [[nodiscard]] std::shared_ptr<const policy::ClusterSnapshot> snapshot() const;
-  // True once every kind has been listed and the first snapshot built from them published; never false
-  // again.
+  // True once every kind has been listed (or, optional, found unavailable) and the first snapshot built
+  // from them published; never false again.
   [[nodiscard]] bool synced() const noexcept { return synced_.load(std::memory_order_acquire); }
   // stale: not synced yet, or some kind has been without a watch for longer than stale_after, or (probed)
   // the API server has answered no probe for that long.
@@ -107,6 +114,7 @@ class SnapshotStore {
   // the first sync: since construction.
   [[nodiscard]] policy::ClusterView view() const;
   [[nodiscard]] ClusterStats stats() const;
+  [[nodiscard]] const DeviceViewPool& device_views() const noexcept { return device_views_; }
 
   // --- rebuilds (ClusterWatcher's rebuild thread, or tests) ---
   // Something changed since the last rebuild, and every kind has been listed.
@@ -129,15 +137,20 @@ class SnapshotStore {
     std::atomic<std::uint64_t> failures{0};
     std::atomic<std::uint64_t> malformed{0};
     std::atomic<bool> watching{false};
+    std::atomic<bool> available{true};
     std::atomic<std::int64_t> last_contact_ns{0};  // Clock time since epoch
   };
 
   void changed_locked();
+  // Every kind listed (or found unavailable) at least once.
+  void check_complete_locked();
   // The API server answered for `k` (LIST, event, bookmark): its last contact, and an answer as a probe's.
   void answered(KindState& k);
   void probe_answered_at(std::int64_t now);
   [[nodiscard]] std::int64_t now_ns() const noexcept;
   [[nodiscard]] std::int64_t current_as_of_ns(std::int64_t now) const noexcept;
+  // A ResourceSlice's device views pointed at the pool's copies; other kinds as they are.
+  void intern(ClusterObject& object) const;
 
   StoreOptions options_;
   const Clock& clock_;
@@ -147,6 +160,7 @@ class SnapshotStore {
   mutable std::mutex mutex_;
   std::condition_variable_any changed_;
   std::array<KindState, kKindCount> kinds_;
+  mutable DeviceViewPool device_views_;  // its own mutex, never held with mutex_
   bool complete_ = false;                // guarded by mutex_: every kind listed at least once
   std::uint64_t version_ = 0;            // guarded by mutex_: bumped by every change
   std::uint64_t built_version_ = 0;      // guarded by mutex_

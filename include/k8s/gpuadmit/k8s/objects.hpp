@@ -17,9 +17,18 @@ namespace gpuadmit::k8s {
 using ResourceList = FlatMap<Quantity>;  // few entries, read after every fix: see flat_map.hpp
 using StringMap = FlatMap<std::string>;
 
+// resources.claims[]: a pod resource claim (by its name in spec.resourceClaims) the container uses, or one
+// request of it.
+struct ContainerClaim {
+  std::string name;
+  std::string request;
+  bool operator==(const ContainerClaim&) const = default;
+};
+
 struct ResourceRequirements {
   ResourceList requests;
   ResourceList limits;
+  std::vector<ContainerClaim> claims;
   bool operator==(const ResourceRequirements&) const = default;
 };
 
@@ -100,6 +109,15 @@ struct ObjectMeta {
   bool operator==(const ObjectMeta&) const = default;
 };
 
+// spec.resourceClaims[]: a DRA claim the pod uses, by name, made from a template per pod, or neither (the
+// API server rejects that; a pod template of a workload may leave it to a controller).
+struct PodResourceClaim {
+  std::string name;
+  std::string claim_name;     // resourceClaimName: an existing ResourceClaim, shared by whoever names it
+  std::string template_name;  // resourceClaimTemplateName: a ResourceClaim made for each pod
+  bool operator==(const PodResourceClaim&) const = default;
+};
+
 struct Pod {
   ObjectMeta meta;
   std::vector<Container> containers;  // init and sidecar containers first, then app containers; no ephemeral
@@ -108,6 +126,7 @@ struct Pod {
   bool has_required_affinity = false;
   std::vector<Toleration> tolerations;
   std::vector<Volume> volumes;
+  std::vector<PodResourceClaim> resource_claims;
   std::optional<ResourceRequirements> pod_resources;  // spec.resources (pod-level resources)
   std::string node_name;
   std::string priority_class_name;   // what quota scopeSelector PriorityClass matches

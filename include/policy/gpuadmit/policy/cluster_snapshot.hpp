@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/k8s/dra_objects.hpp"
 #include "gpuadmit/k8s/objects.hpp"
 #include "gpuadmit/policy/shared_list.hpp"
 
@@ -24,6 +25,14 @@ struct ClusterSnapshot {
   SharedList<k8s::ResourceQuota> quotas;
   SharedList<k8s::StorageClass> storage_classes;
   SharedList<k8s::PersistentVolumeClaim> claims;
+  // Dynamic Resource Allocation (resource.k8s.io/v1).
+  SharedList<k8s::DeviceClass> device_classes;  // sorted by name
+  SharedList<k8s::ResourceSlice> resource_slices;
+  SharedList<k8s::ResourceClaim> resource_claims;
+  SharedList<k8s::ResourceClaimTemplate> claim_templates;
+  // Whether the DRA kinds above are known: watched and listed (a cluster serving resource.k8s.io/v1), or in
+  // the --cluster file. Without them nothing is said about claims: a missing one may only be unseen.
+  bool dra_listed = false;
 
   // Indexes, built by make_snapshot(); rules use them instead of scanning every node.
   // resource name → positions in `nodes` of the nodes with a positive allocatable amount of it.
@@ -43,11 +52,41 @@ struct ClusterSnapshot {
   // Every node's group: what the cluster has (label values, say) without visiting each node.
   std::vector<NodeGroup> node_groups;
 
+  // The current slices (of each pool, the newest generation only, as the scheduler reads them): node name →
+  // the slices of devices local to that node; and the slices of devices several nodes reach (allNodes, a
+  // node selector). Pointers into resource_slices.
+  std::map<std::string, std::vector<const k8s::ResourceSlice*>, std::less<>> slices_by_node;
+  std::vector<const k8s::ResourceSlice*> shared_slices;
+  // KEP-5004: extended resource → the DeviceClass whose extendedResourceName it is. The nodes whose devices
+  // of that class serve it carry the count in their allocatable here (not in the API), so node-fit and
+  // gpu-quota read DRA-served GPUs as they read the device plugin's.
+  std::map<std::string, std::string, std::less<>> dra_extended_resources;
+
   [[nodiscard]] const k8s::StorageClass* storage_class(std::string_view name) const;
+  [[nodiscard]] const k8s::DeviceClass* device_class(std::string_view name) const;
+  [[nodiscard]] const k8s::ResourceClaim* resource_claim(std::string_view ns, std::string_view name) const;
+  [[nodiscard]] const k8s::ResourceClaimTemplate* claim_template(std::string_view ns,
+                                                                 std::string_view name) const;
+  // The devices a node can reach: its own slices', then the shared slices' whose selector matches it.
+  [[nodiscard]] std::vector<const k8s::ResourceSlice*> slices_for(const k8s::Node& node) const;
   [[nodiscard]] const k8s::StorageClass* default_storage_class() const;
   [[nodiscard]] const k8s::PersistentVolumeClaim* claim(std::string_view ns, std::string_view name) const;
 };
 
+// Everything a snapshot is built from, each kind as the watcher's cache or a file holds it.
+struct ClusterObjects {
+  SharedList<k8s::Node> nodes;
+  SharedList<k8s::ResourceQuota> quotas;
+  SharedList<k8s::StorageClass> storage_classes;
+  SharedList<k8s::PersistentVolumeClaim> claims;
+  SharedList<k8s::DeviceClass> device_classes;
+  SharedList<k8s::ResourceSlice> resource_slices;
+  SharedList<k8s::ResourceClaim> resource_claims;
+  SharedList<k8s::ResourceClaimTemplate> claim_templates;
+  bool dra_listed = false;
+};
+
+ClusterSnapshot make_snapshot(ClusterObjects objects);
 ClusterSnapshot make_snapshot(SharedList<k8s::Node> nodes, SharedList<k8s::ResourceQuota> quotas,
                               SharedList<k8s::StorageClass> storage_classes,
                               SharedList<k8s::PersistentVolumeClaim> claims);
@@ -60,8 +99,9 @@ ClusterSnapshot make_snapshot(std::vector<k8s::Node> nodes, std::vector<k8s::Res
 [[nodiscard]] bool same_group(const k8s::Node& a, const k8s::Node& b);
 [[nodiscard]] std::size_t group_hash(const k8s::Node& node);
 
-// The output of `kubectl get nodes,resourcequotas,storageclasses,persistentvolumeclaims -A -o json|yaml`
-// (a List), or a single object of one of those kinds. Other kinds are ignored; a malformed object is an
+// The output of `kubectl get nodes,resourcequotas,storageclasses,persistentvolumeclaims,deviceclasses,
+// resourceslices,resourceclaims,resourceclaimtemplates -A -o json|yaml` (a List), or a single object of one
+// of those kinds. Other kinds are ignored; a malformed object is an
 // error naming its kind, name and field.
 Result<ClusterSnapshot> snapshot_from_list(const nlohmann::json& list);
 

@@ -40,6 +40,7 @@
 #include <variant>
 
 #include "gpuadmit/common/result.hpp"
+#include "gpuadmit/k8s/dra_objects.hpp"
 #include "gpuadmit/k8s/quantity.hpp"
 
 namespace gpuadmit::policy {
@@ -61,22 +62,10 @@ inline constexpr int kMaxSelectorDepth = 100;
 // kNotEvaluated, not an error: Kubernetes' cost model differs and might have let it run.
 inline constexpr std::int64_t kSelectorStepBudget = 1'000'000;
 
-// A ResourceSlice device attribute: exactly one of int, bool, string or version (kept as written and parsed
-// as a semantic version on evaluation, as Kubernetes does).
-struct VersionText {
-  std::string text;
-  friend bool operator==(const VersionText&, const VersionText&) = default;
-};
-using AttributeValue = std::variant<std::int64_t, bool, std::string, VersionText>;
-
-// What a selector sees of one device. Attribute and capacity names are as the ResourceSlice writes them:
-// "domain/name", or "name" for the driver's own domain.
-struct DeviceView {
-  std::string driver;
-  bool allow_multiple_allocations = false;
-  std::map<std::string, AttributeValue> attributes;
-  std::map<std::string, k8s::Quantity> capacity;
-};
+// The device as a selector sees it (k8s/dra_objects.hpp): driver, attributes and capacity.
+using k8s::AttributeValue;
+using k8s::DeviceView;
+using k8s::VersionText;
 
 struct SelectorOutcome {
   enum class Kind : std::uint8_t { kTrue, kFalse, kError, kNotEvaluated };

@@ -86,6 +86,14 @@ struct StrayGpuToleration {
   bool operator==(const StrayGpuToleration&) const = default;
 };
 
+struct DraClaims {
+  Action action = Action::kEnforce;
+  // Device classes whose devices are GPUs (a pod asking for them is a GPU pod), besides the classes whose
+  // extendedResourceName is a GPU resource. Glob patterns with '*'.
+  std::vector<std::string> gpu_device_classes{"*gpu*", "mig.nvidia.com"};
+  bool operator==(const DraClaims&) const = default;
+};
+
 struct NodeFit {
   Action action = Action::kEnforce;
   // When no node offers the GPU resource at all (a node pool scaled to zero, waiting for the autoscaler),
@@ -206,6 +214,7 @@ struct RuleSet {
   GpuType gpu_type;
   CudaDriver cuda_driver;
   NodeFit node_fit;
+  DraClaims dra_claims;
   GpuQuota gpu_quota;
   CheckpointPvc checkpoint_pvc;
   ShmSize shm_size;

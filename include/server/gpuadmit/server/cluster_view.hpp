@@ -1,6 +1,8 @@
 // The seam between the webhook and the live cluster view. The server layer does not know the cluster layer
 // (the composition root wires the two, see docs/cluster.md): it sees a provider that starts, stops, says
-// whether the first full sync happened, hands out a view per review and renders its own /metrics lines.
+// whether the first full sync happened, hands out a view per review and renders its own /metrics lines. It
+// reads the cluster policy in force (to report the GPU resources nodes advertise that the policy does not
+// list), through a function serve hands it at start.
 #pragma once
 
 #include <functional>
@@ -9,6 +11,7 @@
 
 #include "gpuadmit/common/result.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
+#include "gpuadmit/policy/rule_set.hpp"
 #include "gpuadmit/server/json_log.hpp"
 
 namespace gpuadmit::server {
@@ -24,14 +27,18 @@ class ClusterViewProvider {
   ClusterViewProvider& operator=(ClusterViewProvider&&) = delete;
   virtual ~ClusterViewProvider() = default;
 
-  // Returns at once; the first sync happens in the background. Called once.
-  virtual void start() = 0;
+  // The cluster policy in force; it changes on reload, so it is asked each time it is needed.
+  using Rules = std::function<std::shared_ptr<const policy::RuleSet>()>;
+  // Returns at once; the first sync happens in the background. Called once. `rules` may be empty (tests):
+  // then nothing is compared with the policy.
+  virtual void start(Rules rules) = 0;
   // Idempotent; view() keeps answering with the last snapshot afterwards.
   virtual void stop() = 0;
   // The rest are called from request threads: thread-safe and never blocking on the API server.
   [[nodiscard]] virtual bool synced() const = 0;
   [[nodiscard]] virtual policy::ClusterView view() const = 0;
-  // Prometheus text (0.0.4) appended to /metrics: snapshot age, watch restarts, objects cached, ...
+  // Prometheus text (0.0.4) appended to /metrics: snapshot age, watch restarts, objects cached, the GPU
+  // resources the policy does not list, ...
   [[nodiscard]] virtual std::string metrics_text() const = 0;
 };
 

@@ -1,0 +1,118 @@
+// The DRA part of a snapshot: lookups of classes, claims and templates, the slices each node reaches, and
+// KEP-5004's extended resources served by DeviceClasses (extendedResourceName).
+#include <algorithm>
+#include <unordered_map>
+
+#include "cluster_dra.hpp"
+#include "dra_devices.hpp"
+#include "gpuadmit/k8s/scheduling.hpp"
+#include "gpuadmit/policy/device_cel.hpp"
+
+namespace gpuadmit::policy {
+
+const k8s::DeviceClass* ClusterSnapshot::device_class(std::string_view name) const {
+  const auto it = std::lower_bound(device_classes.begin(), device_classes.end(), name,
+                                   [](const k8s::DeviceClass& c, std::string_view n) { return c.name < n; });
+  return it != device_classes.end() && it->name == name ? &*it : nullptr;
+}
+
+const k8s::ResourceClaim* ClusterSnapshot::resource_claim(std::string_view ns, std::string_view name) const {
+  const auto it = std::find_if(
+      resource_claims.begin(), resource_claims.end(),
+      [&](const k8s::ResourceClaim& c) { return c.meta.namespace_ == ns && c.meta.name == name; });
+  return it == resource_claims.end() ? nullptr : &*it;
+}
+
+const k8s::ResourceClaimTemplate* ClusterSnapshot::claim_template(std::string_view ns,
+                                                                  std::string_view name) const {
+  const auto it = std::find_if(
+      claim_templates.begin(), claim_templates.end(),
+      [&](const k8s::ResourceClaimTemplate& t) { return t.meta.namespace_ == ns && t.meta.name == name; });
+  return it == claim_templates.end() ? nullptr : &*it;
+}
+
+std::vector<const k8s::ResourceSlice*> ClusterSnapshot::slices_for(const k8s::Node& node) const {
+  std::vector<const k8s::ResourceSlice*> out;
+  if (const auto it = slices_by_node.find(node.name); it != slices_by_node.end()) out = it->second;
+  for (const k8s::ResourceSlice* slice : shared_slices) {
+    if (slice->all_nodes ||
+        std::any_of(slice->node_selector.begin(), slice->node_selector.end(),
+                    [&](const k8s::NodeSelectorTerm& t) { return k8s::matches(t, node); }))
+      out.push_back(slice);
+  }
+  return out;
+}
+
+std::vector<CompiledSelector> compile_all(const std::vector<std::string>& expressions) {
+  std::vector<CompiledSelector> out;
+  for (const std::string& expression : expressions) {
+    auto compiled = compile_selector(expression);
+    if (compiled) {
+      out.push_back(*std::move(compiled));
+    } else {
+      // Kubernetes would not compile it either; evaluate() of a failed compile is an error outcome.
+      CompiledSelector never = *compile_selector("false");
+      out.push_back(std::move(never));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Of each (driver, pool), only the slices of its newest generation count: the older ones are on their way
+// out (the scheduler ignores them too).
+void index_slices(ClusterSnapshot& s) {
+  std::unordered_map<std::string, std::int64_t> newest;
+  for (const k8s::ResourceSlice& slice : s.resource_slices) {
+    auto [it, inserted] = newest.try_emplace(slice.driver + '\n' + slice.pool, slice.generation);
+    if (!inserted) it->second = std::max(it->second, slice.generation);
+  }
+  for (const k8s::ResourceSlice& slice : s.resource_slices) {
+    if (slice.generation < newest[slice.driver + '\n' + slice.pool]) continue;
+    if (!slice.node_name.empty()) {
+      s.slices_by_node[slice.node_name].push_back(&slice);
+    } else if (slice.all_nodes || !slice.node_selector.empty()) {
+      s.shared_slices.push_back(&slice);
+    }
+  }
+}
+
+// KEP-5004: a node without the resource in its allocatable (no device plugin) gets the number of its
+// devices of the class. Selectors outside the evaluated subset count the device: the scheduler may well
+// allocate it, and an undercount would deny pods that schedule.
+void add_extended_resources(ClusterSnapshot& s) {
+  for (const k8s::DeviceClass& cls : s.device_classes) {
+    if (cls.extended_resource_name.empty()) continue;
+    s.dra_extended_resources.emplace(cls.extended_resource_name, cls.name);
+    DeviceMatcher matcher(cls);
+    auto& pointers = s.nodes.pointers();
+    for (auto& pointer : pointers) {
+      if (pointer->allocatable.contains(cls.extended_resource_name)) continue;
+      std::int64_t count = 0;
+      for (const k8s::ResourceSlice* slice : s.slices_for(*pointer)) {
+        for (const k8s::Device& device : slice->devices) {
+          const DeviceMatcher::Match m = matcher.match(device);
+          if (m == DeviceMatcher::Match::kYes || m == DeviceMatcher::Match::kUnknown) ++count;
+        }
+      }
+      if (count == 0) continue;
+      auto node = std::make_shared<k8s::Node>(*pointer);
+      node->allocatable[cls.extended_resource_name] = k8s::Quantity::from_units(count);
+      pointer = std::move(node);
+    }
+  }
+}
+
+}  // namespace
+
+void index_dra(ClusterSnapshot& s) {
+  auto& classes = s.device_classes.pointers();
+  const auto by_name = [](const auto& a, const auto& b) { return a->name < b->name; };
+  if (!std::is_sorted(classes.begin(), classes.end(), by_name))
+    std::sort(classes.begin(), classes.end(), by_name);
+  index_slices(s);
+  add_extended_resources(s);
+}
+
+}  // namespace gpuadmit::policy

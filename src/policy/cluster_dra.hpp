@@ -1,0 +1,19 @@
+// The DRA indexes of a snapshot, and the device-class matching that the snapshot and the rules share.
+// Private to the policy layer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpuadmit/policy/cluster_snapshot.hpp"
+#include "gpuadmit/policy/device_cel.hpp"
+
+namespace gpuadmit::policy {
+
+// Fills the snapshot's DRA indexes (slices_by_node, shared_slices, dra_extended_resources) and adds the
+// KEP-5004 extended resources to the nodes' allocatable. Call before the node groups are built.
+void index_dra(ClusterSnapshot& s);
+
+// Selectors compiled once; one that Kubernetes would not compile becomes `false` (matches nothing).
+std::vector<CompiledSelector> compile_all(const std::vector<std::string>& expressions);
+}  // namespace gpuadmit::policy

@@ -1,0 +1,181 @@
+// DRA devices for the rules (dra_devices.hpp): claims resolved, GPU classes recognised, devices matched.
+#include "dra_devices.hpp"
+
+#include <algorithm>
+
+#include "cluster_dra.hpp"
+#include "gpuadmit/k8s/scheduling.hpp"
+#include "rule_context.hpp"
+
+namespace gpuadmit::policy {
+
+std::vector<PodClaim> resolve_claims(const k8s::Pod& pod, const ClusterSnapshot* cluster) {
+  std::vector<PodClaim> out;
+  for (std::size_t i = 0; i < pod.resource_claims.size(); ++i) {
+    const k8s::PodResourceClaim& ref = pod.resource_claims[i];
+    PodClaim claim{i, &ref, nullptr, nullptr};
+    if (cluster != nullptr && !ref.claim_name.empty()) {
+      claim.claim = cluster->resource_claim(pod.meta.namespace_, ref.claim_name);
+      if (claim.claim != nullptr) claim.spec = &claim.claim->spec;
+    } else if (cluster != nullptr && !ref.template_name.empty()) {
+      if (const auto* t = cluster->claim_template(pod.meta.namespace_, ref.template_name))
+        claim.spec = &t->spec;
+    }
+    out.push_back(claim);
+  }
+  return out;
+}
+
+bool is_gpu_device_class(std::string_view name, const ClusterSnapshot* cluster, const RuleSet& rules) {
+  const auto& patterns = rules.dra_claims.gpu_device_classes;
+  if (std::any_of(patterns.begin(), patterns.end(),
+                  [&](const std::string& p) { return glob_match(p, name); }))
+    return true;
+  const k8s::DeviceClass* cls = cluster != nullptr ? cluster->device_class(name) : nullptr;
+  return cls != nullptr && !cls->extended_resource_name.empty() &&
+         rules.is_gpu_resource(cls->extended_resource_name);
+}
+
+namespace {
+
+// The most devices matching `request` on any one node (for allocationMode: All).
+std::int64_t most_on_a_node(const ClusterSnapshot& cluster, const k8s::DeviceSubRequest& request) {
+  const k8s::DeviceClass* cls = cluster.device_class(request.device_class);
+  if (cls == nullptr) return 1;
+  DeviceMatcher matcher(*cls, request);
+  std::int64_t most = 0;
+  for (const k8s::Node& node : cluster.nodes) {
+    std::int64_t count = 0;
+    for (const k8s::ResourceSlice* slice : cluster.slices_for(node)) {
+      for (const k8s::Device& device : slice->devices) {
+        if (matcher.match(device) != DeviceMatcher::Match::kNo) ++count;
+      }
+    }
+    most = std::max(most, count);
+  }
+  return std::max<std::int64_t>(most, 1);
+}
+
+std::int64_t request_gpus(const k8s::DeviceRequest& request, const ClusterSnapshot* cluster,
+                          const RuleSet& rules) {
+  if (request.alternatives.empty()) return 0;
+  const k8s::DeviceSubRequest& first = request.alternatives.front();
+  if (!is_gpu_device_class(first.device_class, cluster, rules)) return 0;
+  if (!first.all) return std::max<std::int64_t>(first.count, 0);
+  return cluster != nullptr ? most_on_a_node(*cluster, first) : 1;
+}
+
+}  // namespace
+
+std::int64_t dra_gpu_units(const k8s::Container& c, const k8s::Pod& pod, const ClusterSnapshot* cluster,
+                           const RuleSet& rules) {
+  if (c.resources.claims.empty() || cluster == nullptr) return 0;
+  std::int64_t total = 0;
+  const std::vector<PodClaim> claims = resolve_claims(pod, cluster);
+  for (const k8s::ContainerClaim& uses : c.resources.claims) {
+    const auto claim = std::find_if(claims.begin(), claims.end(),
+                                    [&](const PodClaim& p) { return p.ref->name == uses.name; });
+    if (claim == claims.end() || claim->spec == nullptr) continue;
+    for (const k8s::DeviceRequest& request : claim->spec->requests) {
+      if (!uses.request.empty() && uses.request != request.name) continue;
+      total += std::min<std::int64_t>(request_gpus(request, cluster, rules), 1 << 20);
+    }
+  }
+  return total;
+}
+
+std::vector<std::pair<std::size_t, std::int64_t>> nodes_with_gpu_devices(const k8s::Pod& pod,
+                                                                         const ClusterSnapshot& cluster,
+                                                                         const RuleSet& rules) {
+  std::vector<DeviceMatcher> matchers;
+  for (const PodClaim& claim : resolve_claims(pod, &cluster)) {
+    if (claim.spec == nullptr) continue;
+    for (const k8s::DeviceRequest& request : claim.spec->requests) {
+      for (const k8s::DeviceSubRequest& way : request.alternatives) {
+        const k8s::DeviceClass* cls = cluster.device_class(way.device_class);
+        if (cls != nullptr && is_gpu_device_class(cls->name, &cluster, rules))
+          matchers.emplace_back(*cls, way);
+      }
+    }
+  }
+  std::vector<std::pair<std::size_t, std::int64_t>> out;
+  if (matchers.empty()) return out;
+  for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
+    std::int64_t count = 0;
+    for (const k8s::ResourceSlice* slice : cluster.slices_for(cluster.nodes[i])) {
+      for (const k8s::Device& d : slice->devices) {
+        const bool could = std::any_of(matchers.begin(), matchers.end(), [&](DeviceMatcher& m) {
+          const DeviceMatcher::Match r = m.match(d);
+          return r == DeviceMatcher::Match::kYes || r == DeviceMatcher::Match::kUnknown;
+        });
+        if (could) ++count;
+      }
+    }
+    if (count > 0) out.emplace_back(i, count);
+  }
+  return out;
+}
+
+DeviceMatcher::DeviceMatcher(const k8s::DeviceClass& cls, const k8s::DeviceSubRequest& request) {
+  std::vector<std::string> expressions = cls.selectors;
+  expressions.insert(expressions.end(), request.selectors.begin(), request.selectors.end());
+  selectors_ = compile_all(expressions);
+}
+
+DeviceMatcher::DeviceMatcher(const k8s::DeviceClass& cls) : selectors_(compile_all(cls.selectors)) {}
+
+DeviceMatcher::Match DeviceMatcher::evaluate_all(const k8s::DeviceView& view) {
+  Match result = Match::kYes;
+  for (const CompiledSelector& selector : selectors_) {
+    const SelectorOutcome outcome = evaluate(selector, view);
+    switch (outcome.kind) {
+      case SelectorOutcome::Kind::kTrue:
+        break;
+      case SelectorOutcome::Kind::kFalse:
+        return Match::kNo;  // the scheduler stops at the first selector that does not match
+      case SelectorOutcome::Kind::kError:
+        if (error_.empty()) {
+          error_ = outcome.message;
+          error_expression_ = selector.expression();
+        }
+        return Match::kError;
+      case SelectorOutcome::Kind::kNotEvaluated:
+        if (not_evaluated_.empty()) not_evaluated_ = outcome.message;
+        result = Match::kUnknown;
+        break;
+    }
+  }
+  return result;
+}
+
+DeviceMatcher::Match DeviceMatcher::match(const k8s::Device& device) {
+  // A selector that may read an attribute the device keeps to itself sees the whole device; the text test
+  // is conservative (a name inside a string literal counts too), and an escape might spell one.
+  const bool reads_own =
+      std::any_of(device.own_attributes.begin(), device.own_attributes.end(), [&](const auto& a) {
+        const std::string_view name = std::string_view(a.first).substr(a.first.rfind('/') + 1);
+        return std::any_of(selectors_.begin(), selectors_.end(), [&](const CompiledSelector& s) {
+          return s.expression().find(name) != std::string::npos ||
+                 s.expression().find('\\') != std::string::npos;
+        });
+      });
+  if (reads_own) return evaluate_all(device.full_view());
+  auto [it, inserted] = by_view_.try_emplace(device.view.get(), Match::kNo);
+  if (inserted) it->second = evaluate_all(*device.view);
+  return it->second;
+}
+
+bool tolerates_device(const k8s::DeviceSubRequest& request, const k8s::Device& device) {
+  return std::all_of(device.taints.begin(), device.taints.end(), [&](const k8s::Taint& taint) {
+    return !k8s::blocks_scheduling(taint) || k8s::tolerated_by_any(request.tolerations, taint);
+  });
+}
+
+std::string attribute_text(const k8s::AttributeValue& value) {
+  if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  if (const auto* s = std::get_if<std::string>(&value)) return *s;
+  return std::get<k8s::VersionText>(value).text;
+}
+
+}  // namespace gpuadmit::policy

@@ -1,0 +1,76 @@
+// DRA as the rules see it: a pod's claims resolved against the snapshot, which device classes are GPUs, and
+// which devices of a node a request can have. Private to the policy layer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuadmit/k8s/dra_objects.hpp"
+#include "gpuadmit/policy/cluster_snapshot.hpp"
+#include "gpuadmit/policy/device_cel.hpp"
+#include "gpuadmit/policy/rule_set.hpp"
+
+namespace gpuadmit::policy {
+
+// One entry of the pod's spec.resourceClaims, with the claim spec it stands for.
+struct PodClaim {
+  std::size_t index = 0;  // in spec.resourceClaims
+  const k8s::PodResourceClaim* ref = nullptr;
+  const k8s::DeviceClaim* spec = nullptr;     // nullptr: missing, or no cluster to look in
+  const k8s::ResourceClaim* claim = nullptr;  // resourceClaimName's claim, when it exists
+};
+std::vector<PodClaim> resolve_claims(const k8s::Pod& pod, const ClusterSnapshot* cluster);
+
+// A device class whose devices are GPUs: its name matches the policy's gpuDeviceClasses patterns, or its
+// extendedResourceName is one of the policy's GPU resources.
+bool is_gpu_device_class(std::string_view name, const ClusterSnapshot* cluster, const RuleSet& rules);
+
+// The GPUs a container gets from DRA: the devices of GPU classes that the claims it names ask for (every
+// request of the claim, or the one it names). `All` counts as the most matching devices on one node (1
+// without a cluster); firstAvailable counts its first choice.
+std::int64_t dra_gpu_units(const k8s::Container& c, const k8s::Pod& pod, const ClusterSnapshot* cluster,
+                           const RuleSet& rules);
+
+// The nodes with devices that GPU requests of the pod's claims could have (any of their ways' class and
+// selectors; not evaluated counts as could): position in cluster.nodes → how many such devices it has.
+std::vector<std::pair<std::size_t, std::int64_t>> nodes_with_gpu_devices(const k8s::Pod& pod,
+                                                                         const ClusterSnapshot& cluster,
+                                                                         const RuleSet& rules);
+
+// Whether devices match one way of serving a request: its class's selectors and its own, ANDed. Results
+// are kept per shared device view, so a pool of identical GPUs is evaluated once; a selector that names
+// an attribute a device keeps to itself (uuid) is evaluated on each device.
+class DeviceMatcher {
+ public:
+  enum class Match : std::uint8_t { kYes, kNo, kError, kUnknown };
+  DeviceMatcher(const k8s::DeviceClass& cls, const k8s::DeviceSubRequest& request);
+  // Also for a class alone (KEP-5004's extended resources).
+  explicit DeviceMatcher(const k8s::DeviceClass& cls);
+
+  Match match(const k8s::Device& device);
+  // The first runtime error a selector gave ("no such key: gpuModel"), and its expression.
+  [[nodiscard]] const std::string& error() const noexcept { return error_; }
+  [[nodiscard]] const std::string& error_expression() const noexcept { return error_expression_; }
+  // Why a selector was not evaluated, when one was not.
+  [[nodiscard]] const std::string& not_evaluated() const noexcept { return not_evaluated_; }
+
+ private:
+  Match evaluate_all(const k8s::DeviceView& view);
+  std::vector<CompiledSelector> selectors_;
+  std::unordered_map<const k8s::DeviceView*, Match> by_view_;
+  std::string error_;
+  std::string error_expression_;
+  std::string not_evaluated_;
+};
+
+// Whether the request tolerates the device's taints (NoSchedule and NoExecute keep a device from new claims).
+bool tolerates_device(const k8s::DeviceSubRequest& request, const k8s::Device& device);
+
+// An attribute's value as people read it: "NVIDIA A100-SXM4-80GB", "8.0.0", "true", "3".
+std::string attribute_text(const k8s::AttributeValue& value);
+
+}  // namespace gpuadmit::policy

@@ -1,0 +1,156 @@
+// dra-claims: a pod's DRA claims are judged against the cluster's device classes, slices, claims and
+// templates (tests/fixtures/cluster/dra-cluster.yaml: 3 A100s + 7 MIG slices on one node, 8 H100s on
+// another).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "support/policy_checks.hpp"
+
+namespace {
+
+using gpuadmit::test::check;
+using gpuadmit::test::view_of;
+using nlohmann::json;
+
+// A pod of namespace ml-team whose one container uses one claim, by template or by name.
+json dra_pod(const std::string& claim_source, const std::string& extra_spec = "") {
+  return gpuadmit::test::yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml-team}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+    - name: main
+      image: nvcr.io/nvidia/pytorch:24.10-py3
+      resources: {claims: [{name: gpu}]}
+  resourceClaims: [{name: gpu, )" +
+                              claim_source + "}]\n" + extra_spec);
+}
+
+std::string violations_of(const gpuadmit::admission::CheckResult& r, const std::string& rule) {
+  std::string out;
+  for (const auto& v : r.violations) {
+    if (v.rule == rule) out += v.message + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("dra-claims denies what Kubernetes would leave Pending, naming what exists", "[dra-claims]") {
+  auto [source, fragments] = GENERATE(table<std::string, std::vector<std::string>>({
+      {"resourceClaimName: shared-gpus",
+       {"ResourceClaim \"shared-gpus\" does not exist in namespace ml-team", "did you mean \"shared-gpu\"?"}},
+      {"resourceClaimTemplateName: no-such-template",
+       {"ResourceClaimTemplate \"no-such-template\" does not exist"}},
+      {"resourceClaimTemplateName: typo-class",
+       {"DeviceClass \"gpu.nvidia.cm\" does not exist", "did you mean \"gpu.nvidia.com\""}},
+      {"resourceClaimTemplateName: sixteen-gpus",
+       {"asks for 16 devices of class \"gpu.nvidia.com\" on one node",
+        "no node has more than 8 (dra-h100-0"}},
+      {"resourceClaimTemplateName: h200-only",
+       {"matches no device on the 2 nodes this pod can use",
+        "productName is one of: NVIDIA A100-SXM4-80GB (3 devices on 1 node), NVIDIA H100 80GB HBM3 (8 on "
+        "1)"}},
+      {"resourceClaimTemplateName: bad-attr",
+       {"no such key: gpuModel", "The devices have: architecture, brand, cudaComputeCapability"}},
+      {"resourceClaimTemplateName: eight-mig-one-gpu", {"asks for 8 devices", "no node has more than 7"}},
+  }));
+  CAPTURE(source);
+  const auto view = view_of("dra-cluster");
+  const auto r = check(dra_pod(source), gpuadmit::test::policy_with(""), &view);
+  CHECK_FALSE(r.allowed);
+  const std::string text = violations_of(r, "dra-claims");
+  for (const std::string& fragment : fragments) CHECK_THAT(text, Catch::Contains(fragment));
+}
+
+TEST_CASE("dra-claims allows the claims some node can serve, and counts their GPUs", "[dra-claims]") {
+  auto [source, gpus] = GENERATE(table<std::string, int>({
+      {"resourceClaimTemplateName: one-gpu", 1},
+      {"resourceClaimTemplateName: cc9", 2},             // compute capability > 8.9: the H100s
+      {"resourceClaimTemplateName: two-mig", 2},         // two MIG slices of one parent GPU
+      {"resourceClaimTemplateName: h100-else-a100", 4},  // firstAvailable: no H200, so 4 H100s
+      {"resourceClaimTemplateName: all-gpus", 8},        // All: the most on one node
+      {"resourceClaimName: shared-gpu", 1},
+  }));
+  CAPTURE(source);
+  const auto view = view_of("dra-cluster");
+  const auto r = check(dra_pod(source), gpuadmit::test::policy_with(""), &view);
+  CHECK(r.allowed);
+  CHECK(violations_of(r, "dra-claims").empty());
+  // A GPU pod for the other rules: made Guaranteed, 8 cpu per GPU (the policy's figure, which each node with
+  // the devices holds), so its GPU count is the claim's.
+  const json& limits = r.fixed.at("spec").at("containers").at(0).at("resources").at("limits");
+  CHECK(limits.at("cpu") == std::to_string(8 * gpus));
+}
+
+TEST_CASE("dra-claims warns when a workload's replicas share one ResourceClaim", "[dra-claims]") {
+  const auto view = view_of("dra-cluster");
+  const json deployment = gpuadmit::test::yaml(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: ml-team}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers: [{name: main, image: busybox, resources: {claims: [{name: gpu}]}}]
+      resourceClaims: [{name: gpu, resourceClaimName: shared-gpu}]
+)");
+  const auto r = check(deployment, gpuadmit::test::policy_with(""), &view);
+  CHECK(r.allowed);
+  CHECK_THAT(gpuadmit::test::all_text(r),
+             Catch::Contains("ResourceClaim \"shared-gpu\" shared by 2 replicas"));
+}
+
+TEST_CASE("dra-claims says nothing without the DRA kinds in view", "[dra-claims]") {
+  const auto view = view_of("gpu-cluster");
+  const auto r = check(dra_pod("resourceClaimName: anything"), gpuadmit::test::policy_with(""), &view);
+  CHECK(violations_of(r, "dra-claims").empty());
+}
+
+TEST_CASE("KEP-5004: plain nvidia.com/gpu requests count the DRA devices of the class that serves them",
+          "[dra-claims][node-fit]") {
+  auto [gpus, allowed] = GENERATE(table<std::string, bool>({{"2", true}, {"8", true}, {"9", false}}));
+  CAPTURE(gpus);
+  const auto view = view_of("dra-cluster");
+  const json pod = gpuadmit::test::yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml-team}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: )" +
+                                        gpus + "}}}]\n");
+  const auto r = check(pod, gpuadmit::test::policy_with(""), &view);
+  CHECK(r.allowed == allowed);
+  if (!allowed) CHECK_THAT(violations_of(r, "node-fit"), Catch::Contains("1 node has 8 nvidia.com/gpu"));
+}
+
+TEST_CASE("gpu-quota warns when the claims made from a workload's templates exceed the device class quota",
+          "[dra-claims][gpu-quota]") {
+  auto [replicas, warned] = GENERATE(table<int, bool>({{1, false}, {2, true}}));
+  CAPTURE(replicas);
+  const auto view = view_of("dra-cluster");  // ResourceQuota gpu-devices: 3 of 4 gpu.nvidia.com devices left
+  const json job = gpuadmit::test::yaml(R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j, namespace: ml-team}
+spec:
+  parallelism: )" + std::to_string(replicas) +
+                                        R"(
+  template:
+    spec:
+      restartPolicy: Never
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers: [{name: main, image: busybox, resources: {claims: [{name: gpu}]}}]
+      resourceClaims: [{name: gpu, resourceClaimTemplateName: cc9}]
+)");
+  const auto r = check(job, gpuadmit::test::policy_with(""), &view);
+  CHECK(r.allowed);
+  const bool said = gpuadmit::test::warnings_text(r).find(
+                        "gpu-quota: ResourceQuota gpu-devices has 3 of 4 "
+                        "gpu.nvidia.com.deviceclass.resource.k8s.io/devices left") != std::string::npos;
+  CHECK(said == warned);
+}
