@@ -17,18 +17,14 @@ const k8s::DeviceClass* ClusterSnapshot::device_class(std::string_view name) con
 }
 
 const k8s::ResourceClaim* ClusterSnapshot::resource_claim(std::string_view ns, std::string_view name) const {
-  const auto it = std::find_if(
-      resource_claims.begin(), resource_claims.end(),
-      [&](const k8s::ResourceClaim& c) { return c.meta.namespace_ == ns && c.meta.name == name; });
-  return it == resource_claims.end() ? nullptr : &*it;
+  const auto it = claims_by_key.find(std::string(ns) + "/" + std::string(name));
+  return it == claims_by_key.end() ? nullptr : it->second;
 }
 
 const k8s::ResourceClaimTemplate* ClusterSnapshot::claim_template(std::string_view ns,
                                                                   std::string_view name) const {
-  const auto it = std::find_if(
-      claim_templates.begin(), claim_templates.end(),
-      [&](const k8s::ResourceClaimTemplate& t) { return t.meta.namespace_ == ns && t.meta.name == name; });
-  return it == claim_templates.end() ? nullptr : &*it;
+  const auto it = templates_by_key.find(std::string(ns) + "/" + std::string(name));
+  return it == templates_by_key.end() ? nullptr : it->second;
 }
 
 std::vector<const k8s::ResourceSlice*> ClusterSnapshot::slices_for(const k8s::Node& node) const {
@@ -111,6 +107,10 @@ void index_dra(ClusterSnapshot& s) {
   const auto by_name = [](const auto& a, const auto& b) { return a->name < b->name; };
   if (!std::is_sorted(classes.begin(), classes.end(), by_name))
     std::sort(classes.begin(), classes.end(), by_name);
+  for (const k8s::ResourceClaim& claim : s.resource_claims)
+    s.claims_by_key.emplace(claim.meta.namespace_ + "/" + claim.meta.name, &claim);
+  for (const k8s::ResourceClaimTemplate& t : s.claim_templates)
+    s.templates_by_key.emplace(t.meta.namespace_ + "/" + t.meta.name, &t);
   index_slices(s);
   add_extended_resources(s);
 }

@@ -2,6 +2,7 @@
 #include "dra_devices.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "cluster_dra.hpp"
 #include "gpuadmit/k8s/scheduling.hpp"
@@ -120,9 +121,30 @@ DeviceMatcher::DeviceMatcher(const k8s::DeviceClass& cls, const k8s::DeviceSubRe
   std::vector<std::string> expressions = cls.selectors;
   expressions.insert(expressions.end(), request.selectors.begin(), request.selectors.end());
   selectors_ = compile_all(expressions);
+  index_words();
 }
 
-DeviceMatcher::DeviceMatcher(const k8s::DeviceClass& cls) : selectors_(compile_all(cls.selectors)) {}
+DeviceMatcher::DeviceMatcher(const k8s::DeviceClass& cls) : selectors_(compile_all(cls.selectors)) {
+  index_words();
+}
+
+void DeviceMatcher::index_words() {
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  for (const CompiledSelector& selector : selectors_) {
+    const std::string& text = selector.expression();
+    escaped_ = escaped_ || text.find('\\') != std::string::npos;
+    for (std::size_t i = 0; i < text.size();) {
+      if (!word_char(text[i])) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < text.size() && word_char(text[j])) ++j;
+      words_.emplace(text, i, j - i);
+      i = j;
+    }
+  }
+}
 
 DeviceMatcher::Match DeviceMatcher::evaluate_all(const k8s::DeviceView& view) {
   Match result = Match::kYes;
@@ -149,16 +171,13 @@ DeviceMatcher::Match DeviceMatcher::evaluate_all(const k8s::DeviceView& view) {
 }
 
 DeviceMatcher::Match DeviceMatcher::match(const k8s::Device& device) {
-  // A selector that may read an attribute the device keeps to itself sees the whole device; the text test
-  // is conservative (a name inside a string literal counts too), and an escape might spell one.
+  // A selector that may read an attribute the device keeps to itself sees the whole device. The test is
+  // conservative: a name spelt anywhere (in a string literal too) counts, and so does any escape.
   const bool reads_own =
-      std::any_of(device.own_attributes.begin(), device.own_attributes.end(), [&](const auto& a) {
-        const std::string_view name = std::string_view(a.first).substr(a.first.rfind('/') + 1);
-        return std::any_of(selectors_.begin(), selectors_.end(), [&](const CompiledSelector& s) {
-          return s.expression().find(name) != std::string::npos ||
-                 s.expression().find('\\') != std::string::npos;
-        });
-      });
+      !device.own_attributes.empty() &&
+      (escaped_ ||
+       std::any_of(device.own_attributes.begin(), device.own_attributes.end(),
+                   [&](const auto& a) { return words_.contains(a.first.substr(a.first.rfind('/') + 1)); }));
   if (reads_own) return evaluate_all(device.full_view());
   auto [it, inserted] = by_view_.try_emplace(device.view.get(), Match::kNo);
   if (inserted) it->second = evaluate_all(*device.view);

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gpuadmit/k8s/dra_objects.hpp"
@@ -60,7 +61,12 @@ class DeviceMatcher {
 
  private:
   Match evaluate_all(const k8s::DeviceView& view);
+  void index_words();
   std::vector<CompiledSelector> selectors_;
+  // The identifiers the selectors spell (attribute names among them), and whether any has an escape that
+  // could spell one: what decides, once, whether a device's own attributes must be shown to them.
+  std::unordered_set<std::string> words_;
+  bool escaped_ = false;
   std::unordered_map<const k8s::DeviceView*, Match> by_view_;
   std::string error_;
   std::string error_expression_;

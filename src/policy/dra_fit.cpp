@@ -152,15 +152,15 @@ void record_first_way(RequestSurvey& s, const RequestWay& way, const k8s::Node& 
   }
 }
 
-// Whether every request has devices on `node`, updating the surveys; `chosen` and `needs` get what each
-// request would take there.
-bool requests_fit(std::vector<ClaimRequest>& requests, PodFit& fit, const k8s::Node& node,
+// Whether every request has devices on `node`; with `fit`, its surveys are updated too. `chosen` and
+// `needs` get what each request would take there.
+bool requests_fit(std::vector<ClaimRequest>& requests, PodFit* fit, const k8s::Node& node,
                   const std::vector<const k8s::ResourceSlice*>& slices,
                   std::vector<std::vector<const k8s::Device*>>& chosen, std::vector<std::int64_t>& needs) {
   bool all_fit = true;
   for (std::size_t r = 0; r < requests.size(); ++r) {
-    RequestSurvey& s = fit.requests[r];
-    survey(requests[r], s, slices);
+    RequestSurvey* s = fit != nullptr ? &fit->requests[r] : nullptr;
+    if (s != nullptr) survey(requests[r], *s, slices);
     bool fits = false;
     for (std::size_t w = 0; w < requests[r].ways.size(); ++w) {
       RequestWay& way = requests[r].ways[w];
@@ -171,20 +171,23 @@ bool requests_fit(std::vector<ClaimRequest>& requests, PodFit& fit, const k8s::N
           if (m == DeviceMatcher::Match::kNo || m == DeviceMatcher::Match::kError) continue;
           if (tolerates_device(*way.sub, device)) {
             candidates.push_back(&device);
-          } else if (w == 0) {
-            ++s.tainted;
+          } else if (w == 0 && s != nullptr) {
+            ++s->tainted;
           }
         }
       }
-      if (w == 0) record_first_way(s, way, node, static_cast<std::int64_t>(candidates.size()));
+      if (w == 0 && s != nullptr)
+        record_first_way(*s, way, node, static_cast<std::int64_t>(candidates.size()));
       const std::int64_t need = way.sub->all ? 1 : way.sub->count;
       if (!fits && static_cast<std::int64_t>(candidates.size()) >= need) {
         fits = true;
         needs[r] = way.sub->all ? static_cast<std::int64_t>(candidates.size()) : need;
         chosen[r] = std::move(candidates);
+        if (s == nullptr) break;  // later ways matter only to the survey
       }
     }
     all_fit = all_fit && fits;
+    if (!all_fit && s == nullptr) break;  // this node is out
   }
   return all_fit;
 }
@@ -223,16 +226,20 @@ PodFit fit_claims(const k8s::Pod& pod, const std::vector<PodClaim>& claims, cons
     fit.fits = true;
     return fit;
   }
-  for (const k8s::Node& node : cluster.nodes) {
-    if (!usable(pod, node)) continue;
-    ++fit.usable_nodes;
-    const std::vector<const k8s::ResourceSlice*> slices = cluster.slices_for(node);
-    std::vector<std::vector<const k8s::Device*>> chosen(requests.size());
-    std::vector<std::int64_t> needs(requests.size(), 0);
-    if (requests_fit(requests, fit, node, slices, chosen, needs) &&
-        holds_together(claims, requests, chosen, needs)) {
-      fit.fits = true;
-      return fit;
+  // First the scheduler's try, stopping at the first node that fits; only when none does, a second pass
+  // surveys what the usable nodes have, for the message.
+  for (const bool surveying : {false, true}) {
+    for (const k8s::Node& node : cluster.nodes) {
+      if (!usable(pod, node)) continue;
+      if (surveying) ++fit.usable_nodes;
+      const std::vector<const k8s::ResourceSlice*> slices = cluster.slices_for(node);
+      std::vector<std::vector<const k8s::Device*>> chosen(requests.size());
+      std::vector<std::int64_t> needs(requests.size(), 0);
+      if (requests_fit(requests, surveying ? &fit : nullptr, node, slices, chosen, needs) &&
+          holds_together(claims, requests, chosen, needs)) {
+        fit.fits = true;
+        return fit;
+      }
     }
   }
   return fit;

@@ -128,6 +128,15 @@ std::int64_t RuleContext::count_gpu_units(const k8s::Container& c) const {
   return total;
 }
 
+const std::vector<std::pair<std::size_t, std::int64_t>>& RuleContext::dra_gpu_nodes() const {
+  if (!dra_gpu_nodes_) {
+    dra_gpu_nodes_.emplace();
+    if (cluster() != nullptr && !pod_.resource_claims.empty())
+      *dra_gpu_nodes_ = nodes_with_gpu_devices(pod_, *cluster(), rules_);
+  }
+  return *dra_gpu_nodes_;
+}
+
 std::int64_t RuleContext::gpu_units() const {
   std::int64_t total = 0;
   for (const k8s::Container& c : pod_.containers) {

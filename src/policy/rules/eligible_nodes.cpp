@@ -2,7 +2,6 @@
 // size or tolerate for those nodes (guaranteed-qos, gpu-tolerations) and node-fit, which names nodes.
 #include <algorithm>
 
-#include "../dra_devices.hpp"
 #include "../rule_context.hpp"
 #include "gpuadmit/k8s/scheduling.hpp"
 
@@ -48,7 +47,7 @@ std::vector<ClusterSnapshot::NodeGroup> eligible_gpu_groups(const RuleContext& c
   if (gpus.empty()) {
     // GPUs from DRA claims: the nodes that have devices of their classes, node by node (devices are not
     // part of what makes nodes a group).
-    for (const auto& [i, devices] : nodes_with_gpu_devices(pod, *cluster, ctx.rules())) {
+    for (const auto& [i, devices] : ctx.dra_gpu_nodes()) {
       const k8s::Node& node = cluster->nodes[i];
       if (!node.unschedulable && node.ready && k8s::node_selector_matches(pod, node)) out.push_back({i, 1});
     }

@@ -61,6 +61,10 @@ struct ClusterSnapshot {
   // of that class serve it carry the count in their allocatable here (not in the API), so node-fit and
   // gpu-quota read DRA-served GPUs as they read the device plugin's.
   std::map<std::string, std::string, std::less<>> dra_extended_resources;
+  // "namespace/name" → the ResourceClaim or ResourceClaimTemplate: pods name them, and a cluster holds one
+  // claim per GPU pod.
+  std::map<std::string, const k8s::ResourceClaim*, std::less<>> claims_by_key;
+  std::map<std::string, const k8s::ResourceClaimTemplate*, std::less<>> templates_by_key;
 
   [[nodiscard]] const k8s::StorageClass* storage_class(std::string_view name) const;
   [[nodiscard]] const k8s::DeviceClass* device_class(std::string_view name) const;
