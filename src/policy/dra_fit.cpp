@@ -39,9 +39,8 @@ const k8s::AttributeValue* qualified_attribute(const k8s::Device& device, const 
   return device.attribute(name.substr(slash + 1));
 }
 
-std::vector<std::string> shown_attributes(const k8s::DeviceSubRequest& sub, const k8s::DeviceClass& cls) {
+std::vector<std::string> shown_attributes(const k8s::DeviceSubRequest& sub) {
   std::vector<std::string> out{"productName"};
-  (void)cls;
   for (const std::string& expression : sub.selectors) {
     // Names read as device.attributes["domain"].name or the short form: any identifier after a '.' or
     // inside ["..."] that is not a known function is a candidate; the survey keeps those devices have.
@@ -76,7 +75,7 @@ std::vector<ClaimRequest> requests_of(const std::vector<PodClaim>& claims, const
         if (cls == nullptr) continue;
         if (!r.class_only) {
           r.class_only.emplace(*cls);
-          r.shown = shown_attributes(sub, *cls);
+          r.shown = shown_attributes(sub);
         }
         r.ways.push_back({&sub, DeviceMatcher(*cls, sub)});
       }

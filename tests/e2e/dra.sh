@@ -112,24 +112,9 @@ skip() {   # skip NAME REASON
 }
 
 # --- the control plane -----------------------------------------------------------------------------------
-# lib/standalone.sh's attach_control_plane starts its own without kube-controller-manager; DRA needs it (the
-# resourceclaim controller makes a pod's claims from its templates), so this suite starts its own with it.
-if [[ -n ${GPUADMIT_E2E_STATE:-} && -f $GPUADMIT_E2E_STATE/cluster.env ]]; then
-  STATE=$GPUADMIT_E2E_STATE
-  log "reusing the control plane of $STATE"
-else
-  STATE=/tmp/gpuadmit-dra
-  export GPUADMIT_E2E_STATE=$STATE
-  log "starting a control plane of its own in $STATE (with kube-controller-manager)"
-  OWN_CLUSTER=1
-  GPUADMIT_BIN=$BIN GPUADMIT_E2E_CONTROLLERS=1 "$HERE/cluster.sh" up >"$WORK/cluster.env" 2>"$WORK/cluster-up.log" ||
-    { tail -n 30 "$WORK/cluster-up.log" >&2; echo "FAIL  setup: cluster.sh up"; FAILED=1; summary; exit 1; }
-fi
-# shellcheck source=/dev/null
-source "$STATE/cluster.env"
-export KUBECONFIG
-[[ -n ${GPUADMIT_E2E_WEBHOOK_URL:-} && -f $STATE/gpuadmit/webhooks.yaml ]] ||
-  { echo "FAIL  setup: the cluster in $STATE runs without gpuadmit (cluster.sh up needs GPUADMIT_BIN)"; FAILED=1; summary; exit 1; }
+# Its own control plane, when it starts one, runs kube-controller-manager: the resourceclaim controller makes a
+# pod's claims from its templates.
+attach_control_plane /tmp/gpuadmit-dra 1
 HEX=$(printf '%04x' $((RANDOM % 65536)))
 NS_OFF=e2e-dra-$HEX-without
 NS_ON=e2e-dra-$HEX-with

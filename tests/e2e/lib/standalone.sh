@@ -23,10 +23,12 @@ summary() {
   ((FAILED == 0))
 }
 
-# attach_control_plane OWN_STATE_DIR: the cluster named by GPUADMIT_E2E_STATE when one runs there (run.sh's,
-# shared), else one of its own in OWN_STATE_DIR (OWN_CLUSTER=1: the caller's cleanup stops it). Either way it
-# must run gpuadmit (cluster.sh up with GPUADMIT_BIN). Exits with a FAIL line when there is none.
+# attach_control_plane OWN_STATE_DIR [CONTROLLERS]: the cluster named by GPUADMIT_E2E_STATE when one runs there
+# (run.sh's, shared), else one of its own in OWN_STATE_DIR (OWN_CLUSTER=1: the caller's cleanup stops it), with
+# kube-controller-manager when CONTROLLERS is 1 (default 0). Either way it must run gpuadmit (cluster.sh up
+# with GPUADMIT_BIN). Exits with a FAIL line when there is none.
 attach_control_plane() {
+  local controllers=${2:-0}
   if [[ -n ${GPUADMIT_E2E_STATE:-} && -f $GPUADMIT_E2E_STATE/cluster.env ]]; then
     STATE=$GPUADMIT_E2E_STATE
     log "reusing the control plane of $STATE"
@@ -35,7 +37,7 @@ attach_control_plane() {
     export GPUADMIT_E2E_STATE=$STATE
     log "starting a control plane of its own in $STATE"
     OWN_CLUSTER=1
-    GPUADMIT_BIN=$BIN GPUADMIT_E2E_CONTROLLERS=0 "$HERE/cluster.sh" up >"$WORK/cluster.env" 2>"$WORK/cluster-up.log" ||
+    GPUADMIT_BIN=$BIN GPUADMIT_E2E_CONTROLLERS=$controllers "$HERE/cluster.sh" up >"$WORK/cluster.env" 2>"$WORK/cluster-up.log" ||
       { tail -n 30 "$WORK/cluster-up.log" >&2; echo "FAIL  setup: cluster.sh up"; FAILED=1; summary; exit 1; }
   fi
   # shellcheck source=/dev/null
