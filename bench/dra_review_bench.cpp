@@ -1,12 +1,14 @@
 // DRA review benchmark: what judging a pod with DRA claims costs against 5,000 nodes (--nodes) with a
 // ResourceSlice of 8 GPUs each (--gpus), four A100 nodes in five and H100s on the rest, each GPU with its own
 // uuid as NVIDIA's driver publishes it. The whole offline check of each pod (parse, every rule, dra-claims'
-// per-node device matching, the patch) is timed, best and median of --runs, for:
+// device matching, the patch) is timed, best and median of --runs, for:
 //   - a one-GPU template (fits the first node: the common case);
 //   - 4 H100s by selector (the first fitting node is the fifth);
-//   - 16 GPUs (no node has them: every node is visited, the message built);
-//   - a selector no device matches (every node visited, the attribute values surveyed);
-//   - a plain nvidia.com/gpu: 4 pod served by the DeviceClass's extendedResourceName (KEP-5004).
+//   - 16 GPUs (no node has them: every device group is tried, the message built);
+//   - a selector no device matches (every group tried, the attribute values surveyed);
+//   - a plain nvidia.com/gpu: 4 pod served by the DeviceClass's extendedResourceName (KEP-5004);
+//   - a selector on one GPU's uuid, which tells a group's nodes apart: every node is tried, the last fits.
+// The nodes are two device groups (A100 and H100), so most rows try two nodes, not 5,000.
 // Prints numbers; asserts nothing. Run: make bench.
 #include <algorithm>
 #include <chrono>
@@ -75,6 +77,8 @@ json cluster(int nodes, int gpus) {
                "device.attributes['gpu.nvidia.com'].productName.lowerAscii().matches('h100')");
   add_template("sixteen", 16, "");
   add_template("h200", 1, "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H200'");
+  add_template("by-uuid", 1,
+               "device.attributes['gpu.nvidia.com'].uuid == 'GPU-" + std::to_string(nodes - 1) + "-0'");
   return {{"kind", "List"}, {"items", items}};
 }
 
@@ -120,6 +124,7 @@ int main(int argc, char** argv) {
       {"16 GPUs (no node: all visited, denied)", claim_pod("sixteen")},
       {"H200 (no device matches: denied)", claim_pod("h200")},
       {"nvidia.com/gpu: 4 (KEP-5004, node-fit)", pod(R"({"limits":{"nvidia.com/gpu":4}})", "")},
+      {"one GPU by uuid (each node tried: last)", claim_pod("by-uuid")},
   };
   for (const auto& [what, object] : pods) {
     std::vector<double> ms;

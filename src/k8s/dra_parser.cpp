@@ -3,8 +3,10 @@
 #include "gpuadmit/k8s/dra_parser.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -92,11 +94,19 @@ DeviceView device_view(const json& device, const std::string& driver, const Path
   return view;
 }
 
-// The string attributes whose values differ on every device of the slice (uuid, PCI address): kept per
-// device, so that the rest can be shared.
+// Whether an attribute's name says it holds a device's identity: uuid, parentUUID.
+bool names_identity(std::string_view name) {
+  if (name.size() < 4) return false;
+  const std::string_view tail = name.substr(name.size() - 4);
+  return std::equal(tail.begin(), tail.end(), "uuid",
+                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+
+// The string attributes that tell devices apart: those named for an identity (uuid; MIG's parentUUID,
+// shared by a GPU's slices), and those whose values differ on every device of the slice (a PCI address):
+// kept per device, so that the rest can be shared, here and across nodes alike.
 std::set<std::string> identity_attributes(const std::vector<DeviceView>& views) {
   std::set<std::string> out;
-  if (views.size() < 2) return out;
   std::map<std::string, std::set<std::string>> values;
   for (const DeviceView& view : views) {
     for (const auto& [name, value] : view.attributes) {
@@ -104,7 +114,7 @@ std::set<std::string> identity_attributes(const std::vector<DeviceView>& views) 
     }
   }
   for (const auto& [name, seen] : values) {
-    if (seen.size() == views.size()) out.insert(name);
+    if (names_identity(name) || (views.size() > 1 && seen.size() == views.size())) out.insert(name);
   }
   return out;
 }

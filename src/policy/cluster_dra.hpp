@@ -14,6 +14,9 @@ namespace gpuadmit::policy {
 // KEP-5004 extended resources to the nodes' allocatable. Call before the node groups are built.
 void index_dra(ClusterSnapshot& s);
 
+// Fills device_groups and own_attribute_names; `group_of` is each node's node group (after group_nodes).
+void group_devices(ClusterSnapshot& s, const std::vector<std::size_t>& group_of);
+
 // Selectors compiled once; one that Kubernetes would not compile becomes `false` (matches nothing).
 std::vector<CompiledSelector> compile_all(const std::vector<std::string>& expressions);
 }  // namespace gpuadmit::policy

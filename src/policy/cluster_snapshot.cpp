@@ -54,7 +54,8 @@ bool same_labels_but_hostname(const k8s::StringMap& a, const k8s::StringMap& b) 
   }
 }
 
-void group_nodes(ClusterSnapshot& s);
+// Builds the node groups and their indexes; returns each node's group id.
+std::vector<std::size_t> group_nodes(ClusterSnapshot& s);
 
 }  // namespace
 
@@ -101,7 +102,7 @@ ClusterSnapshot make_snapshot(ClusterObjects objects) {
   if (!std::is_sorted(pointers.begin(), pointers.end(), by_name))
     std::sort(pointers.begin(), pointers.end(), by_name);
   index_dra(s);  // before the groups: KEP-5004 adds DRA-served extended resources to nodes
-  group_nodes(s);
+  group_devices(s, group_nodes(s));
   return s;
 }
 
@@ -121,7 +122,7 @@ ClusterSnapshot make_snapshot(SharedList<k8s::Node> nodes, SharedList<k8s::Resou
 
 namespace {
 
-void group_nodes(ClusterSnapshot& s) {
+std::vector<std::size_t> group_nodes(ClusterSnapshot& s) {
   // Groups: nodes node-fit cannot tell apart, found by hash and confirmed field by field.
   std::unordered_multimap<std::size_t, std::size_t> groups_by_hash;  // hash → group id
   std::vector<std::size_t> group_of(s.nodes.size());
@@ -161,6 +162,7 @@ void group_nodes(ClusterSnapshot& s) {
   for (std::size_t i = 0; i < s.nodes.size(); ++i) {
     for (std::vector<std::size_t>* positions : offered[group_of[i]]) positions->push_back(i);
   }
+  return group_of;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <string_view>
 
 #include "cluster_dra.hpp"
 #include "gpuadmit/k8s/scheduling.hpp"
@@ -45,9 +47,10 @@ std::int64_t most_on_a_node(const ClusterSnapshot& cluster, const k8s::DeviceSub
   if (cls == nullptr) return 1;
   DeviceMatcher matcher(*cls, request);
   std::int64_t most = 0;
-  for (const k8s::Node& node : cluster.nodes) {
+  for (const ClusterSnapshot::NodeGroup& unit :
+       device_units(cluster, matcher.may_read(cluster.own_attribute_names))) {
     std::int64_t count = 0;
-    for (const k8s::ResourceSlice* slice : cluster.slices_for(node)) {
+    for (const k8s::ResourceSlice* slice : cluster.slices_for(cluster.nodes[unit.first])) {
       for (const k8s::Device& device : slice->devices) {
         if (matcher.match(device) != DeviceMatcher::Match::kNo) ++count;
       }
@@ -85,9 +88,27 @@ std::int64_t dra_gpu_units(const k8s::Container& c, const k8s::Pod& pod, const C
   return total;
 }
 
-std::vector<std::pair<std::size_t, std::int64_t>> nodes_with_gpu_devices(const k8s::Pod& pod,
-                                                                         const ClusterSnapshot& cluster,
-                                                                         const RuleSet& rules) {
+std::vector<ClusterSnapshot::NodeGroup> device_units(const ClusterSnapshot& cluster, bool each_node) {
+  std::vector<ClusterSnapshot::NodeGroup> out;
+  for (const std::vector<std::size_t>& group : cluster.device_groups) {
+    if (each_node) {
+      for (const std::size_t i : group) out.push_back({i, 1});
+    } else {
+      out.push_back({group.front(), group.size()});
+    }
+  }
+  return out;
+}
+
+bool tells_group_apart(const k8s::Pod& pod, const ClusterSnapshot& cluster,
+                       const std::vector<const DeviceMatcher*>& matchers) {
+  return !pod.node_name.empty() || names_nodes(pod) ||
+         std::any_of(matchers.begin(), matchers.end(),
+                     [&](const DeviceMatcher* m) { return m->may_read(cluster.own_attribute_names); });
+}
+
+std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>> nodes_with_gpu_devices(
+    const k8s::Pod& pod, const ClusterSnapshot& cluster, const RuleSet& rules) {
   std::vector<DeviceMatcher> matchers;
   for (const PodClaim& claim : resolve_claims(pod, &cluster)) {
     if (claim.spec == nullptr) continue;
@@ -99,11 +120,14 @@ std::vector<std::pair<std::size_t, std::int64_t>> nodes_with_gpu_devices(const k
       }
     }
   }
-  std::vector<std::pair<std::size_t, std::int64_t>> out;
+  std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>> out;
   if (matchers.empty()) return out;
-  for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
+  std::vector<const DeviceMatcher*> seen;
+  for (const DeviceMatcher& m : matchers) seen.push_back(&m);
+  for (const ClusterSnapshot::NodeGroup& unit :
+       device_units(cluster, tells_group_apart(pod, cluster, seen))) {
     std::int64_t count = 0;
-    for (const k8s::ResourceSlice* slice : cluster.slices_for(cluster.nodes[i])) {
+    for (const k8s::ResourceSlice* slice : cluster.slices_for(cluster.nodes[unit.first])) {
       for (const k8s::Device& d : slice->devices) {
         const bool could = std::any_of(matchers.begin(), matchers.end(), [&](DeviceMatcher& m) {
           const DeviceMatcher::Match r = m.match(d);
@@ -112,7 +136,7 @@ std::vector<std::pair<std::size_t, std::int64_t>> nodes_with_gpu_devices(const k
         if (could) ++count;
       }
     }
-    if (count > 0) out.emplace_back(i, count);
+    if (count > 0) out.emplace_back(unit, count);
   }
   return out;
 }
@@ -132,7 +156,8 @@ void DeviceMatcher::index_words() {
   const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
   for (const CompiledSelector& selector : selectors_) {
     const std::string& text = selector.expression();
-    escaped_ = escaped_ || text.find('\\') != std::string::npos;
+    Words& w = words_.emplace_back();
+    w.escaped = text.find('\\') != std::string::npos;
     for (std::size_t i = 0; i < text.size();) {
       if (!word_char(text[i])) {
         ++i;
@@ -140,48 +165,80 @@ void DeviceMatcher::index_words() {
       }
       std::size_t j = i;
       while (j < text.size() && word_char(text[j])) ++j;
-      words_.emplace(text, i, j - i);
+      w.words.emplace(text, i, j - i);
       i = j;
     }
   }
 }
 
+DeviceMatcher::Kind DeviceMatcher::outcome(std::size_t i, const k8s::DeviceView& view) {
+  SelectorOutcome result = evaluate(selectors_[i], view);
+  if (result.kind == Kind::kError && error_.empty()) {
+    error_ = std::move(result.message);
+    error_expression_ = selectors_[i].expression();
+  } else if (result.kind == Kind::kNotEvaluated && not_evaluated_.empty()) {
+    not_evaluated_ = std::move(result.message);
+  }
+  return result.kind;
+}
+
 DeviceMatcher::Match DeviceMatcher::evaluate_all(const k8s::DeviceView& view) {
   Match result = Match::kYes;
-  for (const CompiledSelector& selector : selectors_) {
-    const SelectorOutcome outcome = evaluate(selector, view);
-    switch (outcome.kind) {
-      case SelectorOutcome::Kind::kTrue:
-        break;
-      case SelectorOutcome::Kind::kFalse:
-        return Match::kNo;  // the scheduler stops at the first selector that does not match
-      case SelectorOutcome::Kind::kError:
-        if (error_.empty()) {
-          error_ = outcome.message;
-          error_expression_ = selector.expression();
-        }
-        return Match::kError;
-      case SelectorOutcome::Kind::kNotEvaluated:
-        if (not_evaluated_.empty()) not_evaluated_ = outcome.message;
-        result = Match::kUnknown;
-        break;
-    }
+  for (std::size_t i = 0; i < selectors_.size(); ++i) {
+    const Kind kind = outcome(i, view);
+    if (kind == Kind::kFalse) return Match::kNo;  // the scheduler stops at the first that does not match
+    if (kind == Kind::kError) return Match::kError;
+    if (kind == Kind::kNotEvaluated) result = Match::kUnknown;
   }
   return result;
 }
 
+bool DeviceMatcher::may_read(const std::set<std::string, std::less<>>& names) const {
+  return !names.empty() && std::any_of(words_.begin(), words_.end(), [&](const Words& w) {
+    return w.escaped ||
+           std::any_of(names.begin(), names.end(), [&](const std::string& n) { return w.words.contains(n); });
+  });
+}
+
+// A selector that may read an attribute the device keeps to itself sees the whole device. The test is
+// conservative: a name spelt anywhere (in a string literal too) counts, and so does any escape.
+bool DeviceMatcher::reads_own(std::size_t i, const k8s::Device& device) const {
+  const Words& w = words_[i];
+  return w.escaped ||
+         std::any_of(device.own_attributes.begin(), device.own_attributes.end(), [&](const auto& a) {
+           const std::string_view name = a.first;
+           return w.words.contains(std::string(name.substr(name.rfind('/') + 1)));
+         });
+}
+
 DeviceMatcher::Match DeviceMatcher::match(const k8s::Device& device) {
-  // A selector that may read an attribute the device keeps to itself sees the whole device. The test is
-  // conservative: a name spelt anywhere (in a string literal too) counts, and so does any escape.
-  const bool reads_own =
-      !device.own_attributes.empty() &&
-      (escaped_ ||
-       std::any_of(device.own_attributes.begin(), device.own_attributes.end(),
-                   [&](const auto& a) { return words_.contains(a.first.substr(a.first.rfind('/') + 1)); }));
-  if (reads_own) return evaluate_all(device.full_view());
-  auto [it, inserted] = by_view_.try_emplace(device.view.get(), Match::kNo);
-  if (inserted) it->second = evaluate_all(*device.view);
-  return it->second;
+  bool any_own = false;
+  for (std::size_t i = 0; i < selectors_.size() && !device.own_attributes.empty() && !any_own; ++i)
+    any_own = reads_own(i, device);
+  if (!any_own) {
+    auto [it, inserted] = by_view_.try_emplace(device.view.get(), Match::kNo);
+    if (inserted) it->second = evaluate_all(*device.view);
+    return it->second;
+  }
+  // Only the selectors that read an own attribute are evaluated device by device; the others keep their
+  // outcome per shared view. In order: the scheduler stops at the first that does not match.
+  std::optional<k8s::DeviceView> full;
+  Match result = Match::kYes;
+  for (std::size_t i = 0; i < selectors_.size(); ++i) {
+    Kind kind = Kind::kTrue;
+    if (reads_own(i, device)) {
+      if (!full) full = device.full_view();
+      kind = outcome(i, *full);
+    } else {
+      auto [it, inserted] = by_selector_.try_emplace({device.view.get(), i}, Kind::kTrue);
+      if (inserted) it->second = outcome(i, *device.view);
+      kind = it->second;
+    }
+    if (kind == Kind::kFalse) return Match::kNo;
+    if (kind == Kind::kError) return Match::kError;
+    if (kind == Kind::kNotEvaluated) result = Match::kUnknown;
+  }
+  return result;
 }
 
 bool tolerates_device(const k8s::DeviceSubRequest& request, const k8s::Device& device) {

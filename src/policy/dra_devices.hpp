@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -37,10 +38,10 @@ std::int64_t dra_gpu_units(const k8s::Container& c, const k8s::Pod& pod, const C
                            const RuleSet& rules);
 
 // The nodes with devices that GPU requests of the pod's claims could have (any of their ways' class and
-// selectors; not evaluated counts as could): position in cluster.nodes → how many such devices it has.
-std::vector<std::pair<std::size_t, std::int64_t>> nodes_with_gpu_devices(const k8s::Pod& pod,
-                                                                         const ClusterSnapshot& cluster,
-                                                                         const RuleSet& rules);
+// selectors; not evaluated counts as could), by device group (each node alone when the pod names nodes or
+// a selector reads a device's own attributes): the group → how many such devices each of its nodes has.
+std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>> nodes_with_gpu_devices(
+    const k8s::Pod& pod, const ClusterSnapshot& cluster, const RuleSet& rules);
 
 // Whether devices match one way of serving a request: its class's selectors and its own, ANDed. Results
 // are kept per shared device view, so a pool of identical GPUs is evaluated once; a selector that names
@@ -53,6 +54,8 @@ class DeviceMatcher {
   explicit DeviceMatcher(const k8s::DeviceClass& cls);
 
   Match match(const k8s::Device& device);
+  // Whether a selector may read one of these attribute short names (conservatively: spells it anywhere).
+  [[nodiscard]] bool may_read(const std::set<std::string, std::less<>>& names) const;
   // The first runtime error a selector gave ("no such key: gpuModel"), and its expression.
   [[nodiscard]] const std::string& error() const noexcept { return error_; }
   [[nodiscard]] const std::string& error_expression() const noexcept { return error_expression_; }
@@ -60,18 +63,37 @@ class DeviceMatcher {
   [[nodiscard]] const std::string& not_evaluated() const noexcept { return not_evaluated_; }
 
  private:
+  using Kind = SelectorOutcome::Kind;
+  // Selector i's outcome on `view`, its messages kept the first time.
+  Kind outcome(std::size_t i, const k8s::DeviceView& view);
   Match evaluate_all(const k8s::DeviceView& view);
+  [[nodiscard]] bool reads_own(std::size_t i, const k8s::Device& device) const;
   void index_words();
   std::vector<CompiledSelector> selectors_;
-  // The identifiers the selectors spell (attribute names among them), and whether any has an escape that
-  // could spell one: what decides, once, whether a device's own attributes must be shown to them.
-  std::unordered_set<std::string> words_;
-  bool escaped_ = false;
+  // Per selector, the identifiers it spells (attribute names among them), and whether it has an escape
+  // that could spell one: what decides, once, whether a device's own attributes must be shown to it.
+  struct Words {
+    std::unordered_set<std::string> words;
+    bool escaped = false;
+  };
+  std::vector<Words> words_;
   std::unordered_map<const k8s::DeviceView*, Match> by_view_;
+  // (view, selector) → outcome, for the selectors that do not read a device's own attributes, when another
+  // one does.
+  std::map<std::pair<const k8s::DeviceView*, std::size_t>, Kind> by_selector_;
   std::string error_;
   std::string error_expression_;
   std::string not_evaluated_;
 };
+
+// The nodes the DRA checks visit: each device group as its first node standing for `count` nodes, or, with
+// `each_node`, every node of them alone (for a pod that names nodes, or a selector that reads what a
+// device keeps to itself, which tell a group's nodes apart).
+std::vector<ClusterSnapshot::NodeGroup> device_units(const ClusterSnapshot& cluster, bool each_node);
+
+// Whether the DRA checks must visit each node alone for this pod (see device_units).
+bool tells_group_apart(const k8s::Pod& pod, const ClusterSnapshot& cluster,
+                       const std::vector<const DeviceMatcher*>& matchers);
 
 // Whether the request tolerates the device's taints (NoSchedule and NoExecute keep a device from new claims).
 bool tolerates_device(const k8s::DeviceSubRequest& request, const k8s::Device& device);

@@ -31,6 +31,19 @@ bool usable(const k8s::Pod& pod, const k8s::Node& node) {
   });
 }
 
+// Usable nodes, devices or not; the node groups' nodes share all that usable() reads unless the pod names
+// nodes.
+std::size_t usable_nodes(const k8s::Pod& pod, const ClusterSnapshot& cluster, bool each_node) {
+  std::size_t n = 0;
+  if (each_node) {
+    for (const k8s::Node& node : cluster.nodes) n += usable(pod, node) ? 1 : 0;
+  } else {
+    for (const ClusterSnapshot::NodeGroup& g : cluster.node_groups)
+      n += usable(pod, cluster.nodes[g.first]) ? g.count : 0;
+  }
+  return n;
+}
+
 // "gpu.nvidia.com/parentUUID" on a device of driver gpu.nvidia.com is its "parentUUID".
 const k8s::AttributeValue* qualified_attribute(const k8s::Device& device, const std::string& name) {
   if (const auto* value = device.attribute(name)) return value;
@@ -116,12 +129,14 @@ bool constraints_hold(const k8s::DeviceClaim& spec, const std::vector<ClaimReque
   return true;
 }
 
-void survey(ClaimRequest& r, RequestSurvey& s, const std::vector<const k8s::ResourceSlice*>& slices) {
+// `weight`: how many nodes this one stands for (its device group's, when the group is visited once).
+void survey(ClaimRequest& r, RequestSurvey& s, const std::vector<const k8s::ResourceSlice*>& slices,
+            std::int64_t weight) {
   std::map<std::string, std::map<std::string, std::int64_t>> here;
   for (const k8s::ResourceSlice* slice : slices) {
     for (const k8s::Device& device : slice->devices) {
       if (r.class_only->match(device) == DeviceMatcher::Match::kNo) continue;
-      ++s.class_devices;
+      s.class_devices += weight;
       for (const auto& [name, value] : device.view->attributes) s.attribute_names.insert(name);
       for (const auto& [name, value] : device.own_attributes) s.attribute_names.insert(name);
       for (const std::string& name : r.shown) {
@@ -132,34 +147,42 @@ void survey(ClaimRequest& r, RequestSurvey& s, const std::vector<const k8s::Reso
   for (const auto& [name, values] : here) {
     for (const auto& [value, count] : values) {
       auto& [devices, nodes] = s.values[name][value];
-      devices += count;
-      ++nodes;
+      devices += count * weight;
+      nodes += static_cast<std::size_t>(weight);
     }
   }
 }
 
-void record_first_way(RequestSurvey& s, const RequestWay& way, const k8s::Node& node, std::int64_t n) {
+void record_first_way(RequestSurvey& s, const RequestWay& way, const k8s::Node& node, std::int64_t n,
+                      std::int64_t weight) {
   if (s.error.empty() && !way.matcher.error().empty()) {
     s.error = way.matcher.error();
     s.error_expression = way.matcher.error_expression();
   }
-  s.matching += n;
-  if (n > 0) ++s.matching_nodes;
+  s.matching += n * weight;
+  if (n > 0) s.matching_nodes += static_cast<std::size_t>(weight);
   if (n > s.most_on_a_node) {
     s.most_on_a_node = n;
     s.most_node = node.name;
   }
 }
 
-// Whether every request has devices on `node`; with `fit`, its surveys are updated too. `chosen` and
+// Where a request is tried: a node's devices, and how many nodes it stands for.
+struct Place {
+  const k8s::Node& node;
+  std::vector<const k8s::ResourceSlice*> slices;
+  std::int64_t weight = 1;
+};
+
+// Whether every request has devices at `place`; with `fit`, its surveys are updated too. `chosen` and
 // `needs` get what each request would take there.
-bool requests_fit(std::vector<ClaimRequest>& requests, PodFit* fit, const k8s::Node& node,
-                  const std::vector<const k8s::ResourceSlice*>& slices,
+bool requests_fit(std::vector<ClaimRequest>& requests, PodFit* fit, const Place& place,
                   std::vector<std::vector<const k8s::Device*>>& chosen, std::vector<std::int64_t>& needs) {
   bool all_fit = true;
+  const auto& slices = place.slices;
   for (std::size_t r = 0; r < requests.size(); ++r) {
     RequestSurvey* s = fit != nullptr ? &fit->requests[r] : nullptr;
-    if (s != nullptr) survey(requests[r], *s, slices);
+    if (s != nullptr) survey(requests[r], *s, slices, place.weight);
     bool fits = false;
     for (std::size_t w = 0; w < requests[r].ways.size(); ++w) {
       RequestWay& way = requests[r].ways[w];
@@ -171,12 +194,12 @@ bool requests_fit(std::vector<ClaimRequest>& requests, PodFit* fit, const k8s::N
           if (tolerates_device(*way.sub, device)) {
             candidates.push_back(&device);
           } else if (w == 0 && s != nullptr) {
-            ++s->tainted;
+            s->tainted += place.weight;
           }
         }
       }
       if (w == 0 && s != nullptr)
-        record_first_way(*s, way, node, static_cast<std::int64_t>(candidates.size()));
+        record_first_way(*s, way, place.node, static_cast<std::int64_t>(candidates.size()), place.weight);
       const std::int64_t need = way.sub->all ? 1 : way.sub->count;
       if (!fits && static_cast<std::int64_t>(candidates.size()) >= need) {
         fits = true;
@@ -225,22 +248,29 @@ PodFit fit_claims(const k8s::Pod& pod, const std::vector<PodClaim>& claims, cons
     fit.fits = true;
     return fit;
   }
+  // One node of each device group stands for the group, unless the pod or a selector tells its nodes apart.
+  std::vector<const DeviceMatcher*> matchers;
+  for (const ClaimRequest& r : requests) {
+    for (const RequestWay& way : r.ways) matchers.push_back(&way.matcher);
+  }
+  const bool each_node = tells_group_apart(pod, cluster, matchers);
   // First the scheduler's try, stopping at the first node that fits; only when none does, a second pass
   // surveys what the usable nodes have, for the message.
   for (const bool surveying : {false, true}) {
-    for (const k8s::Node& node : cluster.nodes) {
+    for (const ClusterSnapshot::NodeGroup& unit : device_units(cluster, each_node)) {
+      const k8s::Node& node = cluster.nodes[unit.first];
       if (!usable(pod, node)) continue;
-      if (surveying) ++fit.usable_nodes;
-      const std::vector<const k8s::ResourceSlice*> slices = cluster.slices_for(node);
+      const Place place{node, cluster.slices_for(node), static_cast<std::int64_t>(unit.count)};
       std::vector<std::vector<const k8s::Device*>> chosen(requests.size());
       std::vector<std::int64_t> needs(requests.size(), 0);
-      if (requests_fit(requests, surveying ? &fit : nullptr, node, slices, chosen, needs) &&
+      if (requests_fit(requests, surveying ? &fit : nullptr, place, chosen, needs) &&
           holds_together(claims, requests, chosen, needs)) {
         fit.fits = true;
         return fit;
       }
     }
   }
+  fit.usable_nodes = usable_nodes(pod, cluster, each_node);
   return fit;
 }
 

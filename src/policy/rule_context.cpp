@@ -128,7 +128,7 @@ std::int64_t RuleContext::count_gpu_units(const k8s::Container& c) const {
   return total;
 }
 
-const std::vector<std::pair<std::size_t, std::int64_t>>& RuleContext::dra_gpu_nodes() const {
+const std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>>& RuleContext::dra_gpu_nodes() const {
   if (!dra_gpu_nodes_) {
     dra_gpu_nodes_.emplace();
     if (cluster() != nullptr && !pod_.resource_claims.empty())

@@ -94,8 +94,8 @@ class RuleContext {
   [[nodiscard]] std::int64_t gpu_units(const k8s::Container& c) const;  // whole GPUs the container holds
   [[nodiscard]] std::int64_t gpu_units() const;                         // over app containers and sidecars
   // The nodes with devices the pod's DRA GPU requests could have, with how many (nodes_with_gpu_devices in
-  // dra_devices.hpp): a scan of every node's devices, so it is kept until the typed pod next changes.
-  [[nodiscard]] const std::vector<std::pair<std::size_t, std::int64_t>>& dra_gpu_nodes() const;
+  // dra_devices.hpp), by device group: a scan of the devices, so it is kept until the typed pod next changes.
+  [[nodiscard]] const std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>>& dra_gpu_nodes() const;
 
  private:
   [[nodiscard]] bool any_gpu_container() const;
@@ -113,7 +113,7 @@ class RuleContext {
   bool metadata_elsewhere_ = false;
   mutable std::optional<bool> gpu_pod_;
   mutable std::vector<std::int64_t> container_gpus_;  // by position in pod_.containers; empty: not counted
-  mutable std::optional<std::vector<std::pair<std::size_t, std::int64_t>>> dra_gpu_nodes_;
+  mutable std::optional<std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>>> dra_gpu_nodes_;
 };
 
 // "spec.containers[0]" / "spec.initContainers[1]", plus an optional suffix.

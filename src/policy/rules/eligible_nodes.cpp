@@ -45,11 +45,10 @@ std::vector<ClusterSnapshot::NodeGroup> eligible_gpu_groups(const RuleContext& c
   const k8s::ResourceList gpus = gpu_requests(ctx);
   const k8s::Pod& pod = ctx.pod();
   if (gpus.empty()) {
-    // GPUs from DRA claims: the nodes that have devices of their classes, node by node (devices are not
-    // part of what makes nodes a group).
-    for (const auto& [i, devices] : ctx.dra_gpu_nodes()) {
-      const k8s::Node& node = cluster->nodes[i];
-      if (!node.unschedulable && node.ready && k8s::node_selector_matches(pod, node)) out.push_back({i, 1});
+    // GPUs from DRA claims: the nodes that have devices of their classes, by device group.
+    for (const auto& [group, devices] : ctx.dra_gpu_nodes()) {
+      const k8s::Node& node = cluster->nodes[group.first];
+      if (!node.unschedulable && node.ready && k8s::node_selector_matches(pod, node)) out.push_back(group);
     }
     return out;
   }

@@ -366,7 +366,7 @@ void rule_guaranteed_qos(RuleContext& ctx) {
   const k8s::ResourceList gpus = gpu_requests(ctx);
   Nodes nodes{eligible_gpu_groups(ctx), ctx.cluster(), {}};
   if (gpus.empty() && ctx.cluster() != nullptr) {
-    for (const auto& [i, devices] : ctx.dra_gpu_nodes()) nodes.dra_gpus.emplace(i, devices);
+    for (const auto& [group, devices] : ctx.dra_gpu_nodes()) nodes.dra_gpus.emplace(group.first, devices);
   }
   const std::string gpu_resource = gpus.empty() ? std::string() : gpus.begin()->first;
   const bool enforce = cfg.action == Action::kEnforce;

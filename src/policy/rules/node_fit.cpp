@@ -177,15 +177,13 @@ struct Phrase {
   }
 };
 
-// Why no node fits, largest groups first.
-std::string breakdown(const ClusterSnapshot& cluster, const Demand& demand, std::size_t offered,
+// Why no node fits, largest groups first; `lacking` is how many nodes lack the pod's GPUs, and `lack` says
+// it of them ("nodes lack nvidia.com/gpu").
+std::string breakdown(const ClusterSnapshot& cluster, std::size_t lacking, const std::string& lack,
                       const std::map<Miss, std::size_t>& misses) {
   if (cluster.nodes.empty()) return "the cluster has no nodes";
   std::vector<std::pair<std::size_t, std::string>> groups;
-  if (demand.gpu && cluster.nodes.size() > offered) {
-    const std::size_t lacking = cluster.nodes.size() - offered;
-    groups.emplace_back(lacking, plural(lacking, "node lacks ", "nodes lack ") + *demand.gpu);
-  }
+  if (lacking > 0) groups.emplace_back(lacking, lack);
   for (const auto& [miss, count] : misses) groups.emplace_back(count, std::visit(Phrase{count}, miss));
   std::stable_sort(groups.begin(), groups.end(),
                    [](const auto& x, const auto& y) { return x.first > y.first; });
@@ -219,13 +217,37 @@ void report_no_node_fits(RuleContext& ctx, const Demand& demand, const std::stri
       "no node can run this pod: " + breakdown);
 }
 
+// A pod whose GPUs come from DRA claims only: dra-claims judges whether the devices can be allocated; here,
+// whether a node that has them takes the pod's cpu, memory, taints and selector. No such node at all is
+// dra-claims' to say.
+void judge_dra_pod(RuleContext& ctx, const ClusterSnapshot& cluster) {
+  const Demand demand = demand_of(ctx);
+  std::map<Miss, std::size_t> misses;
+  std::size_t with_devices = 0;
+  PresentValues present;
+  for (const auto& [group, devices] : ctx.dra_gpu_nodes()) {
+    std::optional<Miss> miss = miss_of(cluster.nodes[group.first], ctx.pod(), demand, cluster, present);
+    if (!miss) return;
+    misses[std::move(*miss)] += group.count;
+    with_devices += group.count;
+  }
+  if (with_devices == 0) return;
+  const std::size_t lacking = cluster.nodes.size() - with_devices;
+  report_no_node_fits(
+      ctx, demand,
+      breakdown(cluster, lacking,
+                plural(lacking, "node has", "nodes have") + " no device the claims could have", misses));
+}
+
 }  // namespace
 
 void rule_node_fit(RuleContext& ctx) {
   const ClusterSnapshot* cluster = ctx.cluster();
   if (cluster == nullptr || !ctx.is_gpu_pod()) return;
-  // GPUs from DRA claims only: dra-claims judges where they can be allocated.
-  if (gpu_requests(ctx).empty()) return;
+  if (gpu_requests(ctx).empty()) {
+    judge_dra_pod(ctx, *cluster);
+    return;
+  }
   const Demand demand = demand_of(ctx);
   const std::size_t offered = offering(*cluster, demand);
   if (demand.gpu && offered == 0) {
@@ -234,7 +256,9 @@ void rule_node_fit(RuleContext& ctx) {
   }
   const auto found = misses_of(*cluster, ctx.pod(), demand);
   if (!found) return;  // a node can run the pod
-  report_no_node_fits(ctx, demand, breakdown(*cluster, demand, offered, *found));
+  const std::size_t lacking = demand.gpu ? cluster->nodes.size() - offered : 0;
+  const std::string lack = plural(lacking, "node lacks ", "nodes lack ") + demand.gpu.value_or("");
+  report_no_node_fits(ctx, demand, breakdown(*cluster, lacking, lack, *found));
 }
 
 void read_node_fit(ParameterReader& r, RuleSet& rules) {

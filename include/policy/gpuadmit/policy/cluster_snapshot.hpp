@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,14 @@ struct ClusterSnapshot {
   // node selector). Pointers into resource_slices.
   std::map<std::string, std::vector<const k8s::ResourceSlice*>, std::less<>> slices_by_node;
   std::vector<const k8s::ResourceSlice*> shared_slices;
+  // Nodes the DRA checks cannot tell apart: of one node group, reaching devices of the same shape (equal
+  // views and taints, in the same order, with own attributes of the same names whose values are equal in
+  // the same places). Only nodes that reach a device; positions in `nodes`, the first the representative.
+  // 5,000 nodes of 8 identical GPUs are one group, so dra-claims tries one node instead of 5,000. A selector
+  // that reads an own attribute (uuid) tells them apart again: see own_attribute_names.
+  std::vector<std::vector<std::size_t>> device_groups;
+  // The short names ("uuid") of the attributes some device keeps to itself (k8s::Device::own_attributes).
+  std::set<std::string, std::less<>> own_attribute_names;
   // KEP-5004: extended resource → the DeviceClass whose extendedResourceName it is. The nodes whose devices
   // of that class serve it carry the count in their allocatable here (not in the API), so node-fit and
   // gpu-quota read DRA-served GPUs as they read the device plugin's.
