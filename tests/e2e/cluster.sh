@@ -60,10 +60,11 @@
 #                         harness adds persistentvolume-binder-controller,ephemeral-volume-controller
 #                         beside its own volume provisioner); default none
 #   GPUADMIT_E2E_FEATURE_GATES  --feature-gates for kube-apiserver, kube-scheduler and kube-controller-manager
-#                         (default DRAExtendedResource=true: KEP-5004, alpha and off by default in 1.35, lets a
+#                         (default empty: none, the version's defaults. DRAExtendedResource, KEP-5004, which lets a
 #                         plain nvidia.com/gpu request be served by the devices of a DeviceClass with
-#                         extendedResourceName; tests/e2e/dra.sh checks it; harmless while no DeviceClass names an
-#                         extended resource). Empty: none, the version's defaults
+#                         extendedResourceName and which tests/e2e/dra.sh checks, is GA and locked on in 1.37: `=true`
+#                         only logs "setting GA feature gate", `=false` makes each component exit. On 1.35, where it
+#                         is alpha and off, set DRAExtendedResource=true)
 #
 # Without kube-controller-manager: no ServiceAccount tokens/default SA (ServiceAccount admission is
 # disabled either way), namespaces never finish deleting, workloads never create Pods. Pods bound to
@@ -89,7 +90,8 @@ case ${GPUADMIT_E2E_CONTROLLERS:-0} in
 esac
 STOP_TIMEOUT=15              # seconds between TERM and KILL
 # DRA (tests/e2e/dra.sh): the same gates for the three components (a gate the API server lacks drops the fields).
-FEATURE_GATES=${GPUADMIT_E2E_FEATURE_GATES-DRAExtendedResource=true}
+# None by default: 1.37 has DRAExtendedResource GA and locked to true.
+FEATURE_GATES=${GPUADMIT_E2E_FEATURE_GATES-}
 
 log() { printf '%s cluster: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -673,7 +675,7 @@ cmd_up() {
 #   serviceaccount, serviceaccount-token: `default` ServiceAccounts (and legacy token Secrets);
 #   resourceclaim: a pod's resourceClaimTemplateName becomes a ResourceClaim (and a FailedResourceClaimCreation event
 #     when the template is missing; tests/e2e/dra.sh); it acts on pods with spec.resourceClaims only. Its RBAC is the
-#     bootstrap role system:controller:resource-claim-controller (DRA is GA and always on in 1.35).
+#     bootstrap role system:controller:resource-claim-controller (DRA is GA and locked on since 1.35).
 KCM_CONTROLLERS=deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,garbage-collector-controller,resourcequota-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,resourceclaim-controller
 
 # start_controller_manager KBIN: start it and wait until its controllers act: /healthz answers and

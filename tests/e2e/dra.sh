@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # DRA (Dynamic Resource Allocation) on the real control plane (issue #19 item 7): every silent failure Kubernetes
 # gives a pod that asks for GPUs through ResourceClaims, first without gpuadmit (what the real kube-scheduler and
-# the resourceclaim controller of kube-controller-manager 1.35 really do), then with gpuadmit (its verdict at
+# the resourceclaim controller of kube-controller-manager 1.37 really do), then with gpuadmit (its verdict at
 # `kubectl create`); plus the DRA pods that schedule, which gpuadmit must allow (a 1-GPU claim fixed to Guaranteed),
 # and KEP-5004: a plain `nvidia.com/gpu: 2` served by the devices of a DeviceClass with extendedResourceName on
 # nodes whose allocatable has no nvidia.com/gpu at all.
@@ -13,9 +13,9 @@
 # `eval "$(GPUADMIT_E2E_CONTROLLERS=1 GPUADMIT_BIN=... cluster.sh up)"`), that one is reused. Otherwise it starts its
 # own (cluster.sh up with GPUADMIT_BIN and GPUADMIT_E2E_CONTROLLERS=1, state /tmp/gpuadmit-dra) and stops it on
 # exit. It needs kube-controller-manager with the resourceclaim controller (cluster.sh runs it whenever it runs
-# kube-controller-manager) and, for the two KEP-5004 pods, the feature gate DRAExtendedResource (alpha, off by
-# default in 1.35; cluster.sh turns it on unless GPUADMIT_E2E_FEATURE_GATES says otherwise): without the gate
-# those checks print SKIP.
+# kube-controller-manager) and, for the two KEP-5004 pods, the feature gate DRAExtendedResource (GA and locked on in
+# 1.37; alpha and off by default in 1.35, where GPUADMIT_E2E_FEATURE_GATES=DRAExtendedResource=true turns it on):
+# without the gate those checks print SKIP.
 #
 # 1. The fake DRA cluster of dra/ (issue #19's, copied from /work/shared/reference/dra-fake-cluster/): nodes
 #    dra-a100-0 (3 A100 + 7 MIG 1g.10gb of a fourth) and dra-h100-0 (8 H100), tainted nvidia.com/gpu like the other
@@ -431,8 +431,10 @@ check "without: p-sixteen Pending: 'N cannot allocate all claims'" \
   unschedulable p-sixteen Unschedulable "cannot allocate all claims"
 check "without: p-h200 Pending: the same 'N cannot allocate all claims'" \
   unschedulable p-h200 Unschedulable "cannot allocate all claims"
+# 1.37's allocator names the device the selector failed on (1.35: "selector #0: CEL runtime error: ...").
 check "without: p-bad-attr Pending, SchedulerError: 'CEL runtime error: no such key: gpuModel'" \
-  unschedulable p-bad-attr SchedulerError "selector #0: CEL runtime error: no such key: gpuModel"
+  unschedulable p-bad-attr SchedulerError "selector #0 on device gpu.nvidia.com/dra-" \
+  "CEL runtime error: no such key: gpuModel"
 if ((EXT)); then
   check "without: p-ext-9gpu Pending: 'Insufficient nvidia.com/gpu', 'cannot allocate all claims'" \
     unschedulable p-ext-9gpu Unschedulable "Insufficient nvidia.com/gpu" "cannot allocate all claims"

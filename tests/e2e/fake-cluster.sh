@@ -46,7 +46,7 @@ cmd_nodes() {
   for n in "${!WANT_GPUS[@]}"; do
     gpus=$(kubectl get node "$n" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}')
     if [[ $gpus != "${WANT_GPUS[$n]}" ]]; then
-      # Not expected with kube-apiserver 1.35 (status is kept on create); kept as a fallback.
+      # Not expected with kube-apiserver 1.35 or 1.37 (status is kept on create); kept as a fallback.
       log "node $n has allocatable nvidia.com/gpu='$gpus' after create; setting status via the subresource"
       kubectl replace --subresource=status -f "$NODES" >/dev/null
       gpus=$(kubectl get node "$n" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}')

@@ -422,7 +422,29 @@ said() {
 # why_case CASE NS KIND NAME [OWNED-KIND OWNED-NAME]: gpuadmit why KIND/NAME -o json and text; python3 judges
 # the JSON against what Kubernetes says of the object (or of OWNED-KIND/OWNED-NAME, for a FailedCreate event of
 # the ReplicaSet a Deployment controls), then the text must show the same quote, a Fix: and the Rule:.
+# The job and replicaset controllers retry a refused create with backoff (1, 2, 4, 8, 16 s ... after the
+# first, on 1.35 and 1.37 alike), each time a new FailedCreate event naming a new pod, and gpuadmit why
+# quotes the newest: when the text differs and the object got a new event between the two runs, both runs
+# are made again (at most 3 times). A text that differs while no event came in fails at once.
 why_case() {
+  local attempt rc n0 n1
+  for attempt in 1 2 3; do
+    n0=$(event_count "$2" "${5:-$3}" "${6:-$4}")
+    rc=0; why_case_once "$@" || rc=$?
+    ((rc == 2)) || return "$rc"
+    n1=$(event_count "$2" "${5:-$3}" "${6:-$4}")
+    ((n1 > n0)) || return 1
+    echo "(attempt $attempt: the text quotes another event; ${5:-$3}/${6:-$4} got $((n1 - n0)) new event(s) between the runs: again)"
+  done
+  return 1
+}
+
+event_count() {   # NS KIND NAME
+  kc -n "$1" get events --field-selector "involvedObject.kind=$2,involvedObject.name=$3" -o name | wc -l
+}
+
+# why_case_once: one JSON run and one text run; 1: the JSON is wrong, 2: the text is.
+why_case_once() {
   local case=$1 ns=$2 kind=$3 name=$4 quote rule
   run_why "$case.json" 0 "${kind,,}/$name" -n "$ns" -o json || return 1
   said "$ns" "${5:-$kind}" "${6:-$name}" || return 1
@@ -572,7 +594,7 @@ print(json.dumps(c["quote"])); print(json.dumps(c["rule"]))' "$WORK/$case.json.o
   ((${#quoted[@]} == 2)) || { echo "no cause with a quote"; return 1; }
   quote=${quoted[0]} rule=${quoted[1]}
   run_why "$case.text" 0 "${kind,,}/$name" -n "$ns" >/dev/null || { cat "$WORK/$case.text.out" "$WORK/$case.text.err"; return 1; }
-  python3 - "$WORK/$case.text.out" "$quote" "$rule" <<'PY'
+  python3 - "$WORK/$case.text.out" "$quote" "$rule" <<'PY' || return 2
 import json, sys
 text, quote, rule = open(sys.argv[1]).read(), json.loads(sys.argv[2]), json.loads(sys.argv[3])
 lines = text.splitlines()
