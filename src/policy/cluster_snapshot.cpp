@@ -11,6 +11,7 @@
 #include "cluster_dra.hpp"
 #include "gpuadmit/k8s/cluster_object_parser.hpp"
 #include "gpuadmit/k8s/dra_parser.hpp"
+#include "hash_mix.hpp"
 
 namespace gpuadmit::policy {
 
@@ -36,10 +37,6 @@ const k8s::PersistentVolumeClaim* ClusterSnapshot::claim(std::string_view ns, st
 namespace {
 
 constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
-
-void mix(std::size_t& seed, std::size_t value) {
-  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6U) + (seed >> 2U);
-}
 
 bool same_labels_but_hostname(const k8s::StringMap& a, const k8s::StringMap& b) {
   auto i = a.begin();
@@ -69,17 +66,17 @@ std::size_t group_hash(const k8s::Node& node) {
   std::size_t seed = (node.unschedulable ? 2U : 0U) | (node.ready ? 1U : 0U);
   for (const auto& [key, value] : node.labels) {
     if (key == kHostnameLabel) continue;
-    mix(seed, text(key));
-    mix(seed, text(value));
+    hash_mix(seed, text(key));
+    hash_mix(seed, text(value));
   }
   for (const k8s::Taint& t : node.taints) {
-    mix(seed, text(t.key));
-    mix(seed, text(t.value));
-    mix(seed, text(t.effect));
+    hash_mix(seed, text(t.key));
+    hash_mix(seed, text(t.value));
+    hash_mix(seed, text(t.effect));
   }
   for (const auto& [name, amount] : node.allocatable) {
-    mix(seed, text(name));
-    mix(seed, static_cast<std::size_t>(amount.milli_ceil()));  // equal quantities, equal hashes
+    hash_mix(seed, text(name));
+    hash_mix(seed, static_cast<std::size_t>(amount.milli_ceil()));  // equal quantities, equal hashes
   }
   return seed;
 }

@@ -7,13 +7,10 @@
 
 #include "cluster_dra.hpp"
 #include "dra_devices.hpp"
+#include "hash_mix.hpp"
 
 namespace gpuadmit::policy {
 namespace {
-
-void mix_shape(std::size_t& seed, std::size_t value) {
-  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6U) + (seed >> 2U);
-}
 
 // What the DRA checks read of a node's devices. Views are compared by content: a --cluster file's slices
 // do not share them as the watcher's cache does.
@@ -36,8 +33,8 @@ class ViewHashes {
       const std::hash<std::string_view> text;
       std::size_t seed = text(view->driver);
       for (const auto& [name, value] : view->attributes) {
-        mix_shape(seed, text(name));
-        mix_shape(seed, text(attribute_text(value)));
+        hash_mix(seed, text(name));
+        hash_mix(seed, text(attribute_text(value)));
       }
       it->second = seed;
     }
@@ -56,19 +53,19 @@ DeviceShape shape_of(const ClusterSnapshot& s, std::size_t node, std::size_t nod
   for (const k8s::ResourceSlice* slice : out.slices) {
     out.devices += slice->devices.size();
     if (slice->node_name.empty()) {  // a shared slice: the very same devices for every node reaching it
-      mix_shape(out.hash, std::hash<const void*>{}(slice));
+      hash_mix(out.hash, std::hash<const void*>{}(slice));
       continue;
     }
-    mix_shape(out.hash, slice->devices.size());
+    hash_mix(out.hash, slice->devices.size());
     for (const k8s::Device& device : slice->devices) {
-      mix_shape(out.hash, views(device.view.get()));
-      mix_shape(out.hash, device.taints.size());
+      hash_mix(out.hash, views(device.view.get()));
+      hash_mix(out.hash, device.taints.size());
       for (const auto& [name, value] : device.own_attributes) {
-        mix_shape(out.hash, text(name));
+        hash_mix(out.hash, text(name));
         const auto [it, inserted] =
             first_seen.try_emplace({name, std::to_string(value.index()) + attribute_text(value)}, position);
         out.own_pattern.push_back(it->second);
-        mix_shape(out.hash, it->second);
+        hash_mix(out.hash, it->second);
       }
       ++position;
     }

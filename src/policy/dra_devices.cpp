@@ -5,6 +5,7 @@
 #include <cctype>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "cluster_dra.hpp"
 #include "gpuadmit/k8s/scheduling.hpp"
@@ -183,14 +184,7 @@ DeviceMatcher::Kind DeviceMatcher::outcome(std::size_t i, const k8s::DeviceView&
 }
 
 DeviceMatcher::Match DeviceMatcher::evaluate_all(const k8s::DeviceView& view) {
-  Match result = Match::kYes;
-  for (std::size_t i = 0; i < selectors_.size(); ++i) {
-    const Kind kind = outcome(i, view);
-    if (kind == Kind::kFalse) return Match::kNo;  // the scheduler stops at the first that does not match
-    if (kind == Kind::kError) return Match::kError;
-    if (kind == Kind::kNotEvaluated) result = Match::kUnknown;
-  }
-  return result;
+  return fold([&](std::size_t i) { return outcome(i, view); });
 }
 
 bool DeviceMatcher::may_read(const std::set<std::string, std::less<>>& names) const {
@@ -212,33 +206,29 @@ bool DeviceMatcher::reads_own(std::size_t i, const k8s::Device& device) const {
 }
 
 DeviceMatcher::Match DeviceMatcher::match(const k8s::Device& device) {
+  std::vector<bool> own(selectors_.size(), false);
   bool any_own = false;
-  for (std::size_t i = 0; i < selectors_.size() && !device.own_attributes.empty() && !any_own; ++i)
-    any_own = reads_own(i, device);
+  for (std::size_t i = 0; i < selectors_.size() && !device.own_attributes.empty(); ++i) {
+    own[i] = reads_own(i, device);
+    any_own = any_own || own[i];
+  }
   if (!any_own) {
     auto [it, inserted] = by_view_.try_emplace(device.view.get(), Match::kNo);
     if (inserted) it->second = evaluate_all(*device.view);
     return it->second;
   }
   // Only the selectors that read an own attribute are evaluated device by device; the others keep their
-  // outcome per shared view. In order: the scheduler stops at the first that does not match.
+  // outcome per shared view.
   std::optional<k8s::DeviceView> full;
-  Match result = Match::kYes;
-  for (std::size_t i = 0; i < selectors_.size(); ++i) {
-    Kind kind = Kind::kTrue;
-    if (reads_own(i, device)) {
+  return fold([&](std::size_t i) {
+    if (own[i]) {
       if (!full) full = device.full_view();
-      kind = outcome(i, *full);
-    } else {
-      auto [it, inserted] = by_selector_.try_emplace({device.view.get(), i}, Kind::kTrue);
-      if (inserted) it->second = outcome(i, *device.view);
-      kind = it->second;
+      return outcome(i, *full);
     }
-    if (kind == Kind::kFalse) return Match::kNo;
-    if (kind == Kind::kError) return Match::kError;
-    if (kind == Kind::kNotEvaluated) result = Match::kUnknown;
-  }
-  return result;
+    auto [it, inserted] = by_selector_.try_emplace({device.view.get(), i}, Kind::kTrue);
+    if (inserted) it->second = outcome(i, *device.view);
+    return it->second;
+  });
 }
 
 bool tolerates_device(const k8s::DeviceSubRequest& request, const k8s::Device& device) {

@@ -67,6 +67,19 @@ class DeviceMatcher {
   // Selector i's outcome on `view`, its messages kept the first time.
   Kind outcome(std::size_t i, const k8s::DeviceView& view);
   Match evaluate_all(const k8s::DeviceView& view);
+  // The selectors' outcomes ANDed in order, `kind_of(i)` giving selector i's: the scheduler stops at the
+  // first that does not match.
+  template <class KindOf>
+  Match fold(KindOf kind_of) {
+    Match result = Match::kYes;
+    for (std::size_t i = 0; i < selectors_.size(); ++i) {
+      const Kind kind = kind_of(i);
+      if (kind == Kind::kFalse) return Match::kNo;
+      if (kind == Kind::kError) return Match::kError;
+      if (kind == Kind::kNotEvaluated) result = Match::kUnknown;
+    }
+    return result;
+  }
   [[nodiscard]] bool reads_own(std::size_t i, const k8s::Device& device) const;
   void index_words();
   std::vector<CompiledSelector> selectors_;

@@ -256,8 +256,9 @@ PodFit fit_claims(const k8s::Pod& pod, const std::vector<PodClaim>& claims, cons
   const bool each_node = tells_group_apart(pod, cluster, matchers);
   // First the scheduler's try, stopping at the first node that fits; only when none does, a second pass
   // surveys what the usable nodes have, for the message.
+  const std::vector<ClusterSnapshot::NodeGroup> units = device_units(cluster, each_node);
   for (const bool surveying : {false, true}) {
-    for (const ClusterSnapshot::NodeGroup& unit : device_units(cluster, each_node)) {
+    for (const ClusterSnapshot::NodeGroup& unit : units) {
       const k8s::Node& node = cluster.nodes[unit.first];
       if (!usable(pod, node)) continue;
       const Place place{node, cluster.slices_for(node), static_cast<std::int64_t>(unit.count)};
