@@ -4,6 +4,7 @@
 
 #include "api_text.hpp"
 #include "gpuadmit/cluster/reflector.hpp"
+#include "gpuadmit/k8s/json_clip.hpp"
 #include "gpuadmit/k8s/json_input.hpp"
 
 namespace gpuadmit::cluster {
@@ -26,6 +27,12 @@ std::string percent_encode(std::string_view text) {
   return out;
 }
 
+Result<json> parse_api_json(std::string_view text, std::size_t& clipped) {
+  k8s::Clipped shallow = k8s::clip_deep(text, kMaxJsonDepth);
+  clipped += shallow.subtrees;
+  return k8s::parse_json(shallow.text, {shallow.text.size(), kMaxJsonDepth});
+}
+
 std::string describe_status(int status, const std::string& body) {
   std::string out = "HTTP " + std::to_string(status);
   auto parsed = k8s::parse_json(body, {1U << 20U, kMaxJsonDepth});
@@ -39,17 +46,18 @@ std::string describe_status(int status, const std::string& body) {
 
 Result<std::string> list_pages(ApiTransport& transport, Kind kind, std::size_t page_size,
                                std::stop_token stop, const std::function<void(json&& item)>& on_item,
-                               int* status, std::size_t max_pages) {
+                               int* status, std::size_t max_pages, std::size_t* clipped) {
   const std::size_t cap = info(kind).max_page_size;
   return list_pages_at(transport, info(kind).path, info(kind).resource,
                        cap != 0 ? std::min(page_size, cap) : page_size, std::move(stop), on_item, status,
-                       max_pages);
+                       max_pages, clipped);
 }
 
 Result<std::string> list_pages_at(ApiTransport& transport, std::string_view path,
                                   std::string_view resource_name, std::size_t page_size, std::stop_token stop,
                                   const std::function<void(json&& item)>& on_item, int* status,
-                                  std::size_t max_pages) {
+                                  std::size_t max_pages, std::size_t* clipped) {
+  std::size_t deep = 0;
   const std::string resource(resource_name);
   std::string continue_token;
   for (std::size_t page = 0; page < max_pages; ++page) {
@@ -61,7 +69,8 @@ Result<std::string> list_pages_at(ApiTransport& transport, std::string_view path
     if (response->status != 200) {
       return make_error("LIST " + resource + ": " + describe_status(response->status, response->body));
     }
-    auto body = k8s::parse_json(response->body, {response->body.size(), kMaxJsonDepth});
+    auto body = parse_api_json(response->body, deep);
+    if (clipped != nullptr) *clipped = deep;
     response->body = std::string();  // the text is not needed once parsed
     if (!body || !body->is_object()) {
       return make_error("LIST " + resource + ": not a JSON object" +

@@ -60,8 +60,9 @@ std::string prometheus_text(const ClusterStats& stats) {
            "Failed LISTs and watches (connection, TLS, HTTP status, ERROR events), by kind.", stats,
            [](const KindStats& k) { return k.failures; });
   per_kind(out, "gpuadmit_cluster_malformed_events_total", "counter",
-           "Watch lines that could not be decoded and objects that did not parse, by kind.", stats,
-           [](const KindStats& k) { return k.malformed_events; });
+           "Watch lines that could not be decoded, objects that did not parse and subtrees nested too deep "
+           "that were left out, by kind.",
+           stats, [](const KindStats& k) { return k.malformed_events; });
   return out;
 }
 

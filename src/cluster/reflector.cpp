@@ -101,8 +101,10 @@ Reflector::Listed Reflector::list(std::stop_token stop) {
     entries.emplace_back(std::move(*key), std::move(object));
   };
   int status = 0;
-  auto listed =
-      list_pages(transport_, kind_, options_.list_page_size, stop, add, &status, options_.max_list_pages);
+  std::size_t clipped = 0;
+  auto listed = list_pages(transport_, kind_, options_.list_page_size, stop, add, &status,
+                           options_.max_list_pages, &clipped);
+  left_out(clipped, "");
   if (!listed) {
     if (stop.stop_requested()) return Listed::kFailed;
     if (unavailable_answer(kind_, status)) {
@@ -133,6 +135,15 @@ Reflector::Listed Reflector::list(std::stop_token stop) {
   return Listed::kListed;
 }
 
+void Reflector::left_out(std::size_t subtrees, const std::string& key) {
+  if (subtrees == 0) return;
+  // Kept, with the too-deep parts (fields no rule reads) left out: said, and counted as malformed.
+  for (std::size_t i = 0; i < subtrees; ++i) store_.count_malformed(kind_);
+  LogFields fields{{"kind", info(kind_).resource}, {"subtrees", subtrees}, {"maxDepth", kMaxJsonDepth}};
+  if (!key.empty()) fields["key"] = key;
+  log_(spdlog::level::warn, "cluster objects nested too deep: those parts were left out", fields);
+}
+
 bool Reflector::handle_line(std::string_view line, Outcome* outcome, std::string* detail) {
   const auto malformed = [&](const std::string& why) {
     store_.count_malformed(kind_);
@@ -140,7 +151,8 @@ bool Reflector::handle_line(std::string_view line, Outcome* outcome, std::string
     *detail = why + ": " + std::string(line.substr(0, kLoggedLineBytes));
     return false;
   };
-  auto event = k8s::parse_json(line, {line.size(), kMaxJsonDepth});
+  std::size_t clipped = 0;
+  auto event = parse_api_json(line, clipped);
   if (!event) return malformed("undecodable watch event (" + event.error().message + ")");
   if (!event->is_object()) return malformed("watch event is not an object");
   const auto type_it = event->find("type");
@@ -151,6 +163,8 @@ bool Reflector::handle_line(std::string_view line, Outcome* outcome, std::string
   }
   const std::string& type = type_it->get_ref<const std::string&>();
   const json& object = *object_it;
+  if (const auto key = clipped > 0 ? object_key(object) : Result<std::string>(std::string()); key)
+    left_out(clipped, *key);
 
   if (type == "BOOKMARK") {
     std::string rv = cluster::resource_version(object);

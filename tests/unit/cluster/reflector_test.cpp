@@ -203,7 +203,7 @@ TEST_CASE("a malformed watch line is counted and followed by a relist, never a c
       {"an unknown event type", event("RENAMED", node_json("x", "11"))},
       {"an object without a name", event("ADDED", R"({"metadata":{"resourceVersion":"11"}})")},
       {"a bookmark without a resourceVersion", event("BOOKMARK", R"({"metadata":{}})")},
-      {"nesting deeper than the JSON limit", std::string(200, '[') + std::string(200, ']')},
+      {"an array nested deeper than the JSON limit", std::string(200, '[') + std::string(200, ']')},
   };
   for (const auto& [description, line] : cases) {
     DYNAMIC_SECTION(description) {
@@ -247,6 +247,27 @@ TEST_CASE("a LIST item that does not parse is skipped, and the kind still counts
   CHECK(rig.node_names() == std::vector<std::string>{"a"});
   CHECK(rig.store.synced());
   CHECK(rig.node_stats().malformed_events == 1);
+}
+
+TEST_CASE("an object nested deeper than the JSON limit is kept without its deep part, never failing its kind",
+          "[reflector]") {
+  // A tenant's ResourceClaim may nest its opaque parameters thousands deep, legally: the page, the event and
+  // the kind must survive it. Here a node with a deep field no rule reads stands for it.
+  const std::string deep = std::string(300, '[') + std::string(300, ']');
+  const auto deep_node = [&](const std::string& name, const std::string& rv) {
+    return R"({"metadata":{"name":")" + name + R"(","resourceVersion":")" + rv + R"("},"spec":{"x":)" + deep +
+           R"(},"status":{"allocatable":{"nvidia.com/gpu":"8"}}})";
+  };
+  Rig rig;
+  rig.transport.push(kNodes,
+                     list_response("[" + deep_node("listed", "5") + "," + node_json("a", "6") + "]", "10"));
+  rig.transport.push(kNodes, watch_stream({event("ADDED", deep_node("watched", "11"))}));
+  rig.start();
+  CHECK(rig.node_names() == std::vector<std::string>{"a", "listed", "watched"});
+  CHECK(rig.store.synced());
+  CHECK(rig.node_stats().malformed_events == 2);  // counted, and logged with the kind and the object's key
+  CHECK(rig.node_stats().relists == 0);
+  CHECK(rig.reflector.resource_version() == "11");
 }
 
 TEST_CASE("failures are retried after a backoff: a watch from the same resourceVersion, a LIST again",

@@ -54,14 +54,16 @@ struct ReflectorOptions {
 Result<std::string> list_pages(ApiTransport& transport, Kind kind, std::size_t page_size,
                                std::stop_token stop,
                                const std::function<void(nlohmann::json&& item)>& on_item,
-                               int* status = nullptr, std::size_t max_pages = 10'000);
+                               int* status = nullptr, std::size_t max_pages = 10'000,
+                               std::size_t* clipped = nullptr);
 
 // list_pages for a collection that is not one of the cluster view's kinds (gpuadmit's policy objects):
 // `path` is the collection's, `resource` its plural for messages.
 Result<std::string> list_pages_at(ApiTransport& transport, std::string_view path, std::string_view resource,
                                   std::size_t page_size, std::stop_token stop,
                                   const std::function<void(nlohmann::json&& item)>& on_item,
-                                  int* status = nullptr, std::size_t max_pages = 10'000);
+                                  int* status = nullptr, std::size_t max_pages = 10'000,
+                                  std::size_t* clipped = nullptr);
 
 // list_pages collected into one array (for `cluster dump`, which writes them all anyway).
 struct ListResult {
@@ -107,6 +109,8 @@ class Reflector {
   void wait(std::chrono::milliseconds delay, std::stop_token stop) const;
   // Counts and logs a failed LIST or watch (rate-limited: see kWarnEveryNthFailure).
   void fail(std::string_view message, LogFields fields);
+  // Subtrees of a LIST page or of the object `key` (empty: several objects) nested too deep and left out.
+  void left_out(std::size_t subtrees, const std::string& key);
   // The API server answered properly again.
   void succeeded();
 
