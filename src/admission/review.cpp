@@ -237,10 +237,19 @@ std::optional<std::string> read_envelope(const k8s::JsonValue& review, Envelope&
   envelope.sub_resource = k8s::string_member(*request, "subResource");
   // The policy dispatches on the object's own kind; one that disagrees with request.kind is no review the
   // API server sends, and judging by either kind could pass the other unjudged.
-  if (const std::string_view object_kind =
-          envelope.object != nullptr ? k8s::string_member(*envelope.object, "kind") : std::string_view();
-      !object_kind.empty() && object_kind != facts.kind) {
-    return "request.kind is " + facts.kind + " but request.object.kind is " + std::string(object_kind);
+  if (envelope.object != nullptr) {
+    const std::string_view object_kind = k8s::string_member(*envelope.object, "kind");
+    if (!object_kind.empty() && object_kind != facts.kind)
+      return "request.kind is " + facts.kind + " but request.object.kind is " + std::string(object_kind);
+    // The API server always sends both; without them the object would be judged as a Pod, or as no
+    // workload, and pass.
+    if (object_kind.empty() && !facts.kind.empty() && facts.kind != "Pod")
+      return "request.object has no kind (request.kind is " + facts.kind + ")";
+    const std::string_view api_version = k8s::string_member(*envelope.object, "apiVersion");
+    if (!api_version.empty() && policy::api_group(api_version) != envelope.group) {
+      return "request.kind is " + (envelope.group.empty() ? "" : std::string(envelope.group) + "/") +
+             facts.kind + " but request.object.apiVersion is " + std::string(api_version);
+    }
   }
   if (facts.name.empty() && envelope.object != nullptr) {
     if (const k8s::JsonValue* meta = object_member(*envelope.object, "metadata")) {

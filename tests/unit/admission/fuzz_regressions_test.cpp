@@ -107,6 +107,35 @@ TEST_CASE("a review whose object kind disagrees with request.kind is malformed, 
   }
 }
 
+TEST_CASE("a review whose object is of another group than request.kind, or names no kind, is malformed",
+          "[review][fuzz]") {
+  // L2 of the 2026-12 security review: request.kind apps/Deployment with object.apiVersion foo.example/v1
+  // was judged "not a workload", and without object.kind as a Pod with no containers: both allowed.
+  const auto review_of = [](const std::string& api_version_and_kind) {
+    return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1",)"
+           R"("kind":{"group":"apps","version":"v1","kind":"Deployment"},"operation":"CREATE",)"
+           R"("namespace":"ml-team","name":"d","object":{)" +
+           api_version_and_kind +
+           R"("metadata":{"name":"d"},"spec":{"template":{"spec":{"containers":[{"name":"main",)"
+           R"("image":"pytorch","resources":{"limits":{"nvidia.com/gpu":"1.5"}}}]}}}}}})";
+  };
+  const auto [fields, error] = GENERATE(table<std::string, std::string>({
+      {R"("apiVersion":"foo.example/v1","kind":"Deployment",)",
+       "request.kind is apps/Deployment but request.object.apiVersion is foo.example/v1"},
+      {R"("apiVersion":"apps/v1",)", "request.object has no kind"},
+  }));
+  for (const Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+    CAPTURE(fields, to_string(endpoint));
+    const Outcome bad = review(review_of(fields), endpoint, kDefaultRules);
+    CHECK(bad.http_status == 400);
+    CHECK(bad.verdict == Verdict::kMalformed);
+    CHECK_THAT(bad.error, Catch::Contains(error));
+    // The same review, well formed, is judged: a fractional GPU is denied.
+    CHECK(review(review_of(R"("apiVersion":"apps/v1","kind":"Deployment",)"), endpoint, kDefaultRules)
+              .verdict == Verdict::kDenied);
+  }
+}
+
 TEST_CASE("the JSON reader accepts and rejects the saved inputs as nlohmann does, bar the stated differences",
           "[json][fuzz]") {
   // nlohmann skips a leading BOM and stops at a NUL byte; RFC 8259 allows neither in a JSON text, and the

@@ -304,7 +304,8 @@ TEST_CASE("workloads are judged on CREATE and UPDATE through their templates", "
                                                                       {"", "Service", "CREATE"}}) {
     CAPTURE(group, kind, operation);
     json object = deployment;
-    object["kind"] = kind;  // the API server sends the object of the kind it names
+    object["kind"] = kind;  // the API server sends the object of the kind and group it names
+    object["apiVersion"] = group.empty() ? "v1" : group + "/v1";
     const auto passed = review(workload_review(object, group, kind, operation), Endpoint::kMutate, kRules);
     CHECK(passed.verdict == Verdict::kAllowed);
     CHECK_FALSE(response_of(passed)["response"].contains("patch"));
