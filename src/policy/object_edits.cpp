@@ -114,30 +114,36 @@ void patch_from(const J& object, const Parts& parts, json& patch) {
 
 }  // namespace
 
+ObjectEdits::Part* ObjectEdits::find(const k8s::PodPart& address) const {
+  const auto it = index_.find(key_of(address));
+  return it != index_.end() ? it->second : nullptr;
+}
+
+ObjectEdits::Part& ObjectEdits::add(Part part) {
+  Part& added = parts_.emplace_back(std::move(part));
+  index_.emplace(key_of(added.address), &added);
+  return added;
+}
+
 json& ObjectEdits::edit(const k8s::PodPart& address) {
-  for (Part& part : parts_) {
-    if (part.address == address) {
-      if (part.appended_only) {  // from now on, the whole list
-        part.value = whole(part);
-        part.appended_only = false;
-      }
-      part.stale = true;
-      return part.value;
+  if (Part* part = find(address)) {
+    if (part->appended_only) {  // from now on, the whole list
+      part->value = whole(*part);
+      part->appended_only = false;
     }
+    part->stale = true;
+    return part->value;
   }
   const k8s::JsonValue* found = find_part(*source_, address);
   json value = found != nullptr ? k8s::to_json(*found) : json();
-  parts_.push_back({address, std::move(value), true});
-  return parts_.back().value;
+  return add({address, std::move(value), true}).value;
 }
 
 json& ObjectEdits::append(const k8s::PodPart& address) {
-  for (Part& part : parts_) {
-    if (part.address == address) {
-      part.stale = true;
-      if (!part.value.is_array()) part.value = json::array();
-      return part.value.emplace_back();
-    }
+  if (Part* part = find(address)) {
+    part->stale = true;
+    if (!part->value.is_array()) part->value = json::array();
+    return part->value.emplace_back();
   }
   const k8s::JsonValue* found = find_part(*source_, address);
   const bool source_list = found != nullptr && found->is_array();
@@ -146,8 +152,7 @@ json& ObjectEdits::append(const k8s::PodPart& address) {
     if (!list.is_array()) list = json::array();
     return list.emplace_back();
   }
-  parts_.push_back({address, json::array(), true, true, 0});
-  return parts_.back().value.emplace_back();
+  return add({address, json::array(), true, true, 0}).value.emplace_back();
 }
 
 json ObjectEdits::whole(const Part& part) const {
@@ -159,9 +164,7 @@ json ObjectEdits::whole(const Part& part) const {
 }
 
 json ObjectEdits::current(const k8s::PodPart& address) const {
-  for (const Part& part : parts_) {
-    if (part.address == address) return whole(part);
-  }
+  if (const Part* part = find(address)) return whole(*part);
   const k8s::JsonValue* found = find_part(*source_, address);
   return found != nullptr ? k8s::to_json(*found) : json();
 }

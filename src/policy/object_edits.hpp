@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <list>
+#include <map>
+#include <tuple>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +28,11 @@ class ObjectEdits {
  public:
   // The object must outlive the edits.
   explicit ObjectEdits(const k8s::JsonValue& source) : source_(&source) {}
+  // The index points into the parts: a copy would point into the original's.
+  ObjectEdits(const ObjectEdits&) = delete;
+  ObjectEdits& operator=(const ObjectEdits&) = delete;
+  ObjectEdits(ObjectEdits&&) noexcept = default;
+  ObjectEdits& operator=(ObjectEdits&&) noexcept = default;
 
   // The part's copy to edit: made from the source on first use (null when the source has no such member).
   // References stay valid while other parts are added.
@@ -61,9 +68,18 @@ class ObjectEdits {
   };
   // The part's whole value: the source's list and the appended items, for an appended_only part.
   [[nodiscard]] nlohmann::json whole(const Part& part) const;
+  // The part at `address`, or null; and a new one, indexed.
+  [[nodiscard]] Part* find(const k8s::PodPart& address) const;
+  Part& add(Part part);
+
+  using Key = std::tuple<k8s::PodPart::Scope, std::string_view, std::size_t, std::string_view>;
+  static Key key_of(const k8s::PodPart& a) { return {a.scope, a.array, a.index, a.member}; }
 
   const k8s::JsonValue* source_;
   std::list<Part> parts_;  // a list: edit() hands out references that must survive later additions
+  // By address: a pod of 30,000 containers gets a part or more per container, and a linear search per edit
+  // made /mutate quadratic (12.8 s at 30,000).
+  std::map<Key, Part*> index_;
 };
 
 // Part addresses, as rules name them.
