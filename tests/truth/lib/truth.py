@@ -664,6 +664,8 @@ class Harness:
             pr = {"name": p["metadata"]["name"], "owner": owner, "state": state, "message": msg,
                   "requests": pod_requests(p),
                   "node": p.get("spec", {}).get("nodeName", ""),
+                  "gpu": pod_gpus(p), "qos": (p.get("status") or {}).get("qosClass", ""),
+                  "scheduler": p.get("spec", {}).get("schedulerName", "default-scheduler"),
                   "annotations": {k: v for k, v in (p["metadata"].get("annotations") or {}).items() if k.startswith("gpuadmit.io/")}}
             if state == "pending" and self.nodepools:
                 np = nodepool_for(p, self.nodepools)
@@ -845,14 +847,22 @@ def judge(without, with_):
         notes.append("I3 breach: second /mutate patches " + ", ".join(r["object"] for r in with_["remutate"]))
     if wo == "denied" or wo == "create-denied":
         notes.append("harness: gpuadmit answered in the opt-out namespace")
+    missed = fix_goals_missed(with_)
+    if missed:
+        notes.insert(0, "I5 breach: " + missed)
     rules = denial_rules(with_)
     tried = [o for o in without["objects"] + with_["objects"] if o.get("result") not in ("skipped", "kind not served", "cluster-scoped (applied once)")]
     if not tried:
         return "not-applied", notes + ["nothing to apply: kinds not served here (%s)" % ",".join(
             sorted(set(o["kind"] for o in with_["objects"] if o.get("result") == "kind not served")))]
+    others = other_schedulers(without) | other_schedulers(with_)
+    if others and wo not in good and wi not in ("denied", "create-denied", "rejected"):
+        # Pods for a scheduler that does not run here (KAI's, Volcano's) stay Pending either way: the
+        # harness cannot judge them, as it cannot judge kinds without their operators.
+        return "not-judged", notes + ["pods for %s, which does not run in the harness" % ", ".join(sorted(others))]
     if wo in good:
         if wi in good or (wi == wo == "no-pods"):
-            return ("harmful" if notes and notes[0].startswith("I3") else "ok"), notes + ["I1 holds"]
+            return ("harmful" if notes and notes[0].startswith(("I3", "I5")) else "ok"), notes + ["I1 holds"]
         if wi in ("denied", "create-denied"):
             sched = rules & SCHEDULING_RULES
             if sched or not rules:
@@ -919,6 +929,25 @@ def judge(without, with_):
     return "ok", notes + ["%s / %s" % (wo, wi)]
 
 
+def other_schedulers(rec):
+    """The schedulers other than kube-scheduler that the case's pending pods wait for."""
+    return {p.get("scheduler") for p in rec.get("pods", [])
+            if p.get("state") in ("pending", "undecided") and p.get("scheduler") not in (None, "", "default-scheduler")}
+
+
+def fix_goals_missed(with_):
+    """I5: every fix reaches its stated goal on the object the API server stored. A guaranteed-qos fix
+    (gpuadmit.io/mutated-by on the object or its pods) leaves every GPU pod of the case Guaranteed, as the API
+    server computes status.qosClass: a fix that leaves the pod Burstable is a change with only risk."""
+    trails = [o.get("annotations", {}).get("gpuadmit.io/mutated-by", "") for o in with_["objects"]] + \
+             [p.get("annotations", {}).get("gpuadmit.io/mutated-by", "") for p in with_.get("pods", [])]
+    if not any("guaranteed-qos" in t.split(",") for t in trails):
+        return ""
+    burstable = [p["name"] for p in with_.get("pods", []) if p.get("gpu") and p.get("qos") not in ("", "Guaranteed")]
+    return ("guaranteed-qos fixed the object, yet %s %s not Guaranteed" % (", ".join(burstable[:3]),
+            "is" if len(burstable) == 1 else "are")) if burstable else ""
+
+
 def short(s, n=90):
     s = (s or "").replace("\n", " ")
     return s if len(s) <= n else s[:n - 3] + "..."
@@ -928,7 +957,7 @@ def short(s, n=90):
 def summarize(cases, secs):
     counts = {k: sum(1 for c in cases if c["class"] == k) for k in ("harmful", "honest-denial", "fixed", "unexplained", "explained", "ok", "not-applied", "not-judged")}
     i3 = sum(1 for c in cases if c["with"]["run"].get("remutate"))
-    inv = {k: sum(1 for c in cases if any(n.startswith(k + " breach") for n in c["notes"])) for k in ("I1", "I2", "I3", "I4")}
+    inv = {k: sum(1 for c in cases if any(n.startswith(k + " breach") for n in c["notes"])) for k in ("I1", "I2", "I3", "I4", "I5")}
     # The failing cases again, last, with the outcomes and notes: a CI log often keeps only its tail.
     for c in [c for c in cases if c["class"] in ("harmful", "unexplained")]:
         print("%s: %s on %s%s under %s%s" % (c["class"].upper(), c["manifest"], c["profile"],
@@ -937,11 +966,11 @@ def summarize(cases, secs):
         print("  without: %s: %s" % (c["without"]["outcome"][0], short(c["without"]["outcome"][1], 160)))
         print("  with:    %s: %s" % (c["with"]["outcome"][0], short(c["with"]["outcome"][1], 160)))
         print("  notes:   %s" % short("; ".join(c["notes"]), 200))
-    print("invariants: I1 %d breaches, I2 %d, I3 %d (second /mutate patches in %d cases), I4 %d; %d explained, %d ok, %d not applied (kind not served), %d not judged; %.0fs" % (
-        inv["I1"], inv["I2"], inv["I3"], i3, inv["I4"], counts["explained"], counts["ok"], counts["not-applied"], counts["not-judged"], secs))
+    print("invariants: I1 %d breaches, I2 %d, I3 %d (second /mutate patches in %d cases), I4 %d, I5 %d; %d explained, %d ok, %d not applied (kind not served), %d not judged; %.0fs" % (
+        inv["I1"], inv["I2"], inv["I3"], i3, inv["I4"], inv["I5"], counts["explained"], counts["ok"], counts["not-applied"], counts["not-judged"], secs))
     print("truth: %d cases, %d harmful, %d honest denials, %d fixed, %d unexplained" % (
         len(cases), counts["harmful"], counts["honest-denial"], counts["fixed"], counts["unexplained"]))
-    return 1 if counts["harmful"] or counts["unexplained"] or inv["I3"] else 0
+    return 1 if counts["harmful"] or counts["unexplained"] or inv["I3"] or inv["I5"] else 0
 
 
 def rejudge(path, out):
