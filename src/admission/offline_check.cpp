@@ -3,6 +3,7 @@
 #include "gpuadmit/admission/json_patch.hpp"
 #include "gpuadmit/admission/messages.hpp"
 #include "gpuadmit/k8s/json_paths.hpp"
+#include "gpuadmit/k8s/scope.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 
 namespace gpuadmit::admission {
@@ -13,14 +14,15 @@ Result<CheckResult> check_object(const nlohmann::json& object, const policy::Rul
   result.fixed = object;
   if (!object.is_object()) return make_error("expected a Kubernetes object (a mapping), got something else");
   result.kind = object.value("kind", std::string());
+  const std::string api_version = object.value("apiVersion", std::string());
   result.namespace_ = k8s::text_at(object, {"metadata", "namespace"});
-  if (result.namespace_.empty()) result.namespace_ = default_namespace;
+  if (result.namespace_.empty() && !k8s::is_cluster_scoped(policy::api_group(api_version), result.kind))
+    result.namespace_ = default_namespace;
   result.name = k8s::text_at(object, {"metadata", "name"});
   if (result.name.empty()) {
     const std::string generate_name = k8s::text_at(object, {"metadata", "generateName"});
     result.name = generate_name.empty() ? "<unnamed>" : generate_name + "*";
   }
-  const std::string api_version = object.value("apiVersion", std::string());
   const bool judged =
       ((result.kind == "Pod" || result.kind == "PersistentVolumeClaim") && api_version == "v1") ||
       rules.workload_of(policy::api_group(api_version), result.kind) != nullptr;

@@ -20,7 +20,9 @@ constexpr std::string_view kCheckUsage = R"(Usage:
 Reads Pods, PersistentVolumeClaims and workloads (Deployments, Jobs, CronJobs, Kubeflow training jobs and
 Notebooks, Ray, LeaderWorkerSet, JobSet, Volcano Jobs, KServe: the policy's spec.workloads) from YAML (multi-document, or a List) or JSON files and reports what the API
 server with gpuadmit installed would do: the fixes the mutating webhook makes, then the verdict on the
-fixed object. Objects of other kinds are reported as not checked.
+fixed object. Objects of other kinds are reported as not checked. The input is one apply, as kubectl apply
+-f makes it: with --cluster, an object of a kind the view holds (a ResourceClaimTemplate, a PVC) is added to
+it for the objects after it.
 
 Flags:
   -f, --filename    a file, a directory (its .yaml, .yml and .json files, recursively) or - for stdin
@@ -71,8 +73,8 @@ void print_text(const std::vector<Located>& results, std::ostream& out) {
     const admission::CheckResult& r = item.result;
     std::string kind = r.kind.empty() ? "object" : r.kind;
     std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
-    out << kind << " " << r.namespace_ << "/" << r.name << " (" << item.source << "): " << verdict_text(r)
-        << "\n";
+    out << kind << " " << (r.namespace_.empty() ? "" : r.namespace_ + "/") << r.name << " (" << item.source
+        << "): " << verdict_text(r) << "\n";
     for (const policy::Fix& f : r.fixes) out << "  fixed    [" << f.rule << "] " << f.description << "\n";
     for (const std::string& w : r.warnings) out << "  warning  " << w << "\n";
     for (const policy::Finding& a : r.audits) out << "  audit    " << a.summary << "\n";
@@ -113,6 +115,11 @@ json to_json(const std::vector<Located>& results) {
     for (const policy::Finding& v : r.violations) {
       violations.push_back({{"rule", v.rule}, {"field", v.field}, {"message", v.message}});
     }
+    // The warnings as kubectl shows them (one line each, cut to its limit), and each in full.
+    json details = json::array();
+    for (const policy::Finding& w : r.warn_findings) {
+      details.push_back({{"rule", w.rule}, {"field", w.field}, {"message", w.message}});
+    }
     json fixes = json::array();
     for (const policy::Fix& f : r.fixes)
       fixes.push_back({{"rule", f.rule}, {"field", f.field}, {"description", f.description}});
@@ -124,6 +131,7 @@ json to_json(const std::vector<Located>& results) {
                     {"allowed", r.allowed},
                     {"violations", violations},
                     {"warnings", r.warnings},
+                    {"warningDetails", details},
                     {"fixes", fixes},
                     {"patch", r.patch}});
     if (!r.checked) list.back()["skippedReason"] = r.skipped_reason;
@@ -197,12 +205,12 @@ int check_command(Args args) {
   const auto policies =
       load_policy_set(std::move(*rules), options->namespace_policies, options->default_namespace, &applied);
   if (!policies) return command_error(kCheck, policies.error().message);
-  const auto cluster = load_view(options->cluster_path);
+  auto cluster = load_cluster_input(options->cluster_path);
   if (!cluster) return command_error(kCheck, cluster.error().message);
-  const policy::ClusterView* view = cluster->snapshot ? &*cluster : nullptr;
   const auto sources = read_sources(options->files);
   if (!sources) return command_error(kCheck, sources.error().message);
-  const auto results = check_sources(*sources, *policies, options->default_namespace, view);
+  const auto results = check_sources(*sources, *policies, options->default_namespace,
+                                     cluster->has_value() ? &**cluster : nullptr);
   if (!results) return command_error(kCheck, results.error().message);
   if (options->output == "text") {
     for (const NamespacePolicy& p : applied) {

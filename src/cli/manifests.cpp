@@ -8,6 +8,7 @@
 
 #include "gpuadmit/config/policy_loader.hpp"
 #include "gpuadmit/config/yaml_documents.hpp"
+#include "gpuadmit/k8s/scope.hpp"
 
 namespace gpuadmit::cli {
 namespace {
@@ -197,11 +198,68 @@ Result<policy::ClusterView> load_view(const std::optional<std::string>& cluster_
   return view;
 }
 
+Result<std::optional<ClusterInput>> load_cluster_input(const std::optional<std::string>& cluster_path) {
+  if (!cluster_path) return std::optional<ClusterInput>();
+  auto objects = read_objects({*cluster_path});
+  if (!objects) return objects.error();
+  auto view = view_of(json(*objects), *cluster_path);
+  if (!view) return view.error();
+  return std::optional<ClusterInput>(ClusterInput{*cluster_path, std::move(*objects), std::move(*view)});
+}
+
+namespace {
+
+// The kinds a cluster view holds (policy::snapshot_from_list).
+bool held_in_view(std::string_view kind) {
+  static constexpr std::array<std::string_view, 8> kHeld{
+      "Node",        "ResourceQuota", "StorageClass",  "PersistentVolumeClaim",
+      "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"};
+  return std::find(kHeld.begin(), kHeld.end(), kind) != kHeld.end();
+}
+
+std::string key_of(const json& object) {
+  const json* meta =
+      object.contains("metadata") && object["metadata"].is_object() ? &object["metadata"] : nullptr;
+  const auto text = [&](const char* member) {
+    return meta != nullptr && meta->contains(member) && (*meta)[member].is_string()
+               ? (*meta)[member].get<std::string>()
+               : std::string();
+  };
+  return object.value("kind", std::string()) + "/" + text("namespace") + "/" + text("name");
+}
+
+// Adds `object` to the cluster as the API server creates it (in `ns` when it names no namespace and is not
+// cluster-scoped), replacing an object of the same kind, namespace and name; false when the saved cluster
+// cannot take it.
+Result<bool> apply_to(ClusterInput& cluster, json object, const std::string& ns, const std::string& source) {
+  const std::string kind = object.value("kind", std::string());
+  // A saved cluster without the DRA kinds says nothing of them: one template of the input would make it
+  // seem to say there are no device classes at all.
+  const bool dra = kind == "DeviceClass" || kind == "ResourceSlice" || kind == "ResourceClaim" ||
+                   kind == "ResourceClaimTemplate";
+  if (dra && (cluster.view.snapshot == nullptr || !cluster.view.snapshot->dra_listed)) return false;
+  json& meta = object["metadata"];
+  if (meta.is_object() && !meta.contains("namespace") &&
+      !k8s::is_cluster_scoped(policy::api_group(object.value("apiVersion", std::string())), kind))
+    meta["namespace"] = ns;
+  const std::string key = key_of(object);
+  std::erase_if(cluster.objects, [&](const json& o) { return key_of(o) == key; });
+  cluster.objects.push_back(std::move(object));
+  auto view = view_of(json(cluster.objects), source);
+  if (!view) {
+    cluster.objects.pop_back();
+    return view.error();
+  }
+  cluster.view = std::move(*view);
+  return true;
+}
+
+}  // namespace
+
 // Every object of every source, checked in order; the first that cannot be read or checked is the error.
 Result<std::vector<Located>> check_sources(const std::vector<Source>& sources,
                                            const policy::PolicySet& policies,
-                                           const std::string& default_namespace,
-                                           const policy::ClusterView* view) {
+                                           const std::string& default_namespace, ClusterInput* cluster) {
   std::vector<Located> results;
   for (const Source& source : sources) {
     auto documents = config::read_documents(source.text, source.name);
@@ -214,14 +272,25 @@ Result<std::vector<Located>> check_sources(const std::vector<Source>& sources,
                                        (*meta)["namespace"].is_string()
                                    ? (*meta)["namespace"].get<std::string>()
                                    : default_namespace;
-        auto checked =
-            admission::check_object(*item.object, policies.for_namespace(ns), default_namespace, view);
+        auto checked = admission::check_object(*item.object, policies.for_namespace(ns), default_namespace,
+                                               cluster != nullptr ? &cluster->view : nullptr);
         if (!checked) {
           const Error& e = checked.error();
           return make_error(location(source, doc, item.pointer + e.pointer, !e.pointer.empty()) + ": " +
                             e.message);
         }
-        results.push_back({std::move(*checked), location(source, doc, item.pointer, false)});
+        const std::string at = location(source, doc, item.pointer, false);
+        if (cluster != nullptr && item.object->is_object() &&
+            held_in_view(item.object->value("kind", std::string()))) {
+          auto applied = apply_to(*cluster, checked->fixed, ns, at);
+          if (!applied) return applied.error();
+          if (*applied && !checked->checked) {
+            checked->skipped_reason +=
+                "; added to the cluster view, so the objects after it are judged as "
+                "kubectl apply -f meets them, with it created first";
+          }
+        }
+        results.push_back({std::move(*checked), at});
       }
     }
   }

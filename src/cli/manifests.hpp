@@ -47,6 +47,16 @@ Result<policy::ClusterView> view_of(const nlohmann::json& objects, const std::st
 // --cluster's snapshot as the policy sees it; without it, a view with no snapshot.
 Result<policy::ClusterView> load_view(const std::optional<std::string>& cluster_path);
 
+// The cluster an apply of the input meets: --cluster's objects, then each input object of a kind the view
+// holds (a ResourceClaimTemplate, a PersistentVolumeClaim, ...), added as `kubectl apply -f` creates the
+// objects of a file in order. Without --cluster there is no view and nothing is added.
+struct ClusterInput {
+  std::string path;
+  std::vector<nlohmann::json> objects;
+  policy::ClusterView view;
+};
+Result<std::optional<ClusterInput>> load_cluster_input(const std::optional<std::string>& cluster_path);
+
 struct Located {
   admission::CheckResult result;
   std::string source;  // "file:line" of the object
@@ -54,10 +64,10 @@ struct Located {
 
 // Every object of every source, checked in order; the first that cannot be read or checked is the error,
 // at its field's file:line:column.
-// Each object is judged by the policy of its namespace (its own, else `default_namespace`).
+// Each object is judged by the policy of its namespace (its own, else `default_namespace`), against the
+// cluster as the objects before it left it (`cluster` grows by them; null: no view).
 Result<std::vector<Located>> check_sources(const std::vector<Source>& sources,
                                            const policy::PolicySet& policies,
-                                           const std::string& default_namespace,
-                                           const policy::ClusterView* view);
+                                           const std::string& default_namespace, ClusterInput* cluster);
 
 }  // namespace gpuadmit::cli

@@ -111,12 +111,12 @@ SuiteResult run_suite(const Suite& suite) {
   SuiteResult out;
   const auto rules = load_rules(suite.policy);
   if (!rules) return {rules.error().message, {}};
-  const auto view = load_view(suite.cluster);
-  if (!view) return {view.error().message, {}};
+  auto cluster = load_cluster_input(suite.cluster);
+  if (!cluster) return {cluster.error().message, {}};
   const auto sources = read_sources(suite.resources);
   if (!sources) return {sources.error().message, {}};
   const auto results = check_sources(*sources, policy::PolicySet::of(*rules), suite.namespace_,
-                                     view->snapshot ? &*view : nullptr);
+                                     cluster->has_value() ? &**cluster : nullptr);
   if (!results) return {results.error().message, {}};
 
   std::vector<bool> used(suite.expectations.size(), false);

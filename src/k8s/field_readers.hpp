@@ -132,7 +132,9 @@ template <class J>
 Quantity quantity(const J& value, const Path& path) {
   // The API server accepts numbers too (Quantity.UnmarshalJSON); users' YAML often has them.
   Result<Quantity> parsed = make_error("");
-  if (value.is_string()) {
+  if (value.is_null()) {
+    parsed = Quantity{};  // `nvidia.com/gpu:` left empty: Quantity.UnmarshalJSON reads null as 0
+  } else if (value.is_string()) {
     parsed = Quantity::parse(text(value));
   } else if (is_number(value)) {
     parsed = Quantity::parse(number_text(value));

@@ -89,6 +89,9 @@ std::vector<Volume> parse_volumes(const J* volumes, const Path& volumes_path, st
         volume.size_limit = quantity(*limit, p / "emptyDir" / "sizeLimit");
       }
     }
+    if (const J* host_path = object_at(v, "hostPath", p)) {
+      volume.host_path = string_at(*host_path, "path", p / "hostPath");
+    }
     if (const J* claim = object_at(v, "persistentVolumeClaim", p)) {
       volume.claim_name = string_at(*claim, "claimName", p / "persistentVolumeClaim");
     }

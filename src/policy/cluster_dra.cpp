@@ -75,28 +75,43 @@ void index_slices(ClusterSnapshot& s) {
 }
 
 // KEP-5004: a node without the resource in its allocatable (no device plugin) gets the number of its
-// devices of the class. Selectors outside the evaluated subset count the device: the scheduler may well
-// allocate it, and an undercount would deny pods that schedule.
+// devices of the class, under the class's extendedResourceName and under the name every class has,
+// deviceclass.resource.kubernetes.io/<class>. Selectors outside the evaluated subset count the device: the
+// scheduler may well allocate it, and an undercount would deny pods that schedule.
 void add_extended_resources(ClusterSnapshot& s) {
+  struct Served {
+    std::string resource;
+    DeviceMatcher matcher;
+  };
+  std::vector<Served> served;
   for (const k8s::DeviceClass& cls : s.device_classes) {
-    if (cls.extended_resource_name.empty()) continue;
-    s.dra_extended_resources.emplace(cls.extended_resource_name, cls.name);
-    DeviceMatcher matcher(cls);
-    auto& pointers = s.nodes.pointers();
-    for (auto& pointer : pointers) {
-      if (pointer->allocatable.contains(cls.extended_resource_name)) continue;
+    if (!cls.extended_resource_name.empty()) {
+      s.dra_extended_resources.emplace(cls.extended_resource_name, cls.name);
+      served.push_back({cls.extended_resource_name, DeviceMatcher(cls)});
+    }
+    std::string implicit = "deviceclass.resource.kubernetes.io/" + cls.name;
+    s.dra_extended_resources.emplace(implicit, cls.name);
+    served.push_back({std::move(implicit), DeviceMatcher(cls)});
+  }
+  if (served.empty()) return;
+  for (auto& pointer : s.nodes.pointers()) {
+    const auto slices = s.slices_for(*pointer);
+    if (slices.empty()) continue;
+    std::shared_ptr<k8s::Node> node;  // copied once, at the first resource it gains
+    for (Served& each : served) {
+      if (pointer->allocatable.contains(each.resource)) continue;
       std::int64_t count = 0;
-      for (const k8s::ResourceSlice* slice : s.slices_for(*pointer)) {
+      for (const k8s::ResourceSlice* slice : slices) {
         for (const k8s::Device& device : slice->devices) {
-          const DeviceMatcher::Match m = matcher.match(device);
+          const DeviceMatcher::Match m = each.matcher.match(device);
           if (m == DeviceMatcher::Match::kYes || m == DeviceMatcher::Match::kUnknown) ++count;
         }
       }
       if (count == 0) continue;
-      auto node = std::make_shared<k8s::Node>(*pointer);
-      node->allocatable[cls.extended_resource_name] = k8s::Quantity::from_units(count);
-      pointer = std::move(node);
+      if (!node) node = std::make_shared<k8s::Node>(*pointer);
+      node->allocatable[each.resource] = k8s::Quantity::from_units(count);
     }
+    if (node) pointer = std::move(node);
   }
 }
 

@@ -137,6 +137,7 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
   ctx.set_replicas(request.replicas);
   ctx.set_partial(request.partial_pod);
   ctx.set_metadata_elsewhere(request.metadata_elsewhere);
+  ctx.set_gpu_siblings(request.gpu_siblings);
   std::string_view last_writer;
   for (const RuleEntry& rule : rule_catalogue()) {
     if (rule.action(rules) == Action::kOff) continue;
@@ -225,9 +226,11 @@ std::string pod_controller_kind(std::string_view workload_kind) {
 // when it is no pod (a template without a spec, which the API server rejects anyway; an object without
 // containers, such as an Argo steps template).
 Result<std::optional<Decision>> judge_site(const Request& request, const RuleSet& rules,
-                                           const TemplateSite& site, std::vector<QuotaShare>* shares) {
+                                           const TemplateSite& site, std::vector<QuotaShare>* shares,
+                                           bool gpu_siblings) {
   const auto judge = [&](const k8s::JsonValue& pod, bool partial, bool metadata_elsewhere) {
     Request sub{pod, request.namespace_, request.mode, request.cluster};
+    sub.gpu_siblings = gpu_siblings;
     sub.replicas = site.replicas;
     sub.controller_kind = pod_controller_kind(k8s::string_member(request.object, "kind"));
     sub.partial_pod = partial;
@@ -299,9 +302,11 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
       kind.concurrent && sites.size() > 1 && request.old_object == nullptr && request.cluster != nullptr
           ? &shares
           : nullptr;
+  const auto gpus = [&](const TemplateSite& site) { return asks_for_gpus(site, rules); };
+  const bool gpu_workload = sites.size() > 1 && std::any_of(sites.begin(), sites.end(), gpus);
   for (const TemplateSite& site : sites) {
     if (unchanged(site, before, request.old_object, object)) continue;
-    auto result = judge_site(request, rules, site, share_out);
+    auto result = judge_site(request, rules, site, share_out, gpu_workload && !gpus(site));
     if (!result) {
       const Error& e = result.error();
       return Error{e.message.starts_with(site.field) ? e.message : site.field + ": " + e.message, e.pointer};

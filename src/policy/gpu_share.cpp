@@ -39,6 +39,14 @@ bool asks_for_gpu_share(const k8s::Container& c) {
                      [&](std::string_view r) { return share_quantity(c, r) != nullptr; });
 }
 
+bool has_annotated_gpu_share(const k8s::ObjectMeta& meta) {
+  static constexpr std::array<std::string_view, 3> kAnnotations{"gpu-fraction", "gpu-memory",
+                                                                "gpu-fraction-num-devices"};
+  return std::any_of(kAnnotations.begin(), kAnnotations.end(), [&](std::string_view key) {
+    return meta.annotations.find(key) != meta.annotations.end();
+  });
+}
+
 double GpuMemoryShare::of(double gpu_bytes) const {
   return percent > 0 ? gpu_bytes * std::min(percent, 100.0) / 100.0 : std::min(bytes, gpu_bytes);
 }

@@ -24,25 +24,6 @@ std::string declared_gpus(const k8s::JsonValue& group) {
   return {};
 }
 
-bool requests_gpu(const k8s::JsonValue& pod_template, const RuleSet& rules) {
-  const k8s::JsonValue* spec = pod_template.find("spec");
-  const k8s::JsonValue* containers =
-      spec != nullptr && spec->is_object() ? spec->find("containers") : nullptr;
-  if (containers == nullptr || !containers->is_array()) return false;
-  for (const k8s::JsonValue& c : containers->items()) {
-    const k8s::JsonValue* resources = c.is_object() ? c.find("resources") : nullptr;
-    if (resources == nullptr || !resources->is_object()) continue;
-    for (const char* kind : {"limits", "requests"}) {
-      const k8s::JsonValue* list = resources->find(kind);
-      if (list == nullptr || !list->is_object()) continue;
-      for (const k8s::JsonMember& m : list->members()) {
-        if (rules.is_gpu_resource(m.key)) return true;
-      }
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 void check_ray_start_params(std::string_view api_group, const TemplateSite& site, const RuleSet& rules,
@@ -51,7 +32,7 @@ void check_ray_start_params(std::string_view api_group, const TemplateSite& site
   if (api_group != "ray.io" || action == Action::kOff) return;
   if (site.anchor == nullptr || !site.anchor->is_object()) return;
   const std::string declared = declared_gpus(*site.anchor);
-  if (declared.empty() || requests_gpu(*site.pod_template, rules)) return;
+  if (declared.empty() || asks_for_gpus(site, rules)) return;
   const std::string who = site.tag.empty() ? "this group" : site.tag;
   // Kubernetes gives the pod no GPU, while Ray schedules GPU tasks on it: they fail at CUDA init or wait.
   // Advice either way: gpuadmit cannot tell whether the GPUs or the declaration are the mistake.

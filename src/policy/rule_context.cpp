@@ -231,28 +231,4 @@ std::optional<double> parse_parameter_count(std::string_view text) {
   return value * scale;
 }
 
-bool glob_match(std::string_view pattern, std::string_view text) noexcept {
-  // Iterative '*' matcher with single backtrack point: linear in practice, no recursion on user input.
-  std::size_t p = 0;
-  std::size_t t = 0;
-  std::size_t star = std::string_view::npos;
-  std::size_t mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (p < pattern.size() && pattern[p] == text[t]) {
-      ++p;
-      ++t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
 }  // namespace gpuadmit::policy

@@ -84,6 +84,9 @@ class RuleContext {
     dra_gpu_nodes_.reset();
     return edits_.refresh(pod_);
   }
+  // Another pod template of the same workload asks for GPUs (evaluate.hpp Request::gpu_siblings).
+  [[nodiscard]] bool gpu_siblings() const noexcept { return gpu_siblings_; }
+  void set_gpu_siblings(bool siblings) noexcept { gpu_siblings_ = siblings; }
   // Pods of this shape that run at once (1 for a pod; a workload template's replicas or parallelism).
   [[nodiscard]] std::int64_t replicas() const noexcept { return replicas_; }
   void set_replicas(std::int64_t replicas) noexcept { replicas_ = replicas; }
@@ -111,6 +114,7 @@ class RuleContext {
   std::int64_t replicas_ = 1;
   bool partial_ = false;
   bool metadata_elsewhere_ = false;
+  bool gpu_siblings_ = false;
   mutable std::optional<bool> gpu_pod_;
   mutable std::vector<std::int64_t> container_gpus_;  // by position in pod_.containers; empty: not counted
   mutable std::optional<std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>>> dra_gpu_nodes_;
@@ -139,8 +143,6 @@ std::optional<double> parse_parameter_count(std::string_view text);
 // up to whole MiB (GiB from 1 GiB), within [minimum, maximum]. Memory-backed emptyDir pages count against
 // the pod's memory limit, so the share must leave the rest for the process itself.
 k8s::Quantity shm_share(const ShmSize& cfg, const k8s::Quantity& memory);
-// Shell-style glob with '*' only (what policy patterns use).
-bool glob_match(std::string_view pattern, std::string_view text) noexcept;
 
 // checkpoint-pvc on a PersistentVolumeClaim (the only rule for that kind).
 void check_checkpoint_claim(const nlohmann::json& object, const RuleSet& rules,

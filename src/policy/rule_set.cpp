@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "gpuadmit/policy/catalogue.hpp"
+#include "gpuadmit/policy/text.hpp"
 
 namespace gpuadmit::policy {
 
@@ -47,6 +48,14 @@ std::string_view to_string(OnStale on_stale) noexcept {
 }
 
 bool RuleSet::is_gpu_resource(std::string_view name) const noexcept {
+  // KEP-5004: every DeviceClass is requestable as deviceclass.resource.kubernetes.io/<class>, a GPU when
+  // the class is one of dra-claims' GPU device classes.
+  constexpr std::string_view kImplicit = "deviceclass.resource.kubernetes.io/";
+  if (name.starts_with(kImplicit)) {
+    const std::string_view cls = name.substr(kImplicit.size());
+    return std::any_of(dra_claims.gpu_device_classes.begin(), dra_claims.gpu_device_classes.end(),
+                       [&](const std::string& pattern) { return glob_match(pattern, cls); });
+  }
   for (const std::string& pattern : gpu_resources) {
     if (pattern.empty()) {
       if (name.empty()) return true;

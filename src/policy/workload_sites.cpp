@@ -277,4 +277,30 @@ bool unchanged(const TemplateSite& site, const std::map<std::string, const k8s::
   return true;
 }
 
+// Whether a template's containers ask for GPUs by resource name or hold DRA claims, read from the template
+// as written (a PodSpec-like site is read by its containers' resources alone).
+bool asks_for_gpus(const TemplateSite& site, const RuleSet& rules) {
+  const k8s::JsonValue* spec = site.source->pod_spec ? site.pod_template : site.pod_template->find("spec");
+  if (spec == nullptr || !spec->is_object()) return false;
+  if (const k8s::JsonValue* claims = spec->find("resourceClaims");
+      claims != nullptr && claims->is_array() && !claims->items().empty())
+    return true;
+  for (const char* list : {"containers", "initContainers"}) {
+    const k8s::JsonValue* containers = spec->find(list);
+    if (containers == nullptr || !containers->is_array()) continue;
+    for (const k8s::JsonValue& c : containers->items()) {
+      const k8s::JsonValue* resources = c.is_object() ? c.find("resources") : nullptr;
+      if (resources == nullptr || !resources->is_object()) continue;
+      for (const char* side : {"limits", "requests"}) {
+        const k8s::JsonValue* values = resources->find(side);
+        if (values == nullptr || !values->is_object()) continue;
+        for (const auto& member : values->members()) {
+          if (rules.is_gpu_resource(member.key)) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace gpuadmit::policy

@@ -56,4 +56,9 @@ bool unchanged(const TemplateSite& site, const std::map<std::string, const k8s::
 // The value at a JSON Pointer such as a site's ("/spec/workerGroupSpecs/1/template"), or null.
 const k8s::JsonValue* value_at(const k8s::JsonValue& root, std::string_view pointer);
 
+// Whether a template's containers ask for GPUs by resource name or it holds DRA claims, read from the
+// template as written (a PodSpec-like site by its own containers alone): what tells a workload's CPU parts
+// (a Ray head, a Dynamo frontend) from GPU templates that forgot their GPUs.
+bool asks_for_gpus(const TemplateSite& site, const RuleSet& rules);
+
 }  // namespace gpuadmit::policy

@@ -31,7 +31,8 @@
 #    is emptied (pods force-deleted, claims deleted: their devices freed) before step 3.
 # 3. With gpuadmit: the configurations put back, namespace e2e-dra-XXXX-with with the same templates and claim,
 #    gpuadmit's cluster view waited for (its /metrics: the nodes, and each DRA kind it watches), then each pod again:
-#    the silent failures denied at `kubectl create` with the phrases agreed with the dra-claims rule, the pods that
+#    a claim or template it cannot see created with a warning (never denied: it may be created a moment later),
+#    the other silent failures denied at `kubectl create` with the phrases agreed with the dra-claims rule, the pods that
 #    schedule allowed and scheduled (the 1-GPU one Guaranteed), the Deployment allowed with a `shared by` warning.
 #
 # Checks (stdout, one PASS/FAIL/SKIP line each, then `dra: N passed, M failed` (`, K skipped`); exit 0 iff M is 0).
@@ -376,6 +377,24 @@ view_ready() {
   done
 }
 
+# deep_claim: a tenant's ResourceClaim whose opaque driver parameters nest 200 objects deep (legal: the API
+# server keeps up to 10 KiB of them) is in gpuadmit's view like any claim, its deep part left out and counted;
+# the view is not stale. Before, it failed every LIST page and watch event of resourceclaims.
+deep_claim() {
+  local deep='{"v":1}' i metrics stale malformed
+  for ((i = 0; i < 200; i++)); do deep="{\"a\":$deep}"; done
+  printf '%s' '{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"deep-params"},
+    "spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com"}}],
+    "config":[{"requests":["gpu"],"opaque":{"driver":"gpu.nvidia.com","parameters":'"$deep"'}}]}}}' >"$WORK/deep-claim.json"
+  kc -n "$NS_ON" create -f "$WORK/deep-claim.json" || return 1
+  view_ready || return 1
+  metrics=$(curl -fsS --max-time 2 --cacert "$GPUADMIT_E2E_WEBHOOK_CA" "$GPUADMIT_E2E_WEBHOOK_URL/metrics") || return 1
+  stale=$(awk '$1 == "gpuadmit_cluster_stale" {print $2}' <<<"$metrics")
+  malformed=$(awk '$1 == "gpuadmit_cluster_malformed_events_total{kind=\"resourceclaims\"}" {print $2}' <<<"$metrics")
+  echo "gpuadmit_cluster_stale $stale; malformed resourceclaims $malformed"
+  [[ $stale == 0 && ${malformed:-0} -ge 1 ]] || { echo "want a current view and the deep part counted"; return 1; }
+}
+
 # denied POD PHRASE...: kubectl create exits 1 with gpuadmit's denial (not the API server's own refusal), stderr
 # has every phrase (fixed strings), nothing stored.
 denied() {
@@ -386,6 +405,17 @@ denied() {
     { echo "want 'admission webhook \"mutate|validate.gpuadmit.io\" denied the request'"; bad=1; }
   for ph in "$@"; do grep -qF -- "$ph" "$WORK/create.err" || { echo "want stderr to say: $ph"; bad=1; }; done
   ! kc -n "$NS_ON" get pod "$pod" -o name >/dev/null 2>&1 || { echo "pod/$pod was stored"; bad=1; }
+  ((!bad))
+}
+
+# warned POD PHRASE...: kubectl create exits 0 ('pod/POD created') with a 'Warning:' line that says every
+# PHRASE: a reference the view cannot see is never a denial (the object may come a moment later).
+warned() {
+  local pod=$1 ph bad=0; shift
+  create "$NS_ON" "$WORK/pods/$pod.yaml"
+  [[ $(<"$WORK/create.rc") == 0 && $(<"$WORK/create.out") == "pod/$pod created" ]] ||
+    { echo "want exit 0 and 'pod/$pod created'"; bad=1; }
+  for ph in "$@"; do grep -E '^Warning: ' "$WORK/create.err" | grep -qF -- "$ph" || { echo "want a warning saying: $ph"; bad=1; }; done
   ((!bad))
 }
 
@@ -458,11 +488,12 @@ check "namespace $NS_OFF emptied (pods force-deleted, claims deleted: devices fr
 check "the cluster's webhooks back on (cluster.sh webhooks on)" webhooks_back || { summary; exit 1; }
 check "namespace $NS_ON: ResourceClaimTemplates and ResourceClaim shared-gpu" make_namespace "$NS_ON" || { summary; exit 1; }
 check "gpuadmit's cluster view has the nodes and the DRA objects it watches" view_ready
+check "a tenant's claim with 200-deep opaque parameters: in the view, its deep part counted, the view current" deep_claim
 
-check "with gpuadmit: p-missing-claim denied: 'ResourceClaim \"does-not-exist\" does not exist'" \
-  denied p-missing-claim 'ResourceClaim "does-not-exist" does not exist'
-check "with: p-missing-template denied: 'ResourceClaimTemplate \"no-such-template\" does not exist'" \
-  denied p-missing-template 'ResourceClaimTemplate "no-such-template" does not exist'
+check "with gpuadmit: p-missing-claim created, warned: 'ResourceClaim \"does-not-exist\" is not in namespace'" \
+  warned p-missing-claim 'ResourceClaim "does-not-exist" is not in namespace' 'the pod waits for it'
+check "with: p-missing-template created, warned: 'ResourceClaimTemplate \"no-such-template\" is not in namespace'" \
+  warned p-missing-template 'ResourceClaimTemplate "no-such-template" is not in namespace' 'the pod waits for it'
 check "with: p-typo-class denied: 'DeviceClass \"gpu.nvidia.cm\" does not exist', names gpu.nvidia.com" \
   denied p-typo-class 'DeviceClass "gpu.nvidia.cm" does not exist' 'gpu.nvidia.com'
 check "with: p-sixteen denied: 'no node has more than 8'" denied p-sixteen 'no node has more than 8'

@@ -68,6 +68,14 @@ inline policy::RuleSet policy_with(const std::string& rules_yaml) {
   return policy_with_spec("  rules:\n" + rules_yaml);
 }
 
+// deploy/policies/<name>, a policy the project ships.
+inline policy::RuleSet policy_file(const std::string& name) {
+  auto rules =
+      config::load_policy_file(std::string(GPUADMIT_FIXTURES_DIR) + "/../../deploy/policies/" + name);
+  if (!rules) throw std::runtime_error(rules.error().message);
+  return std::move(*rules);
+}
+
 // A pod p in namespace ml; `spec` is the body of its spec, indented by two spaces.
 inline nlohmann::json pod_with_spec(const std::string& spec) {
   return yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n" + spec);

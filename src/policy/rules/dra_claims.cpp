@@ -33,6 +33,9 @@ std::vector<std::string> names_in(const SharedList<T>& list, const std::string& 
   return out;
 }
 
+// A claim or template not in view: never a denial. kubectl apply creates a file's template a moment before
+// its pod, a controller may create one after it (NVIDIA's DRA driver makes a ComputeDomain's channel
+// template), and the view may lag either: Kubernetes accepts the pod, which waits until the object exists.
 void report_missing_claim(RuleContext& ctx, const PodClaim& claim, const std::string& field) {
   const ClusterSnapshot& cluster = *ctx.cluster();
   const std::string& ns = ctx.pod().meta.namespace_;
@@ -41,15 +44,19 @@ void report_missing_claim(RuleContext& ctx, const PodClaim& claim, const std::st
   const std::string& name = by_name ? claim.ref->claim_name : claim.ref->template_name;
   const std::string near = by_name ? suggestion(name, names_in(cluster.resource_claims, ns))
                                    : suggestion(name, names_in(cluster.claim_templates, ns));
-  const std::string what = kind + " " + claim_quoted(name) + " does not exist in namespace " + ns + near;
-  ctx.report(ctx.rules().dra_claims.action,
-             field + (by_name ? ".resourceClaimName" : ".resourceClaimTemplateName"),
-             "resource claim " + claim_quoted(claim.ref->name) + ": " + what +
-                 ". Kubernetes accepts the pod and leaves it Pending" +
-                 (by_name ? " with no event" : ", with only a controller event") + ".\nFix: create the " +
-                 kind + " first (kubectl get " + (by_name ? "resourceclaims" : "resourceclaimtemplates") +
-                 " -n " + ns + "), or correct the name.",
-             what);
+  const std::string what = kind + " " + claim_quoted(name) + " is not in namespace " + ns + near;
+  ctx.report(
+      std::min(ctx.rules().dra_claims.action, Action::kWarn),
+      field + (by_name ? ".resourceClaimName" : ".resourceClaimTemplateName"),
+      "resource claim " + claim_quoted(claim.ref->name) + ": " + what +
+          " (as gpuadmit's view of the cluster last saw it). Kubernetes accepts the pod and the pod waits "
+          "in Pending until it exists" +
+          (by_name ? ", with no event" : ", with only a controller event") +
+          "; a controller may create it after the pod, as NVIDIA's DRA driver does for a ComputeDomain's "
+          "channel template.\nFix: if nothing creates it, create the " +
+          kind + " (kubectl get " + (by_name ? "resourceclaims" : "resourceclaimtemplates") + " -n " + ns +
+          "), or correct the name.",
+      what + "; the pod waits for it");
 }
 
 std::string claim_source(const PodClaim& claim) {

@@ -144,6 +144,11 @@ void rule_gpu_intent(RuleContext& ctx) {
   }
   // HAMi's or Volcano's share of a GPU (nvidia.com/gpumem, volcano.sh/gpu-memory, ...): it has one.
   if (std::any_of(ctx.pod().containers.begin(), ctx.pod().containers.end(), asks_for_gpu_share)) return;
+  // KAI Scheduler's fraction of a GPU, by annotation: it has one, and a whole GPU added would break it.
+  if (has_annotated_gpu_share(ctx.pod().meta)) return;
+  // A template beside GPU templates in one workload (a Dynamo frontend, a Ray head) runs the stack's image
+  // on CPU by design: its GPUs are its siblings'.
+  if (ctx.gpu_siblings()) return;
   const std::optional<Intent> intent = intent_of(ctx.pod(), cfg);
   if (!intent) return;
   if (cfg.action == Action::kEnforce && ctx.can_fix_pod()) {

@@ -1,4 +1,5 @@
 // guaranteed-qos: a Burstable GPU pod is evicted first under memory pressure, hours into a training run.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -118,13 +119,14 @@ struct Fix {
   Edit edit;
   k8s::Quantity value;   // kSetBoth: the request and limit
   bool bounded = false;  // kSetBoth: the policy's default lowered to what the nodes hold
+  bool apps = false;     // kSetBoth: an init container given the app containers' total
 };
 using Step = std::variant<Fine, Unfixed, HeldBack, Fix>;
 
 // What every decision for one pod reads.
 struct Judge {
   const GuaranteedQos& cfg;
-  bool fix;  // the action is enforce and the webhook mutates
+  bool fix;  // the action is enforce
   // Sizes are chosen for resources the pod leaves unset: not on a partial pod, whose runtime's container
   // brings its own (a value written here would replace it).
   bool size_unset;
@@ -226,22 +228,21 @@ std::string held_back_text(const Resource& r, const HeldBack& h) {
          figure + ")";
 }
 
-// Short enough for a kubectl Warning.
+// Short enough for a kubectl Warning after "guaranteed-qos: GPU pod left Burstable (container "x"): ".
 std::string summary_of(const Resource& r, const HeldBack& h) {
   switch (h.why) {
     case HeldBack::Why::kNoViewToRaise:
-      return r.name + " request < limit; no cluster view to check a node holds the limit";
+      return r.name + " request < limit, no view to check a node holds the limit";
     case HeldBack::Why::kNoNodeToRaise:
-      return r.name + " request < limit; no node that can run it in view to check a node holds the limit";
+      return r.name + " request < limit, no node for it in view to check the limit";
     case HeldBack::Why::kLimitFitsNoNode:
-      return r.name + " limit " + r.limit->to_string() + " is more than any node that can run it has (" +
-             h.figure.to_string() + ")";
+      return r.name + " limit " + r.limit->to_string() + " > any node for it (" + h.figure.to_string() + ")";
     case HeldBack::Why::kNoViewToSize:
-      return r.name + " unset and no cluster view to size it from; policy suggests " + h.figure.to_string();
+      return r.name + " unset, no view to size it; policy suggests " + h.figure.to_string();
     case HeldBack::Why::kNoNodeToSize:
       break;
   }
-  return r.name + " unset and no node in view to size it from; policy suggests " + h.figure.to_string();
+  return r.name + " unset, no node for it in view; policy suggests " + h.figure.to_string();
 }
 
 void apply(RuleContext& ctx, const Stanza& s, const Resource& r, const Fix& fix) {
@@ -282,12 +283,19 @@ void apply(RuleContext& ctx, const Stanza& s, const Resource& r, const Fix& fix)
 struct Defaulted {
   std::vector<std::pair<std::string, std::string>> values;  // resource, value
   bool bounded = false;                                     // one was lowered to what the nodes hold
+  bool apps = false;                                        // an init container given the apps' total
 };
 
 void notice_defaults(RuleContext& ctx, const Stanza& s, const Defaulted& defaulted) {
   std::string set;
   for (const auto& [resource, value] : defaulted.values)
     set += (set.empty() ? "" : ", ") + resource + " " + value;
+  if (defaulted.apps) {
+    // It runs before the app containers, so their total reserves nothing more.
+    ctx.notice("guaranteed-qos: " + s.who() + " set to the app containers' total (" + set +
+               "), as it runs first");
+    return;
+  }
   ctx.notice("guaranteed-qos: " + s.who() + " had no " +
              (defaulted.values.size() > 1 ? "cpu/memory" : defaulted.values.front().first) +
              "; gpuadmit set " + set +
@@ -296,34 +304,105 @@ void notice_defaults(RuleContext& ctx, const Stanza& s, const Defaulted& default
                                   : " (policy default per GPU)"));
 }
 
-// What one stanza still lacks: `unfixed` under the rule's action; `held_back`, as warnings.
-struct Shortfall {
-  std::vector<std::string> unfixed;
-  std::vector<std::string> held_back;
-  std::string held_back_summary;  // the first held-back fix, short enough for a kubectl Warning
+// One stanza's decisions, made before anything is written: the pod is edited only when every step of every
+// stanza ends Guaranteed (a fix that does not reach its goal is only risk).
+struct Plan {
+  Stanza stanza;
+  std::array<Resource, 2> resources;
+  std::array<Step, 2> steps;
 };
 
-// Fixes what the strategy allows and what cannot strand the pod, and says what is left.
-Shortfall settle(RuleContext& ctx, const Judge& j, const Stanza& s) {
-  Shortfall out;
-  Defaulted defaulted;
-  for (const char* name : kQosResources) {
-    const Resource r{name, quantity_of(s.resources.requests, name), quantity_of(s.resources.limits, name)};
-    const Step step = decide(j, r, s.gpus);
-    if (const auto* unfixed = std::get_if<Unfixed>(&step)) {
-      out.unfixed.push_back(unfixed_text(r, unfixed->why));
-    } else if (const auto* held_back = std::get_if<HeldBack>(&step)) {
-      out.held_back.push_back(held_back_text(r, *held_back));
-      if (out.held_back_summary.empty()) out.held_back_summary = summary_of(r, *held_back);
-    } else if (const auto* fix = std::get_if<Fix>(&step)) {
-      apply(ctx, s, r, *fix);
-      if (fix->edit != Fix::Edit::kSetBoth) continue;
-      defaulted.values.emplace_back(r.name, fix->value.to_string());
-      defaulted.bounded = defaulted.bounded || fix->bounded;
+Plan plan_of(const Judge& j, const Stanza& s) {
+  Plan plan{s, {}, {}};
+  for (std::size_t i = 0; i < kQosResources.size(); ++i) {
+    const char* name = kQosResources[i];
+    plan.resources[i] =
+        Resource{name, quantity_of(s.resources.requests, name), quantity_of(s.resources.limits, name)};
+    plan.steps[i] = decide(j, plan.resources[i], s.gpus);
+  }
+  return plan;
+}
+
+// What resource `i` of a stanza amounts to once its step is taken (requests equal limits then).
+std::optional<k8s::Quantity> settled(const Plan& p, std::size_t i) {
+  const Resource& r = p.resources[i];
+  if (const auto* fix = std::get_if<Fix>(&p.steps[i])) {
+    switch (fix->edit) {
+      case Fix::Edit::kSetLimit:
+      case Fix::Edit::kLowerLimit:
+        return *r.request;
+      case Fix::Edit::kRaiseRequest:
+        return *r.limit;
+      case Fix::Edit::kSetBoth:
+        return fix->value;
     }
   }
-  if (!defaulted.values.empty()) notice_defaults(ctx, s, defaulted);
-  return out;
+  if (std::holds_alternative<Fine>(p.steps[i])) return r.limit != nullptr ? *r.limit : *r.request;
+  return std::nullopt;
+}
+
+// An init container that set nothing is given the sum of the app containers' settled sizes: it runs before
+// them, so the pod's effective request (the larger of that sum and any init container) does not grow, and it
+// gets as much as the pod itself will hold. A model downloader is never capped at the "other" default.
+void size_init_containers(std::vector<Plan>& plans) {
+  for (std::size_t i = 0; i < kQosResources.size(); ++i) {
+    std::optional<k8s::Quantity> apps;
+    bool known = true;
+    for (const Plan& p : plans) {
+      if (p.stanza.container == nullptr || p.stanza.container->kind != k8s::ContainerKind::kRegular) continue;
+      const std::optional<k8s::Quantity> size = settled(p, i);
+      if (!size)
+        known = false;
+      else
+        apps = apps ? *apps + *size : *size;
+    }
+    if (!known || !apps || *apps <= k8s::Quantity{}) continue;
+    for (Plan& p : plans) {
+      const bool unset = p.resources[i].request == nullptr && p.resources[i].limit == nullptr;
+      if (p.stanza.container == nullptr || p.stanza.container->kind != k8s::ContainerKind::kInit || !unset ||
+          p.stanza.gpus > 0)
+        continue;
+      if (std::holds_alternative<Fix>(p.steps[i]) || std::holds_alternative<HeldBack>(p.steps[i]))
+        p.steps[i] = Fix{Fix::Edit::kSetBoth, *apps, false, true};
+    }
+  }
+}
+
+bool reaches_guaranteed(const std::vector<Plan>& plans) {
+  return std::all_of(plans.begin(), plans.end(), [](const Plan& p) {
+    return std::all_of(p.steps.begin(), p.steps.end(), [](const Step& s) {
+      return std::holds_alternative<Fine>(s) || std::holds_alternative<Fix>(s);
+    });
+  });
+}
+
+// "would set memory request and limit to 512Mi": a fix held back because the pod would stay Burstable.
+std::string would_text(const Resource& r, const Fix& fix) {
+  switch (fix.edit) {
+    case Fix::Edit::kSetLimit:
+      return "would set the " + r.name + " limit to its request " + r.request->to_string();
+    case Fix::Edit::kRaiseRequest:
+      return "would raise the " + r.name + " request to its limit " + r.limit->to_string();
+    case Fix::Edit::kLowerLimit:
+      return "would lower the " + r.name + " limit to its request " + r.request->to_string();
+    case Fix::Edit::kSetBoth:
+      break;
+  }
+  return "would set " + r.name + " request and limit to " + fix.value.to_string();
+}
+
+void apply_plan(RuleContext& ctx, const Plan& p) {
+  Defaulted defaulted;
+  for (std::size_t i = 0; i < kQosResources.size(); ++i) {
+    const auto* fix = std::get_if<Fix>(&p.steps[i]);
+    if (fix == nullptr) continue;
+    apply(ctx, p.stanza, p.resources[i], *fix);
+    if (fix->edit != Fix::Edit::kSetBoth) continue;
+    defaulted.values.emplace_back(p.resources[i].name, fix->value.to_string());
+    defaulted.bounded = defaulted.bounded || fix->bounded;
+    defaulted.apps = defaulted.apps || fix->apps;
+  }
+  if (!defaulted.values.empty()) notice_defaults(ctx, p.stanza, defaulted);
 }
 
 // The finding for what is left: what, why, and the stanza to write.
@@ -357,6 +436,72 @@ struct Problems {
   }
 };
 
+// What /validate says of a fix /mutate would have made: the same finding as when fixes are off.
+Unfixed::Why unmade(const Fix& fix) {
+  switch (fix.edit) {
+    case Fix::Edit::kSetLimit:
+      return Unfixed::Why::kNoLimit;
+    case Fix::Edit::kRaiseRequest:
+    case Fix::Edit::kLowerLimit:
+      return Unfixed::Why::kRequestBelowLimit;
+    case Fix::Edit::kSetBoth:
+      break;
+  }
+  return Unfixed::Why::kUnset;
+}
+
+bool any_held_back(const std::vector<Plan>& plans) {
+  return std::any_of(plans.begin(), plans.end(), [](const Plan& p) {
+    return std::any_of(p.steps.begin(), p.steps.end(),
+                       [](const Step& s) { return std::holds_alternative<HeldBack>(s); });
+  });
+}
+
+// Says what is left when the pod is not edited: what is wrong under the rule's action, and, as a warning,
+// what was held back together with the fixes left unmade because the pod would still be Burstable. On
+// /validate (`fixing` false) the fixes /mutate would have made are findings, as when fixes are off.
+void report_plans(RuleContext& ctx, Action action, const std::vector<Plan>& plans, bool fixing) {
+  const bool held_back_any = any_held_back(plans);
+  Problems unfixed;
+  Problems held_back;
+  std::string held_back_summary;
+  bool summary_from_gpus = false;
+  for (const Plan& p : plans) {
+    std::vector<std::string> wrong;
+    std::vector<std::string> held;
+    for (std::size_t i = 0; i < kQosResources.size(); ++i) {
+      const Resource& r = p.resources[i];
+      if (const auto* u = std::get_if<Unfixed>(&p.steps[i])) {
+        wrong.push_back(unfixed_text(r, u->why));
+      } else if (const auto* h = std::get_if<HeldBack>(&p.steps[i])) {
+        held.push_back(held_back_text(r, *h));
+        // The summary names a GPU stanza's first when there is one: an init container's "500m" is not
+        // what a GPU container needs.
+        if (held_back_summary.empty() || (p.stanza.gpus > 0 && !summary_from_gpus)) {
+          held_back_summary = "(" + p.stanza.who() + "): " + summary_of(r, *h);
+          summary_from_gpus = p.stanza.gpus > 0;
+        }
+      } else if (const auto* fix = std::get_if<Fix>(&p.steps[i])) {
+        if (held_back_any) {
+          held.push_back(would_text(r, *fix) + ", but the pod would still not be Guaranteed");
+        } else if (!fixing) {
+          wrong.push_back(unfixed_text(r, unmade(*fix)));
+        }
+      }
+    }
+    unfixed.add(p.stanza, wrong);
+    held_back.add(p.stanza, held);
+  }
+  if (!unfixed.lines.empty()) {
+    report_shortfall(ctx, action, unfixed.lines, unfixed.first_field,
+                     "GPU pod is not Guaranteed QoS (" + unfixed.lines.front() + ")");
+  }
+  if (held_back_any) {
+    report_shortfall(ctx, std::min(action, Action::kWarn), held_back.lines, held_back.first_field,
+                     "GPU pod left Burstable " + held_back_summary);
+  }
+}
+
 }  // namespace
 
 void rule_guaranteed_qos(RuleContext& ctx) {
@@ -369,32 +514,27 @@ void rule_guaranteed_qos(RuleContext& ctx) {
     for (const auto& [group, devices] : ctx.dra_gpu_nodes()) nodes.dra_gpus.emplace(group.first, devices);
   }
   const std::string gpu_resource = gpus.empty() ? std::string() : gpus.begin()->first;
+  // The plan is /mutate's on both webhooks, so /validate does not deny what /mutate chose to leave.
   const bool enforce = cfg.action == Action::kEnforce;
-  const Judge judge{cfg, enforce && ctx.can_fix(), enforce && ctx.can_fix_pod(), nodes, gpu_resource};
+  const bool whole = !ctx.partial();
+  const Judge judge{cfg, enforce, enforce && whole, nodes, gpu_resource};
   // Pod-level resources are the pod's, which a partial pod's runtime completes: said, not written.
-  const Judge pod_judge{cfg, enforce && ctx.can_fix_pod(), enforce && ctx.can_fix_pod(), nodes, gpu_resource};
-  Problems unfixed;
-  Problems held_back;
-  std::string held_back_summary;
-  const auto settle_stanza = [&](const Stanza& stanza) {
-    const Shortfall s = settle(ctx, stanza.container == nullptr ? pod_judge : judge, stanza);
-    unfixed.add(stanza, s.unfixed);
-    held_back.add(stanza, s.held_back);
-    if (held_back_summary.empty()) held_back_summary = s.held_back_summary;
-  };
+  const Judge pod_judge{cfg, enforce && whole, enforce && whole, nodes, gpu_resource};
+  std::vector<Plan> plans;
   if (pod.pod_resources) {
-    settle_stanza({*pod.pod_resources, nullptr, ctx.gpu_units()});
+    plans.push_back(plan_of(pod_judge, {*pod.pod_resources, nullptr, ctx.gpu_units()}));
   } else {
-    for (const k8s::Container& c : pod.containers) settle_stanza({c.resources, &c, ctx.gpu_units(c)});
+    plans.reserve(pod.containers.size());
+    for (const k8s::Container& c : pod.containers)
+      plans.push_back(plan_of(judge, {c.resources, &c, ctx.gpu_units(c)}));
+    if (judge.size_unset) size_init_containers(plans);
   }
-  if (!unfixed.lines.empty()) {
-    report_shortfall(ctx, cfg.action, unfixed.lines, unfixed.first_field,
-                     "GPU pod is not Guaranteed QoS (" + unfixed.lines.front() + ")");
+  // Edited only when the edit makes the pod Guaranteed: a fix that does not reach its goal is only risk.
+  if (ctx.can_fix() && reaches_guaranteed(plans)) {
+    for (const Plan& p : plans) apply_plan(ctx, p);
+    return;
   }
-  if (!held_back.lines.empty()) {
-    report_shortfall(ctx, std::min(cfg.action, Action::kWarn), held_back.lines, held_back.first_field,
-                     "GPU pod left Burstable: " + held_back_summary);
-  }
+  report_plans(ctx, cfg.action, plans, ctx.can_fix());
 }
 
 void read_guaranteed_qos(ParameterReader& r, RuleSet& rules) {

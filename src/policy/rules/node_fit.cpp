@@ -1,7 +1,10 @@
 // node-fit: a pod no node can ever run is denied at admission with a scheduler-like breakdown, instead of
 // sitting Pending with "0/N nodes are available".
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <compare>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,6 +13,7 @@
 
 #include "../rule_context.hpp"
 #include "gpuadmit/k8s/scheduling.hpp"
+#include "gpuadmit/policy/gpu_share.hpp"
 
 namespace gpuadmit::policy {
 namespace {
@@ -23,7 +27,11 @@ struct Demand {
 
 Demand demand_of(const RuleContext& ctx) {
   Demand demand{effective_requests(ctx.pod()), std::nullopt};
-  erase_if(demand.wanted, [](const auto& e) { return !(e.second > k8s::Quantity{}); });
+  // HAMi's and Volcano's GPU shares (nvidia.com/gpumem, volcano.sh/vgpu-cores, ...) are placed by their own
+  // scheduler, which tells kube-scheduler to ignore them: no node's allocatable holds them, on a cluster
+  // where such pods run.
+  erase_if(demand.wanted,
+           [](const auto& e) { return !(e.second > k8s::Quantity{}) || is_gpu_share_resource(e.first); });
   demand.wanted["pods"] = k8s::Quantity::from_units(1);
   const auto gpu = std::find_if(demand.wanted.begin(), demand.wanted.end(),
                                 [&](const auto& e) { return ctx.rules().is_gpu_resource(e.first); });
@@ -59,11 +67,13 @@ struct NotReady {
   auto operator<=>(const NotReady&) const = default;
 };
 struct Short {  // allocatable capacity, not current use: the node could not run the pod even when empty
-  std::string resource;
-  std::string available;
-  std::string asked;
+  // Every resource the node has too little of, as the scheduler lists each ("Insufficient memory,
+  // Insufficient nvidia.com/gpu"): one alone would hide a GPU shortfall behind memory.
+  std::string resources;  // "cpu", "cpu and memory"
+  std::string available;  // "7910m cpu", "7910m cpu and 25.85Gi memory"
+  std::string asked;      // "8", "8 cpu and 32Gi memory"
   friend std::weak_ordering operator<=>(const Short& a, const Short& b) {
-    if (const auto c = longer_first(a.resource, b.resource); c != 0) return c;
+    if (const auto c = longer_first(a.resources, b.resources); c != 0) return c;
     if (const auto c = longer_first(a.available, b.available); c != 0) return c;
     return a.asked <=> b.asked;
   }
@@ -108,13 +118,44 @@ Unmatched unmatched(const k8s::Pod& pod, const k8s::Node& node, const ClusterSna
   return {"the pod's required node affinity"};
 }
 
+// A quantity as people read it: a binary one that is no whole number of its suffix in Gi (or Mi) with two
+// decimals, rounded down so that a node's capacity is never overstated (27107535Ki → 25.85Gi).
+std::string readable(const k8s::Quantity& q) {
+  std::string text = q.to_string();
+  if (q.format() != k8s::Quantity::Format::kBinarySI || !(text.ends_with("Ki") || text.ends_with("Mi"))) {
+    return text;
+  }
+  constexpr double kMi = 1024.0 * 1024.0;
+  const double bytes = q.approx();
+  const bool gi = bytes >= 1024.0 * kMi;
+  const double units = std::floor(bytes / (gi ? 1024.0 * kMi : kMi) * 100.0) / 100.0;
+  if (units < 1.0) return text;
+  std::array<char, 32> buffer{};
+  std::snprintf(buffer.data(), buffer.size(), "%.2f", units);
+  std::string out = buffer.data();
+  while (out.back() == '0') out.pop_back();
+  if (out.back() == '.') out.pop_back();
+  return out + (gi ? "Gi" : "Mi");
+}
+
 std::optional<Short> short_of(const k8s::Node& node, const Demand& demand) {
+  std::optional<Short> out;
+  std::string first_name;
   for (const auto& [name, amount] : demand.wanted) {
     const auto have = node.allocatable.find(name);
     const k8s::Quantity available = have == node.allocatable.end() ? k8s::Quantity{} : have->second;
-    if (available < amount) return Short{name, available.to_string(), amount.to_string()};
+    if (!(available < amount)) continue;
+    if (!out) {
+      out = Short{name, readable(available) + " " + name, amount.to_string()};
+      first_name = name;
+    } else {
+      if (out->resources == first_name) out->asked += " " + first_name;
+      out->resources += " and " + name;
+      out->available += " and " + readable(available) + " " + name;
+      out->asked += " and " + amount.to_string() + " " + name;
+    }
   }
-  return std::nullopt;
+  return out;
 }
 
 // Why `node` cannot run the pod, in the scheduler's filter order (TaintToleration, NodeAffinity,
@@ -172,8 +213,7 @@ struct Phrase {
            ", which the pod does not tolerate";
   }
   std::string operator()(const Short& m) const {
-    return nodes() + (count == 1 ? " has " : " have ") + m.available + " " + m.resource +
-           ", the pod asks for " + m.asked;
+    return nodes() + (count == 1 ? " has " : " have ") + m.available + ", the pod asks for " + m.asked;
   }
 };
 
@@ -201,6 +241,30 @@ void report_no_node_offers(RuleContext& ctx, const ClusterSnapshot& cluster, con
           "waits Pending until a node arrives; otherwise it waits forever.\nFix: check that the GPU node "
           "pool exists and can scale, or that the resource name is right.",
       "no node offers " + gpu + " now; the pod stays Pending until a GPU node pool scales up");
+}
+
+// A selector or required affinity that no node of the cluster matches may name an autoscaled pool at zero
+// nodes (a Karpenter NodePool, a cluster-autoscaler node group, a GKE ComputeClass) that another pool's
+// nodes say nothing about: unsure, so it gets noNodeOffers' action, as a GPU no node offers does.
+bool matches_no_node(const ClusterSnapshot& cluster, const k8s::Pod& pod) {
+  if (pod.node_selector.empty() && !pod.has_required_affinity) return false;
+  return std::none_of(cluster.nodes.begin(), cluster.nodes.end(),
+                      [&](const k8s::Node& node) { return k8s::node_selector_matches(pod, node); });
+}
+
+void report_no_node_matches(RuleContext& ctx, const ClusterSnapshot& cluster) {
+  const Action action = std::min(ctx.rules().node_fit.action, ctx.rules().node_fit.no_node_offers);
+  PresentValues present;
+  const std::string term =
+      cluster.nodes.empty() ? "its selector" : unmatched(ctx.pod(), cluster.nodes[0], cluster, present).term;
+  ctx.report(
+      action, "spec",
+      "no node matches " + term + " right now (" + plural(cluster.nodes.size(), "node", "nodes") +
+          " in the cluster). If an autoscaled node pool with those labels is at zero nodes (a Karpenter "
+          "NodePool, a cluster-autoscaler node group, a GKE ComputeClass), it scales up for this pod; "
+          "otherwise the pod waits Pending forever.\nFix: check that such a pool exists and can scale, or "
+          "correct the selector.",
+      "no node matches " + term + " now; the pod stays Pending until a pool with those labels scales up");
 }
 
 void report_no_node_fits(RuleContext& ctx, const Demand& demand, const std::string& breakdown) {
@@ -256,6 +320,10 @@ void rule_node_fit(RuleContext& ctx) {
   }
   const auto found = misses_of(*cluster, ctx.pod(), demand);
   if (!found) return;  // a node can run the pod
+  if (matches_no_node(*cluster, ctx.pod())) {
+    report_no_node_matches(ctx, *cluster);
+    return;
+  }
   const std::size_t lacking = demand.gpu ? cluster->nodes.size() - offered : 0;
   const std::string lack = plural(lacking, "node lacks ", "nodes lack ") + demand.gpu.value_or("");
   report_no_node_fits(ctx, demand, breakdown(*cluster, lacking, lack, *found));

@@ -28,8 +28,9 @@ const k8s::Volume* volume_named(const k8s::Pod& pod, std::string_view name) {
   return it == pod.volumes.end() ? nullptr : &*it;
 }
 
+// An emptyDir in memory, or the node's own /dev/shm (a tmpfs) by hostPath.
 bool memory_backed(const k8s::Volume& v) {
-  return v.empty_dir && v.medium == "Memory";
+  return (v.empty_dir && v.medium == "Memory") || v.host_path == "/dev/shm" || v.host_path == "/dev/shm/";
 }
 
 // App containers and sidecars that hold a GPU.

@@ -80,6 +80,22 @@ TEST_CASE("quantities written as YAML numbers are accepted like the API server a
   CHECK(limits.at("memory").to_string() == "1G");
 }
 
+TEST_CASE("a quantity left empty is zero, as the API server reads null", "[pod]") {
+  // `nvidia.com/gpu:` with nothing after it is YAML's null; Quantity.UnmarshalJSON makes it 0.
+  auto pod = gpuadmit::k8s::parse_pod(gpuadmit::test::yaml(R"(spec:
+  containers:
+    - name: a
+      resources:
+        limits:
+          nvidia.com/gpu:
+          memory: 1Gi
+)"));
+  REQUIRE(pod.ok());
+  const auto& limits = pod->containers[0].resources.limits;
+  CHECK(limits.at("nvidia.com/gpu") == gpuadmit::k8s::Quantity{});
+  CHECK(limits.at("memory").to_string() == "1Gi");
+}
+
 namespace {
 
 using gpuadmit::k8s::PodPart;

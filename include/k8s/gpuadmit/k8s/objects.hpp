@@ -93,6 +93,7 @@ struct Volume {
   std::string medium;  // emptyDir medium ("" or "Memory")
   std::optional<Quantity> size_limit;
   std::string claim_name;  // persistentVolumeClaim.claimName
+  std::string host_path;   // hostPath.path
   // A generic ephemeral volume: its claim is made from ephemeral.volumeClaimTemplate, per pod.
   bool ephemeral = false;
   std::optional<std::string> ephemeral_storage_class;  // the template's spec.storageClassName

@@ -35,6 +35,10 @@ struct Request {
   // An assembled pod whose labels and annotations only the workload's own metadata gives (a TaskRun's), or
   // none: gpuadmit cannot write an annotation for that pod alone, so presets say theirs instead.
   bool metadata_elsewhere = false;
+  // For a workload's pod template: another template of the same workload asks for GPUs (a Dynamo graph's
+  // workers beside its frontend, a RayCluster's workers beside its head), so this one's want of a GPU is
+  // its CPU-only role, not an omission.
+  bool gpu_siblings = false;
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).

@@ -21,6 +21,10 @@ bool is_gpu_share_resource(std::string_view resource) noexcept;
 
 // Whether a container asks for any of them (a positive limit or request).
 bool asks_for_gpu_share(const k8s::Container& c);
+// A pod whose GPU share another scheduler grants by annotation: KAI Scheduler's (Run:ai's) `gpu-fraction`,
+// `gpu-memory` (MiB) and `gpu-fraction-num-devices` (KAI-Scheduler docs/gpu-sharing/README.md). Its
+// containers ask for no nvidia.com/gpu on purpose: KAI's own webhook rejects a pod that has both.
+bool has_annotated_gpu_share(const k8s::ObjectMeta& meta);
 
 // The memory of each GPU a container's share gives it: bytes (a MiB count, or bytes when it is 1Mi or more,
 // as in "2048Mi"), or a percentage of the GPU's own memory; nothing when the container takes whole GPUs.

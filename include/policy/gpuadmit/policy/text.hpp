@@ -20,6 +20,9 @@ std::vector<std::string> split(std::string_view text, char separator);
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates,
                                        std::size_t limit = 3);
 
+// Shell-style glob with '*' only (what policy patterns use).
+bool glob_match(std::string_view pattern, std::string_view text) noexcept;
+
 // Number of UTF-8 code points.
 std::size_t rune_count(std::string_view text) noexcept;
 

@@ -28,6 +28,17 @@ spec:
                               claim_source + "}]\n" + extra_spec);
 }
 
+// A pod of namespace ml-team whose one container asks for `gpus` of an extended resource (KEP-5004).
+json extended_resource_pod(const std::string& resource, const std::string& gpus) {
+  return gpuadmit::test::yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml-team}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers: [{name: main, image: nvcr.io/nvidia/pytorch:24.10-py3, resources: {limits: {)" +
+                              resource + ": " + gpus + "}}}]\n");
+}
+
 std::string violations_of(const gpuadmit::admission::CheckResult& r, const std::string& rule) {
   std::string out;
   for (const auto& v : r.violations) {
@@ -40,10 +51,6 @@ std::string violations_of(const gpuadmit::admission::CheckResult& r, const std::
 
 TEST_CASE("dra-claims denies what Kubernetes would leave Pending, naming what exists", "[dra-claims]") {
   auto [source, fragments] = GENERATE(table<std::string, std::vector<std::string>>({
-      {"resourceClaimName: shared-gpus",
-       {"ResourceClaim \"shared-gpus\" does not exist in namespace ml-team", "did you mean \"shared-gpu\"?"}},
-      {"resourceClaimTemplateName: no-such-template",
-       {"ResourceClaimTemplate \"no-such-template\" does not exist"}},
       {"resourceClaimTemplateName: typo-class",
        {"DeviceClass \"gpu.nvidia.cm\" does not exist", "did you mean \"gpu.nvidia.com\""}},
       {"resourceClaimTemplateName: sixteen-gpus",
@@ -62,6 +69,29 @@ TEST_CASE("dra-claims denies what Kubernetes would leave Pending, naming what ex
   const auto r = check(dra_pod(source), gpuadmit::test::policy_with(""), &view);
   CHECK_FALSE(r.allowed);
   const std::string text = violations_of(r, "dra-claims");
+  for (const std::string& fragment : fragments) CHECK_THAT(text, Catch::Contains(fragment));
+}
+
+TEST_CASE("dra-claims warns of a claim or template not in view and never denies on absence alone",
+          "[dra-claims]") {
+  // kubectl apply -f creates a file's template a moment before its pod, and a controller may create one
+  // after the pod (NVIDIA's DRA driver makes a ComputeDomain's channel template): Kubernetes accepts the
+  // pod, which waits for it. The view may lag either way, so absence is never a certain Pending.
+  auto [source, fragments] = GENERATE(table<std::string, std::vector<std::string>>({
+      {"resourceClaimName: shared-gpus",
+       {"ResourceClaim \"shared-gpus\" is not in namespace ml-team", "did you mean \"shared-gpu\"?",
+        "the pod waits in Pending until it exists"}},
+      {"resourceClaimTemplateName: no-such-template",
+       {"ResourceClaimTemplate \"no-such-template\" is not in namespace ml-team",
+        "a controller may create it after the pod"}},
+  }));
+  CAPTURE(source);
+  const auto view = view_of("dra-cluster");
+  const auto pod = dra_pod(source);
+  const auto r = check(pod, gpuadmit::test::policy_with(""), &view);
+  CHECK(r.allowed);
+  CHECK_THAT(gpuadmit::test::warnings_text(r), Catch::Contains("dra-claims"));
+  const std::string text = gpuadmit::test::messages(pod, gpuadmit::test::policy_with(""), &view);
   for (const std::string& fragment : fragments) CHECK_THAT(text, Catch::Contains(fragment));
 }
 
@@ -117,16 +147,35 @@ TEST_CASE("KEP-5004: plain nvidia.com/gpu requests count the DRA devices of the 
   auto [gpus, allowed] = GENERATE(table<std::string, bool>({{"2", true}, {"8", true}, {"9", false}}));
   CAPTURE(gpus);
   const auto view = view_of("dra-cluster");
-  const json pod = gpuadmit::test::yaml(R"(apiVersion: v1
-kind: Pod
-metadata: {name: p, namespace: ml-team}
-spec:
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-  containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: )" +
-                                        gpus + "}}}]\n");
+  const json pod = extended_resource_pod("nvidia.com/gpu", gpus);
   const auto r = check(pod, gpuadmit::test::policy_with(""), &view);
   CHECK(r.allowed == allowed);
   if (!allowed) CHECK_THAT(violations_of(r, "node-fit"), Catch::Contains("1 node has 8 nvidia.com/gpu"));
+}
+
+TEST_CASE("KEP-5004: a GPU class's implicit deviceclass.resource.kubernetes.io name is a GPU request",
+          "[dra-claims][node-fit]") {
+  // Every DeviceClass is requestable as deviceclass.resource.kubernetes.io/<class>. A pod asking for a GPU
+  // class that way is a GPU pod: made Guaranteed per GPU, never told to add nvidia.com/gpu nor given one.
+  auto [gpus, allowed] = GENERATE(table<std::string, bool>({{"1", true}, {"8", true}, {"9", false}}));
+  CAPTURE(gpus);
+  const auto view = view_of("dra-cluster");
+  const json pod = extended_resource_pod("deviceclass.resource.kubernetes.io/gpu.nvidia.com", gpus);
+  for (const char* policy : {"default.yaml", "strict.yaml"}) {
+    CAPTURE(policy);
+    const auto rules = std::string(policy) == "default.yaml" ? gpuadmit::test::policy_with("")
+                                                             : gpuadmit::test::policy_file("strict.yaml");
+    const auto r = check(pod, rules, &view);
+    CHECK(r.allowed == allowed);
+    const json& limits = r.fixed.at("spec").at("containers").at(0).at("resources").at("limits");
+    CHECK_FALSE(limits.contains("nvidia.com/gpu"));
+    CHECK(gpuadmit::test::all_text(r).find("gpu-intent") == std::string::npos);
+    if (allowed) CHECK(limits.at("cpu") == std::to_string(8 * std::stoi(gpus)));
+    if (!allowed) {
+      CHECK_THAT(violations_of(r, "node-fit"),
+                 Catch::Contains("8 deviceclass.resource.kubernetes.io/gpu.nvidia.com"));
+    }
+  }
 }
 
 TEST_CASE("gpu-quota warns when the claims made from a workload's templates exceed the device class quota",

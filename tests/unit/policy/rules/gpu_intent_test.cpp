@@ -127,3 +127,64 @@ TEST_CASE("a share resource is never counted as GPUs", "[rules][gpu-share]") {
     CHECK_FALSE(gpuadmit::policy::is_gpu_share_resource(gpu));
   }
 }
+
+TEST_CASE("gpu-intent tells the CPU part of a GPU workload nothing, and a lone CPU template still",
+          "[gpu-intent]") {
+  // A Ray head runs the workers' CUDA image on CPU by design: a GPU given to it would sit idle. Told apart
+  // by its siblings: another template of the same workload asks for GPUs.
+  const auto ray = [](const std::string& worker_resources) {
+    return gpuadmit::test::yaml(R"(apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: rc, namespace: ml-team}
+spec:
+  headGroupSpec:
+    template:
+      spec:
+        containers: [{name: ray-head, image: rayproject/ray-ml:2.9.0-py310-cu121-cuda,
+                      resources: {limits: {cpu: "2", memory: 8Gi}}}]
+  workerGroupSpecs:
+    - groupName: gpu
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: ray-worker, image: rayproject/ray-ml:2.9.0-py310-cu121-cuda,
+                        resources: {limits: )" +
+                                worker_resources + "}}]\n");
+  };
+  for (const char* policy : {"", "enforce"}) {
+    CAPTURE(policy);
+    const auto rules = gpuadmit::test::policy_with(std::string(policy).empty() ? "" : kEnforce);
+    const auto with_gpu_workers = check(ray("{cpu: \"4\", memory: 16Gi, nvidia.com/gpu: 1}"), rules, nullptr);
+    CHECK(gpuadmit::test::all_text(with_gpu_workers).find("gpu-intent") == std::string::npos);
+    CHECK_FALSE(
+        with_gpu_workers
+            .fixed["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+            .contains("nvidia.com/gpu"));
+    // No template asks for a GPU: the CUDA image is said of the head as of the workers.
+    const auto without = check(ray("{cpu: \"4\", memory: 16Gi}"), rules, nullptr);
+    CHECK_THAT(gpuadmit::test::all_text(without) + gpuadmit::test::warnings_text(without),
+               Catch::Contains("ray-head"));
+  }
+}
+
+TEST_CASE("gpu-intent gives no whole GPU to a pod KAI Scheduler shares a GPU with by annotation",
+          "[gpu-intent][gpu-share]") {
+  // NVIDIA/KAI-Scheduler docs/gpu-sharing: gpu-fraction "0.5", gpu-memory "2000"; its webhook rejects a pod
+  // that also asks for nvidia.com/gpu, so an added GPU would break a working pod.
+  const auto annotation = GENERATE(as<std::string>{}, "gpu-fraction: \"0.5\"", "gpu-memory: \"2000\"");
+  CAPTURE(annotation);
+  const json pod = gpuadmit::test::yaml(R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: gpu-sharing
+  namespace: ml-team
+  annotations: {)" + annotation + R"(}
+spec:
+  schedulerName: kai-scheduler
+  containers: [{name: gpu-workload, image: "nvidia/cuda:13.0.2-base-ubi8", command: [nvidia-smi]}]
+)");
+  const auto r = check(pod, gpuadmit::test::policy_with(kEnforce), nullptr);
+  CHECK(r.allowed);
+  CHECK(r.patch.empty());
+  CHECK(gpuadmit::test::all_text(r).find("gpu-intent") == std::string::npos);
+}

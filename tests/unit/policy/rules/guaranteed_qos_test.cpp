@@ -3,6 +3,7 @@
 // it invents no sizes at all.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "gpuadmit/k8s/pod_parser.hpp"
@@ -133,9 +134,10 @@ TEST_CASE("guaranteed-qos strategies decide what a request below its limit becom
     const auto r = check(burstable, rules);
     CHECK(r.allowed);
     CHECK(r.fixed["spec"]["containers"][0]["resources"]["requests"]["memory"] == "4Gi");
-    CHECK_THAT(warnings_text(r),
-               Catch::Contains("guaranteed-qos: GPU pod left Burstable: cpu request < limit; no "
-                               "cluster view to check a node holds the limit"));
+    CHECK_THAT(
+        warnings_text(r),
+        Catch::Contains("guaranteed-qos: GPU pod left Burstable (container \"a\"): cpu request < limit, no "
+                        "view to check a node holds the limit"));
   }
   SECTION("lower-limits lowers limits to the requests") {
     rules.guaranteed_qos.strategy = gpuadmit::policy::QosStrategy::kLowerLimits;
@@ -179,4 +181,86 @@ TEST_CASE("a request above its limit is denied even by raise-requests", "[rules]
                     "nvidia.com/gpu: 1}}}]"));
   CHECK_FALSE(r.allowed);
   CHECK_THAT(r.violations.at(0).message, Catch::Contains("cpu request 8 exceeds its limit 4"));
+}
+
+namespace {
+
+// A GPU container, a model downloader run before it and a sidecar, none of them sized.
+json downloader_pod(const std::string& main_resources) {
+  return pod_with_spec(R"(  initContainers:
+    - name: fetch-model
+      image: python:3.12
+      command: [huggingface-cli, download, meta-llama/Llama-3.1-8B-Instruct]
+    - name: log-shipper
+      image: fluent/fluent-bit:3.1
+      restartPolicy: Always
+  containers:
+    - name: server
+      image: vllm/vllm-openai:v0.10.1
+      resources: )" + main_resources);
+}
+
+}  // namespace
+
+TEST_CASE("guaranteed-qos changes nothing when the pod would still not be Guaranteed", "[guaranteed-qos]") {
+  // No GPU node in view (a pool at zero): the GPU container cannot be sized, so sizing the downloader and
+  // the sidecar would only cap them (an OOMKill risk) and leave the pod Burstable.
+  const auto view = view_of("cpu-only");
+  const json pod = downloader_pod("{limits: {nvidia.com/gpu: 1}}");
+  const auto r = check(pod, gpuadmit::test::policy_with(""), &view);
+  CHECK(r.allowed);
+  CHECK_FALSE(r.fixed["spec"]["initContainers"][0].contains("resources"));
+  CHECK_FALSE(r.fixed["spec"]["initContainers"][1].contains("resources"));
+  CHECK(resources_of(r) == pod["spec"]["containers"][0]["resources"]);
+  const std::string text = gpuadmit::test::messages(pod, gpuadmit::test::policy_with(""), &view);
+  CHECK_THAT(text, Catch::Contains("would set memory request and limit to 512Mi, but the pod would still not "
+                                   "be Guaranteed"));
+  CHECK_THAT(warnings_text(r), Catch::Contains("guaranteed-qos: GPU pod left Burstable"));
+}
+
+TEST_CASE("guaranteed-qos on /validate does not deny what /mutate left because it could not finish",
+          "[guaranteed-qos]") {
+  const auto view = view_of("cpu-only");
+  const auto decision = gpuadmit::test::run(downloader_pod("{limits: {nvidia.com/gpu: 1}}"),
+                                            gpuadmit::policy::Mode::kValidate, RuleSet{}, &view);
+  const auto denied_by = rules_of(decision.violations);
+  CHECK(std::find(denied_by.begin(), denied_by.end(), "guaranteed-qos") == denied_by.end());
+  const auto warned_by = rules_of(decision.warnings);
+  CHECK(std::find(warned_by.begin(), warned_by.end(), "guaranteed-qos") != warned_by.end());
+}
+
+TEST_CASE("guaranteed-qos gives an init container that set nothing the app containers' total",
+          "[guaranteed-qos]") {
+  // It runs before them, so the pod's effective request does not grow; the downloader gets all the pod
+  // holds, not the 512Mi meant for sidecars. No view is needed: nothing about the pod's fit changes.
+  const json pod = downloader_pod("{limits: {cpu: \"4\", memory: 16Gi, nvidia.com/gpu: 1}}");
+  const auto view = view_of("gke-t4");
+  const auto r = check(pod, gpuadmit::test::policy_with(""), &view);
+  CHECK(r.allowed);
+  const json& init = r.fixed["spec"]["initContainers"][0]["resources"];
+  CHECK(init["requests"]["memory"] == "16Gi");
+  CHECK(init["limits"]["cpu"] == "4");
+  const json& sidecar = r.fixed["spec"]["initContainers"][1]["resources"];
+  CHECK(sidecar["limits"]["memory"] == "512Mi");
+  auto fixed = gpuadmit::k8s::parse_pod(r.fixed);
+  REQUIRE(fixed.ok());
+  CHECK(gpuadmit::k8s::compute_qos(*fixed) == gpuadmit::k8s::QosClass::kGuaranteed);
+  CHECK_THAT(warnings_text(r),
+             Catch::Contains("init container \"fetch-model\" set to the app containers' total "
+                             "(cpu 4, memory 16Gi), as it runs first"));
+}
+
+TEST_CASE("guaranteed-qos leaves a Ray worker's cpu alone when its memory cannot be settled",
+          "[guaranteed-qos]") {
+  // A cpu request without a limit would be fixed, but the memory below its limit cannot be raised on a
+  // node that does not hold it: one fix alone leaves the pod Burstable, so neither is made.
+  const auto view = view_of("gke-t4");
+  const json pod =
+      qos_pod("{requests: {cpu: \"2\", memory: 8Gi}, limits: {memory: 64Gi, nvidia.com/gpu: 1}}");
+  const auto r = check(pod, gpuadmit::test::policy_with(""), &view);
+  CHECK(r.allowed);
+  CHECK_FALSE(resources_of(r)["limits"].contains("cpu"));
+  CHECK(resources_of(r)["requests"]["memory"] == "8Gi");
+  CHECK_THAT(gpuadmit::test::messages(pod, gpuadmit::test::policy_with(""), &view),
+             Catch::Contains("would set the cpu limit to its request 2"));
 }

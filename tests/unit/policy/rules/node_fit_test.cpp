@@ -61,8 +61,11 @@ ClusterView pools_view() {
 TEST_CASE("node-fit denies cpu or memory beyond every GPU node's allocatable, with the numbers",
           "[node-fit]") {
   auto [cpu, memory, fragment] = GENERATE(table<std::string, std::string, std::string>({
-      {"4", "32Gi", "2 nodes have 27107535Ki memory, the pod asks for 32Gi"},
+      // Capacity as people read it, rounded down: 27107535Ki is 25.85Gi.
+      {"4", "32Gi", "2 nodes have 25.85Gi memory, the pod asks for 32Gi"},
       {"8", "16Gi", "2 nodes have 7910m cpu, the pod asks for 8"},
+      // Every resource short is named, as the scheduler names each: none hides another.
+      {"8", "32Gi", "2 nodes have 7910m cpu and 25.85Gi memory, the pod asks for 8 cpu and 32Gi memory"},
   }));
   CAPTURE(cpu, memory);
   const auto view = view_of("gke-t4");
@@ -99,15 +102,25 @@ TEST_CASE("node-fit lets a pod that fits one node through", "[cluster][node-fit]
   CHECK(r.allowed);
 }
 
-TEST_CASE("node-fit names the selector value nobody has and the values present", "[cluster][node-fit]") {
+TEST_CASE("node-fit warns of a selector value no node has, naming the values present: a pool at zero may",
+          "[cluster][node-fit]") {
+  // Other pools' nodes say nothing of an autoscaled B200 pool at zero nodes: unsure, so noNodeOffers'
+  // action (warn by default, enforce denies), as gpu-tolerations already treats it as scale-from-zero.
+  auto [no_node_offers, denied] =
+      GENERATE(table<Action, bool>({{Action::kWarn, false}, {Action::kEnforce, true}}));
   json object = gpu_pod("1");
   object["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-B200"}};
-  const auto r = check(object, gpu_cluster_view());
-  REQUIRE_FALSE(r.allowed);
-  CHECK_THAT(r.violations.at(0).message,
-             Catch::Contains("1 node does not match nodeSelector nvidia.com/gpu.product=NVIDIA-B200 "
-                             "(present: NVIDIA-A100-SXM4-40GB, "
-                             "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb, NVIDIA-H100-80GB-HBM3, Tesla-T4)"));
+  RuleSet rules;
+  rules.node_fit.no_node_offers = no_node_offers;
+  const ClusterView view = gpu_cluster_view();
+  const auto r = check(object, view, rules);
+  CHECK(r.allowed == !denied);
+  CHECK_THAT(
+      gpuadmit::test::messages(object, rules, &view),
+      Catch::Contains("no node matches nodeSelector nvidia.com/gpu.product=NVIDIA-B200 "
+                      "(present: NVIDIA-A100-SXM4-40GB, "
+                      "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb, NVIDIA-H100-80GB-HBM3, Tesla-T4) right now") &&
+          Catch::Contains("it scales up for this pod"));
 }
 
 TEST_CASE("nodes that differ only in name and hostname form one group, counted whole by node-fit",
@@ -160,4 +173,16 @@ TEST_CASE("node-fit only warns when no node offers the GPU resource at all (a po
   const auto r = check(object, gpu_cluster_view(), rules);
   CHECK(r.allowed == !denied);
   CHECK_THAT(all_text(r), Catch::Contains("no node offers habana.ai/gaudi"));
+}
+
+TEST_CASE("node-fit leaves HAMi's and Volcano's GPU shares to their schedulers",
+          "[cluster][node-fit][gpu-share]") {
+  // Project-HAMi/HAMi examples/nvidia/default_use.yaml: nvidia.com/gpumem and gpucores are in no node's
+  // allocatable; HAMi's scheduler places them and has kube-scheduler ignore them.
+  json object = gpu_pod("1");
+  object["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"] = 3000;
+  object["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"] = 30;
+  const auto r = check(object, gpu_cluster_view());
+  CHECK(r.allowed);
+  CHECK(all_text(r).find("node-fit") == std::string::npos);
 }

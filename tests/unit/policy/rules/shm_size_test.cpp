@@ -51,6 +51,10 @@ TEST_CASE("shm-size keeps a /dev/shm the user set and warns when it is too small
       {R"({"name": "shm", "emptyDir": {"medium": "Memory"}})", ""},
       {R"({"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "256Mi"}})", "is only 256Mi"},
       {R"({"name": "shm", "emptyDir": {}})", "is not memory-backed"},
+      // The node's own /dev/shm is a tmpfs: memory-backed, of the node's size.
+      {R"({"name": "shm", "hostPath": {"path": "/dev/shm"}})", ""},
+      {R"({"name": "shm", "hostPath": {"path": "/dev/shm/", "type": "Directory"}})", ""},
+      {R"({"name": "shm", "hostPath": {"path": "/data/shm"}})", "is not memory-backed"},
   }));
   CAPTURE(volume);
   json pod = gpuadmit::test::fixture("pods/good-gpu-pod.yaml");
