@@ -494,8 +494,8 @@ check "with gpuadmit: p-missing-claim created, warned: 'ResourceClaim \"does-not
   warned p-missing-claim 'ResourceClaim "does-not-exist" is not in namespace' 'the pod waits for it'
 check "with: p-missing-template created, warned: 'ResourceClaimTemplate \"no-such-template\" is not in namespace'" \
   warned p-missing-template 'ResourceClaimTemplate "no-such-template" is not in namespace' 'the pod waits for it'
-check "with: p-typo-class denied: 'DeviceClass \"gpu.nvidia.cm\" does not exist', names gpu.nvidia.com" \
-  denied p-typo-class 'DeviceClass "gpu.nvidia.cm" does not exist' 'gpu.nvidia.com'
+check "with: p-typo-class created, warned: 'DeviceClass \"gpu.nvidia.cm\" does not exist', names gpu.nvidia.com" \
+  warned p-typo-class 'DeviceClass "gpu.nvidia.cm" does not exist' 'did you mean "gpu.nvidia.com"' 'the pod waits for it'
 check "with: p-sixteen denied: 'no node has more than 8'" denied p-sixteen 'no node has more than 8'
 check "with: p-h200 denied: 'matches no device', 'productName is one of'" denied p-h200 'matches no device' 'productName is one of'
 check "with: p-bad-attr denied: 'no such key: gpuModel'" denied p-bad-attr 'no such key: gpuModel'

@@ -64,7 +64,9 @@ std::string claim_source(const PodClaim& claim) {
                                        : "ResourceClaim " + claim_quoted(claim.ref->claim_name);
 }
 
-// The classes a claim's requests name that do not exist; true when all exist.
+// The classes a claim's requests name that do not exist; true when all exist. A warning, as for a missing
+// template: a DRA driver's install creates its classes, possibly after the workloads that use them (one
+// `kubectl apply` of a folder, a GitOps sync), and the scheduler allocates the claim once the class exists.
 bool classes_exist(RuleContext& ctx, const PodClaim& claim, const std::string& field) {
   const ClusterSnapshot& cluster = *ctx.cluster();
   bool all = true;
@@ -78,12 +80,15 @@ bool classes_exist(RuleContext& ctx, const PodClaim& claim, const std::string& f
       for (std::size_t i = 0; i < names.size() && i < 8; ++i) have += (i == 0 ? "" : ", ") + names[i];
       const std::string what = "DeviceClass " + claim_quoted(sub.device_class) + " does not exist" +
                                suggestion(sub.device_class, names);
-      ctx.report(ctx.rules().dra_claims.action, field,
+      ctx.report(std::min(ctx.rules().dra_claims.action, Action::kWarn), field,
                  "request " + claim_quoted(request.name) + " of " + claim_source(claim) + ": " + what +
                      " (device classes here: " + (have.empty() ? "none" : have) +
                      "). The scheduler leaves the pod Pending (\"device class " + sub.device_class +
-                     " does not exist\").\nFix: set deviceClassName to one of the device classes above.",
-                 what);
+                     " does not exist\"): the pod waits in Pending until it exists.\nFix: set "
+                     "deviceClassName to one of the device classes above, or install the DRA driver that "
+                     "provides " +
+                     claim_quoted(sub.device_class) + ".",
+                 what + "; the pod waits for it");
     }
   }
   return all;

@@ -51,8 +51,6 @@ std::string violations_of(const gpuadmit::admission::CheckResult& r, const std::
 
 TEST_CASE("dra-claims denies what Kubernetes would leave Pending, naming what exists", "[dra-claims]") {
   auto [source, fragments] = GENERATE(table<std::string, std::vector<std::string>>({
-      {"resourceClaimTemplateName: typo-class",
-       {"DeviceClass \"gpu.nvidia.cm\" does not exist", "did you mean \"gpu.nvidia.com\""}},
       {"resourceClaimTemplateName: sixteen-gpus",
        {"asks for 16 devices of class \"gpu.nvidia.com\" on one node",
         "no node has more than 8 (dra-h100-0"}},
@@ -72,11 +70,13 @@ TEST_CASE("dra-claims denies what Kubernetes would leave Pending, naming what ex
   for (const std::string& fragment : fragments) CHECK_THAT(text, Catch::Contains(fragment));
 }
 
-TEST_CASE("dra-claims warns of a claim or template not in view and never denies on absence alone",
+TEST_CASE("dra-claims warns of a claim, template or device class not in view and never denies on "
+          "absence alone",
           "[dra-claims]") {
   // kubectl apply -f creates a file's template a moment before its pod, and a controller may create one
   // after the pod (NVIDIA's DRA driver makes a ComputeDomain's channel template): Kubernetes accepts the
-  // pod, which waits for it. The view may lag either way, so absence is never a certain Pending.
+  // pod, which waits for it. The view may lag either way, so absence is never a certain Pending. A
+  // DeviceClass too: a DRA driver's install creates it, and the pod is allocated once it exists.
   auto [source, fragments] = GENERATE(table<std::string, std::vector<std::string>>({
       {"resourceClaimName: shared-gpus",
        {"ResourceClaim \"shared-gpus\" is not in namespace ml-team", "did you mean \"shared-gpu\"?",
@@ -84,6 +84,9 @@ TEST_CASE("dra-claims warns of a claim or template not in view and never denies 
       {"resourceClaimTemplateName: no-such-template",
        {"ResourceClaimTemplate \"no-such-template\" is not in namespace ml-team",
         "a controller may create it after the pod"}},
+      {"resourceClaimTemplateName: typo-class",
+       {"DeviceClass \"gpu.nvidia.cm\" does not exist", "did you mean \"gpu.nvidia.com\"",
+        "device classes here: gpu.nvidia.com", "the pod waits in Pending until it exists"}},
   }));
   CAPTURE(source);
   const auto view = view_of("dra-cluster");
