@@ -4,7 +4,7 @@
 # (tests/e2e/cluster.sh with kube-controller-manager) shared across all profiles.
 #
 #   tests/truth/run.sh [--clusters DIR] [--manifests DIR] [--policy FILE...] [--gpuadmit BIN]
-#                      [--out DIR] [--parallel N] [--case-timeout SECS] [--profile NAME]... [--manifest NAME]...
+#                      [--out DIR] [--parallel N] [--case-timeout SECS] [--profile NAME]... [--manifest NAME]... [--sample K]
 #
 #   --clusters DIR    cluster profiles, *.yaml (default tests/truth/clusters): Nodes with status (a
 #                     `gpuadmit cluster dump` or `kubectl get nodes,... -o yaml`), NodePools, StorageClasses,
@@ -18,6 +18,8 @@
 #   --out DIR         results.json and matrix.md (default /tmp/gpuadmit-truth)
 #   --parallel N      runs at once (default 8: a run mostly waits on the scheduler, and 8 halve the time of 4
 #                     on 2 cores; runs whose Pending reason other runs could cause are repeated alone)
+#   --sample K        run each manifest on K of the profiles, not all, spread evenly and the same on every
+#                     run (truth-ci: the whole corpus within make test's budget; make truth runs them all)
 #   --enable-admission-plugins LIST  extra kube-apiserver admission plugins, e.g. ExtendedResourceToleration
 #                     (GKE enables it: without it a GKE-shaped profile's plain GPU pod stays Pending on the taint)
 #
@@ -66,6 +68,7 @@ while (($#)); do
     --enable-admission-plugins) export GPUADMIT_E2E_ENABLE_ADMISSION_PLUGINS=${2:?--enable-admission-plugins LIST}; shift 2 ;;
     --profile) EXTRA+=(--only-profile "${2:?--profile NAME}"); shift 2 ;;
     --manifest) EXTRA+=(--only-manifest "${2:?--manifest NAME}"); shift 2 ;;
+    --sample) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--sample needs a positive number"; EXTRA+=(--sample "$2"); shift 2 ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpuadmit/policy/gpu_share.hpp"
 #include "support/fixtures.hpp"
@@ -125,6 +127,40 @@ TEST_CASE("a share resource is never counted as GPUs", "[rules][gpu-share]") {
     CAPTURE(gpu);
     CHECK(rules.is_gpu_resource(gpu));
     CHECK_FALSE(gpuadmit::policy::is_gpu_share_resource(gpu));
+  }
+}
+
+TEST_CASE(
+    "the default policy counts every vendor's GPU device-plugin name as a GPU, and not what only "
+    "looks like one",
+    "[rules]") {
+  // docs/policy.md, "GPU resource names": where each name comes from, and why the others are not GPUs.
+  const gpuadmit::policy::RuleSet rules;
+  const std::vector<std::pair<std::string, bool>> cases{
+      {"nvidia.com/gpu", true},
+      {"nvidia.com/mig-3g.40gb", true},
+      {"amd.com/gpu", true},
+      {"gpu.intel.com/i915", true},
+      {"gpu.intel.com/xe", true},  // Intel's device plugin on the xe kernel driver
+      {"intel.com/gpu", true},     // Intel's DRA driver: DeviceClass gpu.intel.com's extendedResourceName
+      {"habana.ai/gaudi", true},
+      {"metax-tech.com/gpu", true},  // MetaX's device plugin
+      {"hygon.com/dcunum", true},    // Hygon DCUs, by HAMi's count
+      {"iluvatar.ai/vgpu", true},    // Iluvatar GPUs, by HAMi's count
+      {"mthreads.com/vgpu", true},
+      {"birentech.com/gpu", true},               // Moore Threads GPUs, by HAMi's count
+      {"gpu.intel.com/i915_monitoring", false},  // every GPU of the node, read-only, for a monitoring agent
+      {"gpu.intel.com/xe_monitoring", false},
+      {"gpu.intel.com/millicores", false},  // GPU Aware Scheduling's shares
+      {"gpu.intel.com/memory.max", false},
+      {"gpu.intel.com/tiles", false},
+      {"google.com/tpu", false},  // accelerators that are not GPUs: no CUDA, no GPU memory table
+      {"aws.amazon.com/neuroncore", false},
+      {"huawei.com/Ascend910", false},
+  };
+  for (const auto& [name, gpu] : cases) {
+    CAPTURE(name);
+    CHECK(rules.is_gpu_resource(name) == gpu);
   }
 }
 
