@@ -30,6 +30,20 @@ std::vector<PodClaim> resolve_claims(const k8s::Pod& pod, const ClusterSnapshot*
   return out;
 }
 
+bool has_unknown_claims(const k8s::Pod& pod, const ClusterSnapshot* cluster) {
+  if (pod.resource_claims.empty()) return false;
+  if (cluster == nullptr || !cluster->dra_listed) return true;
+  for (const PodClaim& claim : resolve_claims(pod, cluster)) {
+    if (claim.spec == nullptr) return true;
+    for (const k8s::DeviceRequest& request : claim.spec->requests) {
+      for (const k8s::DeviceSubRequest& sub : request.alternatives) {
+        if (cluster->device_class(sub.device_class) == nullptr) return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool is_gpu_device_class(std::string_view name, const ClusterSnapshot* cluster, const RuleSet& rules) {
   const auto& patterns = rules.dra_claims.gpu_device_classes;
   if (std::any_of(patterns.begin(), patterns.end(),

@@ -27,6 +27,11 @@ struct PodClaim {
 };
 std::vector<PodClaim> resolve_claims(const k8s::Pod& pod, const ClusterSnapshot* cluster);
 
+// Whether the pod has a DRA claim whose devices the view cannot tell: no view of the DRA kinds, a claim or
+// template not in it yet (created a moment earlier in the same apply, or by a controller after the pod), or
+// a class it lacks. Such a pod may well hold GPUs: NVIDIA's DRA demos tolerate the GPU taint for theirs.
+bool has_unknown_claims(const k8s::Pod& pod, const ClusterSnapshot* cluster);
+
 // A device class whose devices are GPUs: its name matches the policy's gpuDeviceClasses patterns, or its
 // extendedResourceName is one of the policy's GPU resources.
 bool is_gpu_device_class(std::string_view name, const ClusterSnapshot* cluster, const RuleSet& rules);

@@ -6,9 +6,13 @@
 namespace gpuadmit::policy {
 namespace {
 
-constexpr std::array<std::string_view, 6> kShareResources{
+constexpr std::array<std::string_view, 9> kShareResources{
     "nvidia.com/gpumem",      "nvidia.com/gpumem-percentage", "nvidia.com/gpucores",
-    "volcano.sh/vgpu-memory", "volcano.sh/vgpu-cores",        "volcano.sh/gpu-memory"};
+    "volcano.sh/vgpu-memory", "volcano.sh/vgpu-cores",        "volcano.sh/gpu-memory",
+    "metax-tech.com/vcore",   "metax-tech.com/vmemory",       "aliyun.com/gpu-mem"};
+// Those that nodes advertise and kube-scheduler counts: Alibaba's GPU share device plugin puts the GiB of
+// GPU memory of each node in its allocatable (AliyunContainerService/gpushare-device-plugin).
+constexpr std::array<std::string_view, 1> kNodeCounted{"aliyun.com/gpu-mem"};
 // Those naming memory in MiB, and the one naming a percentage of it.
 constexpr std::array<std::string_view, 3> kMemoryMiB{"nvidia.com/gpumem", "volcano.sh/vgpu-memory",
                                                      "volcano.sh/gpu-memory"};
@@ -32,6 +36,17 @@ const k8s::Quantity* share_quantity(const k8s::Container& c, std::string_view re
 
 bool is_gpu_share_resource(std::string_view resource) noexcept {
   return std::find(kShareResources.begin(), kShareResources.end(), resource) != kShareResources.end();
+}
+
+bool is_node_counted_share(std::string_view resource) noexcept {
+  return std::find(kNodeCounted.begin(), kNodeCounted.end(), resource) != kNodeCounted.end();
+}
+
+bool asks_for_node_counted_share(const k8s::Pod& pod) {
+  return std::any_of(pod.containers.begin(), pod.containers.end(), [](const k8s::Container& c) {
+    return std::any_of(kNodeCounted.begin(), kNodeCounted.end(),
+                       [&](std::string_view r) { return share_quantity(c, r) != nullptr; });
+  });
 }
 
 bool asks_for_gpu_share(const k8s::Container& c) {

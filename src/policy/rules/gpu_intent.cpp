@@ -3,6 +3,7 @@
 #include <charconv>
 #include <variant>
 
+#include "../dra_devices.hpp"
 #include "../rule_context.hpp"
 #include "gpuadmit/policy/gpu_share.hpp"
 
@@ -146,6 +147,9 @@ void rule_gpu_intent(RuleContext& ctx) {
   if (std::any_of(ctx.pod().containers.begin(), ctx.pod().containers.end(), asks_for_gpu_share)) return;
   // KAI Scheduler's fraction of a GPU, by annotation: it has one, and a whole GPU added would break it.
   if (has_annotated_gpu_share(ctx.pod().meta)) return;
+  // DRA claims the view cannot tell (a claim created a moment earlier in the same apply): they may hold
+  // its GPU, and a GPU added beside it would be a second one.
+  if (has_unknown_claims(ctx.pod(), ctx.cluster())) return;
   // A template beside GPU templates in one workload (a Dynamo frontend, a Ray head) runs the stack's image
   // on CPU by design: its GPUs are its siblings'.
   if (ctx.gpu_siblings()) return;

@@ -30,11 +30,18 @@ Demand demand_of(const RuleContext& ctx) {
   // HAMi's and Volcano's GPU shares (nvidia.com/gpumem, volcano.sh/vgpu-cores, ...) are placed by their own
   // scheduler, which tells kube-scheduler to ignore them: no node's allocatable holds them, on a cluster
   // where such pods run.
-  erase_if(demand.wanted,
-           [](const auto& e) { return !(e.second > k8s::Quantity{}) || is_gpu_share_resource(e.first); });
+  // Alibaba's share is in nodes' allocatable and counted: weighed like a GPU, as the scheduler does.
+  erase_if(demand.wanted, [](const auto& e) {
+    return !(e.second > k8s::Quantity{}) ||
+           (is_gpu_share_resource(e.first) && !is_node_counted_share(e.first));
+  });
   demand.wanted["pods"] = k8s::Quantity::from_units(1);
-  const auto gpu = std::find_if(demand.wanted.begin(), demand.wanted.end(),
-                                [&](const auto& e) { return ctx.rules().is_gpu_resource(e.first); });
+  auto gpu = std::find_if(demand.wanted.begin(), demand.wanted.end(),
+                          [&](const auto& e) { return ctx.rules().is_gpu_resource(e.first); });
+  if (gpu == demand.wanted.end()) {
+    gpu = std::find_if(demand.wanted.begin(), demand.wanted.end(),
+                       [](const auto& e) { return is_node_counted_share(e.first); });
+  }
   if (gpu != demand.wanted.end()) demand.gpu = gpu->first;
   return demand;
 }
@@ -307,8 +314,10 @@ void judge_dra_pod(RuleContext& ctx, const ClusterSnapshot& cluster) {
 
 void rule_node_fit(RuleContext& ctx) {
   const ClusterSnapshot* cluster = ctx.cluster();
-  if (cluster == nullptr || !ctx.is_gpu_pod()) return;
-  if (gpu_requests(ctx).empty()) {
+  if (cluster == nullptr) return;
+  const bool counted_share = asks_for_node_counted_share(ctx.pod());
+  if (!ctx.is_gpu_pod() && !counted_share) return;
+  if (gpu_requests(ctx).empty() && !counted_share) {
     judge_dra_pod(ctx, *cluster);
     return;
   }

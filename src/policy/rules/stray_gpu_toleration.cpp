@@ -7,33 +7,13 @@
 #include "../rule_context.hpp"
 
 namespace gpuadmit::policy {
-namespace {
-
-// Whether the pod has a DRA claim whose devices the view cannot tell: no view of the DRA kinds, a claim or
-// template not in it yet (created a moment later, or by a controller after the pod), or a class it lacks.
-// Such a pod may well hold GPUs: NVIDIA's DRA demos tolerate the GPU taint for theirs.
-bool unknown_claims(const RuleContext& ctx) {
-  const k8s::Pod& pod = ctx.pod();
-  if (pod.resource_claims.empty()) return false;
-  const ClusterSnapshot* cluster = ctx.cluster();
-  if (cluster == nullptr || !cluster->dra_listed) return true;
-  for (const PodClaim& claim : resolve_claims(pod, cluster)) {
-    if (claim.spec == nullptr) return true;
-    for (const k8s::DeviceRequest& request : claim.spec->requests) {
-      for (const k8s::DeviceSubRequest& sub : request.alternatives) {
-        if (cluster->device_class(sub.device_class) == nullptr) return true;
-      }
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 void rule_stray_gpu_toleration(RuleContext& ctx) {
   // A DaemonSet's pods must run on every node, GPU nodes too: the GPU stack (device plugin, feature
   // discovery, DCGM exporter) tolerates the GPU taint and holds no GPU by design.
-  if (ctx.is_gpu_pod() || ctx.pod().meta.controller_kind == "DaemonSet" || unknown_claims(ctx)) return;
+  if (ctx.is_gpu_pod() || ctx.pod().meta.controller_kind == "DaemonSet" ||
+      has_unknown_claims(ctx.pod(), ctx.cluster()))
+    return;
   const StrayGpuToleration& cfg = ctx.rules().stray_gpu_toleration;
   const auto& tolerations = ctx.pod().tolerations;
   for (std::size_t i = 0; i < tolerations.size(); ++i) {

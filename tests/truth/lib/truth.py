@@ -857,8 +857,14 @@ def judge(without, with_):
     wi, wi_d = outcome(with_)
     good = ("scheduled", "scales-up")
     notes = []
-    if with_.get("remutate"):
-        notes.append("I3 breach: second /mutate patches " + ", ".join(r["object"] for r in with_["remutate"]))
+    lagged = view_lagged(with_)
+    breaches = [r["object"] for r in with_.get("remutate", []) if r["object"] not in lagged]
+    if breaches:
+        notes.append("I3 breach: second /mutate patches " + ", ".join(breaches))
+    if len(breaches) < len(with_.get("remutate", [])):
+        notes.append("view lag: second /mutate patches %s, judged at CREATE without the DRA objects created a "
+                     "moment before it (its warnings say so); its pods were judged with them" % ", ".join(
+                         r["object"] for r in with_["remutate"] if r["object"] in lagged))
     if wo == "denied" or wo == "create-denied":
         notes.append("harness: gpuadmit answered in the opt-out namespace")
     missed = fix_goals_missed(with_)
@@ -943,6 +949,17 @@ def judge(without, with_):
     return "ok", notes + ["%s / %s" % (wo, wi)]
 
 
+def view_lagged(rec):
+    """The workloads admitted while gpuadmit's view lacked a DRA object the same apply had just created (the
+    template a file defines before its Deployment): dra-claims warned that it is not in the namespace. A second
+    /mutate, with the object in view, completes their fixes; that is the view catching up, not a patch that
+    does not hold (I3), and is counted apart. Pods are never excused: a pod is created after the controller
+    saw the template, and a patch of one is an I3 breach."""
+    return {"%s/%s" % (o["kind"], o["name"]) for o in rec["objects"] if o["kind"] != "Pod" and any(
+        w.startswith("dra-claims:") and ("is not in namespace" in w or "does not exist" in w)
+        for w in o.get("warnings") or [])}
+
+
 def other_schedulers(rec):
     """The schedulers other than kube-scheduler that the case's pending pods wait for."""
     return {p.get("scheduler") for p in rec.get("pods", [])
@@ -980,8 +997,9 @@ def summarize(cases, secs):
         print("  without: %s: %s" % (c["without"]["outcome"][0], short(c["without"]["outcome"][1], 160)))
         print("  with:    %s: %s" % (c["with"]["outcome"][0], short(c["with"]["outcome"][1], 160)))
         print("  notes:   %s" % short("; ".join(c["notes"]), 200))
-    print("invariants: I1 %d breaches, I2 %d, I3 %d (second /mutate patches in %d cases), I4 %d, I5 %d; %d explained, %d ok, %d not applied (kind not served), %d not judged; %.0fs" % (
-        inv["I1"], inv["I2"], inv["I3"], i3, inv["I4"], inv["I5"], counts["explained"], counts["ok"], counts["not-applied"], counts["not-judged"], secs))
+    lag = sum(1 for c in cases if any(n.startswith("view lag") for n in c["notes"]))
+    print("invariants: I1 %d breaches, I2 %d, I3 %d (second /mutate patches in %d cases, %d of them after view lag), I4 %d, I5 %d; %d explained, %d ok, %d not applied (kind not served), %d not judged; %.0fs" % (
+        inv["I1"], inv["I2"], inv["I3"], i3, lag, inv["I4"], inv["I5"], counts["explained"], counts["ok"], counts["not-applied"], counts["not-judged"], secs))
     print("truth: %d cases, %d harmful, %d honest denials, %d fixed, %d unexplained" % (
         len(cases), counts["harmful"], counts["honest-denial"], counts["fixed"], counts["unexplained"]))
     return 1 if counts["harmful"] or counts["unexplained"] or inv["I3"] or inv["I5"] else 0

@@ -5,6 +5,8 @@
 //   HAMi:    nvidia.com/gpumem (MiB of each GPU), nvidia.com/gpumem-percentage, nvidia.com/gpucores (%)
 //   Volcano: volcano.sh/vgpu-memory (MiB of each vGPU), volcano.sh/vgpu-cores (%), and the older GPU share
 //            volcano.sh/gpu-memory (MiB of one shared GPU, with no count beside it)
+//   MetaX under HAMi: metax-tech.com/vcore (%), metax-tech.com/vmemory (GiB; not read as GPU memory)
+//   Alibaba: aliyun.com/gpu-mem (GiB of one shared GPU), which nodes advertise and kube-scheduler counts
 // Their GPU counts (nvidia.com/gpu under HAMi, volcano.sh/vgpu-number) are GPUs: spec.gpuResources.
 #pragma once
 
@@ -18,6 +20,12 @@ namespace gpuadmit::policy {
 
 // Whether `resource` is one of the qualifiers above.
 bool is_gpu_share_resource(std::string_view resource) noexcept;
+
+// Whether nodes advertise `resource` in their allocatable, so that kube-scheduler counts it (the others are
+// in no node's: their scheduler has kube-scheduler ignore them).
+bool is_node_counted_share(std::string_view resource) noexcept;
+// Whether a container of the pod asks for one of those: a pod on a GPU for node-fit and gpu-quota.
+bool asks_for_node_counted_share(const k8s::Pod& pod);
 
 // Whether a container asks for any of them (a positive limit or request).
 bool asks_for_gpu_share(const k8s::Container& c);

@@ -199,11 +199,11 @@ struct RuleSet {
   // Exact names, or a prefix pattern ending in '*' ("nvidia.com/mig-*").
   // Every vendor's GPU device-plugin name (docs/policy.md, "GPU resource names", says where each comes from
   // and which names that look like GPUs are not).
-  std::vector<std::string> gpu_resources{"nvidia.com/gpu",    "nvidia.com/gpu.shared", "nvidia.com/mig-*",
-                                         "amd.com/gpu",       "gpu.intel.com/i915",    "gpu.intel.com/xe",
-                                         "intel.com/gpu",     "habana.ai/gaudi",       "metax-tech.com/gpu",
-                                         "hygon.com/dcunum",  "iluvatar.ai/vgpu",      "mthreads.com/vgpu",
-                                         "birentech.com/gpu", "volcano.sh/vgpu-number"};
+  std::vector<std::string> gpu_resources{
+      "nvidia.com/gpu",     "nvidia.com/gpu.shared", "nvidia.com/mig-*",      "amd.com/gpu",
+      "gpu.intel.com/i915", "gpu.intel.com/xe",      "intel.com/gpu",         "habana.ai/gaudi",
+      "metax-tech.com/gpu", "metax-tech.com/sgpu",   "hygon.com/dcunum",      "iluvatar.ai/vgpu",
+      "mthreads.com/vgpu",  "birentech.com/gpu",     "volcano.sh/vgpu-number"};
   std::vector<std::string> excluded_namespaces{"kube-system", "kube-node-lease", "gpu-operator",
                                                "nvidia-gpu-operator"};
 

@@ -116,9 +116,9 @@ spec: {containers: [{name: a, image: nvcr.io/nvidia/pytorch:24.01-py3, resources
 
 TEST_CASE("a share resource is never counted as GPUs", "[rules][gpu-share]") {
   const gpuadmit::policy::RuleSet rules;
-  for (const std::string share :
-       {"nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores", "volcano.sh/vgpu-memory",
-        "volcano.sh/vgpu-cores", "volcano.sh/gpu-memory"}) {
+  for (const std::string share : {"nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores",
+                                  "volcano.sh/vgpu-memory", "volcano.sh/vgpu-cores", "volcano.sh/gpu-memory",
+                                  "aliyun.com/gpu-mem", "metax-tech.com/vcore", "metax-tech.com/vmemory"}) {
     CAPTURE(share);
     CHECK(gpuadmit::policy::is_gpu_share_resource(share));
     CHECK_FALSE(rules.is_gpu_resource(share));
@@ -222,5 +222,32 @@ spec:
   const auto r = check(pod, gpuadmit::test::policy_with(kEnforce), nullptr);
   CHECK(r.allowed);
   CHECK(r.patch.empty());
+  CHECK(gpuadmit::test::all_text(r).find("gpu-intent") == std::string::npos);
+}
+
+TEST_CASE("gpu-intent gives no GPU to a CUDA pod whose DRA claims the view cannot tell", "[gpu-intent]") {
+  // run-ai/fake-gpu-operator's DRA demo: a ResourceClaim on gpu.nvidia.com, then a CUDA pod that uses it.
+  // Without the DRA kinds in view, or before the view has the claim (created a moment earlier in the same
+  // apply), its GPU may well come from the claim: a GPU added beside it would be a second one.
+  auto [view, source] = GENERATE(table<std::string, std::string>({
+      {"", "resourceClaimName: gpu-claim"},
+      {"gpu-cluster", "resourceClaimName: gpu-claim"},
+      {"dra-cluster", "resourceClaimName: not-created-yet"},
+      {"dra-cluster", "resourceClaimTemplateName: not-created-yet"},
+  }));
+  CAPTURE(view, source);
+  const json pod = gpuadmit::test::yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml-team}
+spec:
+  containers:
+    - name: nvidia-smi
+      image: nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0
+      resources: {claims: [{name: gpu}]}
+  resourceClaims: [{name: gpu, )" + source +
+                                        "}]\n");
+  const auto cluster = view.empty() ? gpuadmit::policy::ClusterView{} : gpuadmit::test::view_of(view);
+  const auto r = check(pod, gpuadmit::test::policy_with(kEnforce), view.empty() ? nullptr : &cluster);
+  CHECK(r.patch.dump().find("nvidia.com/gpu") == std::string::npos);
   CHECK(gpuadmit::test::all_text(r).find("gpu-intent") == std::string::npos);
 }

@@ -129,3 +129,13 @@ TEST_CASE("gpu-quota counts every pod a workload runs at once", "[workloads][quo
     CHECK_THAT(f->summary, Catch::Contains("its 3 pods ask for 3"));
   }
 }
+
+TEST_CASE("gpu-quota judges a pod that holds a GPU share nodes advertise, as the quota does",
+          "[gpu-quota][gpu-share]") {
+  // AliyunContainerService/gpushare-scheduler-extender samples/2.yaml (aliyun.com/gpu-mem: 2, nothing else):
+  // a BestEffort pod on a GPU, refused by the namespace's quotas like any other.
+  const auto view = view_of("scoped-quotas");
+  const std::string text = quota_messages(quota_pod("", "{limits: {aliyun.com/gpu-mem: 2}}"),
+                                          gpuadmit::test::policy_with(""), view);
+  CHECK_THAT(text, Catch::Contains("0 of 0 pods left (ResourceQuota no-best-effort)"));
+}
