@@ -27,6 +27,12 @@ std::string denial_message(const policy::Decision& decision, std::string_view ki
            std::string(kind) + ":";
     for (const policy::Fix& f : decision.fixes) out += "\n  [" + f.rule + "] " + f.description;
   }
+  // A controller's FailedCreate event holds this message and not the warnings: what the pod would still
+  // wait on once admitted (a claim that cannot bind, a DeviceClass not installed yet) is named here too.
+  if (!decision.warnings.empty()) {
+    out += "\nAlso, once admitted (warnings):";
+    for (const policy::Finding& f : decision.warnings) out += "\n  " + f.summary;
+  }
   return out;
 }
 

@@ -338,6 +338,30 @@ spec:
   }
 }
 
+TEST_CASE("a denial's message names the warnings too, for a controller's event that shows only the message",
+          "[review]") {
+  // A ReplicaSet's FailedCreate event holds the denial's message and no warnings: the cause the pod would
+  // wait on after the denial is fixed (a claim that cannot bind, a DeviceClass not installed) is named there.
+  const auto view = gpuadmit::test::view_of("scoped-quotas");
+  const json pod = gpuadmit::test::yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: ml-team}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+    - name: main
+      image: busybox
+      resources: {limits: {cpu: '8', memory: 64Gi, nvidia.com/gpu: 16}}
+  volumes:
+    - {name: data, persistentVolumeClaim: {claimName: data-zonal}}
+)");
+  const json r =
+      response_of(review(gpuadmit::test::admission_review(pod), Endpoint::kValidate, kRules, &view));
+  CHECK_THAT(r["response"]["status"]["message"].get<std::string>(),
+             Catch::Contains("\nAlso, once admitted (warnings):\n") &&
+                 Catch::Contains("\n  checkpoint-pvc: claim \"data-zonal\" cannot bind"));
+}
+
 TEST_CASE("a mutating denial lists the fixes gpuadmit makes once the problems are fixed", "[review]") {
   // Denied for 16 GPUs no node has; the /dev/shm volume is still a fix gpuadmit makes on the next apply.
   const auto view = gpuadmit::test::view_of("scoped-quotas");
