@@ -18,8 +18,9 @@
 #   --out DIR         results.json and matrix.md (default /tmp/gpuadmit-truth)
 #   --parallel N      runs at once (default 8: a run mostly waits on the scheduler, and 8 halve the time of 4
 #                     on 2 cores; runs whose Pending reason other runs could cause are repeated alone)
-#   --sample K        run each manifest on K of the profiles, not all, spread evenly and the same on every
-#                     run (truth-ci: the whole corpus within make test's budget; make truth runs them all)
+#   --sample K        run each manifest on K of the columns (a profile, or one namespace variant of it), not
+#                     all, spread evenly and the same on every run (truth-ci: the whole corpus within make
+#                     test's budget; make truth runs them all)
 #   --enable-admission-plugins LIST  extra kube-apiserver admission plugins, e.g. ExtendedResourceToleration
 #                     (GKE enables it: without it a GKE-shaped profile's plain GPU pod stays Pending on the taint)
 #

@@ -1053,7 +1053,9 @@ def main():
             manifests.append(m)
     if not profiles or not manifests:
         raise HarnessError("no profiles (%s) or no manifests (%s)" % (args.clusters, args.manifests))
-    on_profile = sample_profiles(len(manifests), len(profiles), args.sample)
+    # A sample is drawn over columns (a profile, or one of its namespaces' variants): each is a run of its own.
+    columns = {(pi, v): ci for ci, (pi, v) in enumerate((pi, v) for pi, p in enumerate(profiles) for v in p.variants)}
+    on_column = sample_columns(len(manifests), len(columns), args.sample)
     # A policy is a file or `default` (the embedded one); `@noview` after it runs gpuadmit with its cluster
     # view off (what a user without RBAC for the view gets: no sizes from nodes, the policy's tolerations).
     policies = []
@@ -1104,7 +1106,7 @@ def main():
                 jobs = []
                 for variant in prof.variants:
                     for mi, m in enumerate(manifests):
-                        if prof_i not in on_profile[mi]:
+                        if columns[(prof_i, variant)] not in on_column[mi]:
                             continue
                         if pi == 0:
                             jobs.append((variant, m, "without", None))
@@ -1136,13 +1138,13 @@ def main():
     return summarize(cases, time.time() - t_start)
 
 
-def sample_profiles(n_manifests, n_profiles, k):
-    """The profiles (indices) each manifest runs on: all of them, or with k > 0 only k, chosen so that every
-    manifest runs k times and the profiles share the work evenly (manifest i: profiles i*k .. i*k+k-1, modulo
+def sample_columns(n_manifests, n_columns, k):
+    """The columns (indices) each manifest runs on: all of them, or with k > 0 only k, chosen so that every
+    manifest runs k times and the columns share the work evenly (manifest i: columns i*k .. i*k+k-1, modulo
     their number). The same corpus gives the same sample: a CI failure reproduces."""
-    if k <= 0 or k >= n_profiles:
-        return [set(range(n_profiles)) for _ in range(n_manifests)]
-    return [{(i * k + j) % n_profiles for j in range(k)} for i in range(n_manifests)]
+    if k <= 0 or k >= n_columns:
+        return [set(range(n_columns)) for _ in range(n_manifests)]
+    return [{(i * k + j) % n_columns for j in range(k)} for i in range(n_manifests)]
 
 
 def probe(api, ga):
