@@ -78,8 +78,9 @@ bool classes_exist(RuleContext& ctx, const PodClaim& claim, const std::string& f
       for (const k8s::DeviceClass& cls : cluster.device_classes) names.push_back(cls.name);
       std::string have;
       for (std::size_t i = 0; i < names.size() && i < 8; ++i) have += (i == 0 ? "" : ", ") + names[i];
-      const std::string what = "DeviceClass " + claim_quoted(sub.device_class) + " does not exist" +
-                               suggestion(sub.device_class, names);
+      const std::string missing = "DeviceClass " + claim_quoted(sub.device_class) + " does not exist";
+      const std::string near = suggestion(sub.device_class, names);
+      const std::string what = missing + near;
       ctx.report(std::min(ctx.rules().dra_claims.action, Action::kWarn), field,
                  "request " + claim_quoted(request.name) + " of " + claim_source(claim) + ": " + what +
                      " (device classes here: " + (have.empty() ? "none" : have) +
@@ -88,7 +89,8 @@ bool classes_exist(RuleContext& ctx, const PodClaim& claim, const std::string& f
                      "deviceClassName to one of the device classes above, or install the DRA driver that "
                      "provides " +
                      claim_quoted(sub.device_class) + ".",
-                 what + "; the pod waits for it");
+                 // The summary says the pod waits before the suggestions, which a 120-character line may cut.
+                 missing + "; the pod waits for it" + near);
     }
   }
   return all;
