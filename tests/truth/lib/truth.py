@@ -295,8 +295,9 @@ class Gpuadmit:
             out[m.group(1)] = int(float(m.group(2)))
         return out
 
-    def mutate(self, api, obj, ns):
-        """A second /mutate of a stored object: the JSON patch it returns (None = no patch)."""
+    def mutate(self, api, obj, ns, endpoint="/mutate"):
+        """A second /mutate of a stored object: the JSON patch it returns (None = no patch). Its warnings (of
+        /validate, with endpoint="/validate": the findings) are kept in last_warnings."""
         api_version = obj.get("apiVersion", "v1")
         group, _, version = api_version.rpartition("/")
         key = (api_version, obj.get("kind"))
@@ -310,13 +311,14 @@ class Gpuadmit:
             "name": obj["metadata"].get("name", ""), "namespace": ns, "operation": "CREATE",
             "userInfo": {"username": "truth-harness"}, "object": obj, "oldObject": None, "dryRun": True,
             "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"}}}
-        req = urllib.request.Request(self.base + "/mutate", data=json.dumps(review).encode(), method="POST")
+        req = urllib.request.Request(self.base + endpoint, data=json.dumps(review).encode(), method="POST")
         req.add_header("Content-Type", "application/json")
         try:
             with urllib.request.urlopen(req, context=self.ctx, timeout=10) as r:
                 resp = json.loads(r.read()).get("response", {})
         except (urllib.error.URLError, OSError, ValueError) as e:
             return {"error": str(e)}
+        self.last_warnings = resp.get("warnings") or []
         patch = resp.get("patch")
         if not patch:
             return None
@@ -697,6 +699,10 @@ class Harness:
                     path, _ = self.api.path_for(o["stored"], ns=ns, name=o["name"])
                     st, cur = self.api.get(path)
                     if st == 200:
+                        # What gpuadmit says of it now, for a workload judged before its view caught up.
+                        self.ga.last_warnings = []
+                        self.ga.mutate(self.api, cur, ns, endpoint="/validate")
+                        o["rewarnings"] = self.ga.last_warnings
                         patch = self.ga.mutate(self.api, cur, ns)
                         if patch:
                             rec["remutate"].append({"object": "%s/%s" % (o["kind"], o["name"]), "patch": patch})
@@ -836,8 +842,13 @@ def denial_rules(rec):
 
 def gpuadmit_text(rec):
     parts = []
+    lagged = view_lagged(rec)
     for o in rec["objects"]:
         parts.extend(o.get("warnings") or [])
+        if "%s/%s" % (o["kind"], o["name"]) in lagged:
+            # Judged at CREATE before the view had the DRA objects the same apply made: what a second
+            # /mutate says, with them in view, is what the user sees on the next apply.
+            parts.extend(o.get("rewarnings") or [])
         if o.get("result") == "denied":
             parts.append(o.get("message", ""))
     for e in rec["events"]:
