@@ -314,7 +314,9 @@ TEST_CASE("workloads are judged on CREATE and UPDATE through their templates", "
 
 TEST_CASE("a denial carries the review's warnings too, so one apply shows every problem", "[review]") {
   // 16 GPUs on a cluster of 8-GPU nodes (node-fit denies) and a claim whose storage class does not exist
-  // (checkpoint-pvc warns): kubectl prints the warning above the denial.
+  // (checkpoint-pvc warns): kubectl prints the warning above the denial. The message names it as well: a
+  // ReplicaSet's FailedCreate event holds the message and no warnings, and the pod would wait on the claim
+  // once the denial is fixed.
   const auto view = gpuadmit::test::view_of("scoped-quotas");
   const json pod = gpuadmit::test::yaml(R"(apiVersion: v1
 kind: Pod
@@ -335,31 +337,10 @@ spec:
     REQUIRE(r["response"].contains("warnings"));
     CHECK_THAT(r["response"]["warnings"].dump(),
                Catch::Contains("checkpoint-pvc: claim \\\"data-zonal\\\" cannot bind"));
+    CHECK_THAT(r["response"]["status"]["message"].get<std::string>(),
+               Catch::Contains("\nAlso, once admitted (warnings):\n") &&
+                   Catch::Contains("\n  checkpoint-pvc: claim \"data-zonal\" cannot bind"));
   }
-}
-
-TEST_CASE("a denial's message names the warnings too, for a controller's event that shows only the message",
-          "[review]") {
-  // A ReplicaSet's FailedCreate event holds the denial's message and no warnings: the cause the pod would
-  // wait on after the denial is fixed (a claim that cannot bind, a DeviceClass not installed) is named there.
-  const auto view = gpuadmit::test::view_of("scoped-quotas");
-  const json pod = gpuadmit::test::yaml(R"(apiVersion: v1
-kind: Pod
-metadata: {name: big, namespace: ml-team}
-spec:
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-  containers:
-    - name: main
-      image: busybox
-      resources: {limits: {cpu: '8', memory: 64Gi, nvidia.com/gpu: 16}}
-  volumes:
-    - {name: data, persistentVolumeClaim: {claimName: data-zonal}}
-)");
-  const json r =
-      response_of(review(gpuadmit::test::admission_review(pod), Endpoint::kValidate, kRules, &view));
-  CHECK_THAT(r["response"]["status"]["message"].get<std::string>(),
-             Catch::Contains("\nAlso, once admitted (warnings):\n") &&
-                 Catch::Contains("\n  checkpoint-pvc: claim \"data-zonal\" cannot bind"));
 }
 
 TEST_CASE("a mutating denial lists the fixes gpuadmit makes once the problems are fixed", "[review]") {
