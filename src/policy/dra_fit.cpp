@@ -232,6 +232,20 @@ bool holds_together(const std::vector<PodClaim>& claims, const std::vector<Claim
   return true;
 }
 
+// Whether any node of the cluster, usable by the pod or not, reaches a device of the request's class.
+bool class_in_cluster(ClaimRequest& r, const ClusterSnapshot& cluster) {
+  const auto of_class = [&](const std::vector<const k8s::ResourceSlice*>& slices) {
+    return std::any_of(slices.begin(), slices.end(), [&](const k8s::ResourceSlice* slice) {
+      return std::any_of(slice->devices.begin(), slice->devices.end(), [&](const k8s::Device& device) {
+        return r.class_only->match(device) != DeviceMatcher::Match::kNo;
+      });
+    });
+  };
+  return of_class(cluster.shared_slices) ||
+         std::any_of(cluster.slices_by_node.begin(), cluster.slices_by_node.end(),
+                     [&](const auto& node) { return of_class(node.second); });
+}
+
 }  // namespace
 
 PodFit fit_claims(const k8s::Pod& pod, const std::vector<PodClaim>& claims, const ClusterSnapshot& cluster) {
@@ -272,6 +286,10 @@ PodFit fit_claims(const k8s::Pod& pod, const std::vector<PodClaim>& claims, cons
     }
   }
   fit.usable_nodes = usable_nodes(pod, cluster, each_node);
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    RequestSurvey& s = fit.requests[r];
+    s.class_anywhere = s.class_devices > 0 || class_in_cluster(requests[r], cluster);
+  }
   return fit;
 }
 

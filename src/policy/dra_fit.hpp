@@ -28,6 +28,7 @@ struct RequestSurvey {
   std::int64_t matching = 0;  // devices matching, over the usable nodes
   std::size_t matching_nodes = 0;
   std::int64_t class_devices = 0;  // devices of the class alone (its selectors), over the usable nodes
+  bool class_anywhere = true;      // the cluster has a device of the class on some node, usable or not
   std::int64_t tainted = 0;        // matching but kept away by device taints the request does not tolerate
   std::string error;               // a selector's runtime error, with its expression
   std::string error_expression;

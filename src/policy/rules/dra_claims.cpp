@@ -143,7 +143,15 @@ void rule_dra_claims(RuleContext& ctx) {
   if (fit.fits) return;
   std::string summary;
   const std::string message = describe_unfit(fit, claims, summary);
-  if (!message.empty()) ctx.report(ctx.rules().dra_claims.action, "spec.resourceClaims", message, summary);
+  // No node of the cluster has a device of a request's class at all: a pool at zero may bring such nodes, as
+  // it may bring a GPU resource no node offers, so this gets node-fit's noNodeOffers action. Devices of the
+  // class on nodes the pod keeps away from are a certain Pending, as node-fit judges extended resources.
+  const bool none_of_class = std::any_of(fit.requests.begin(), fit.requests.end(),
+                                         [](const RequestSurvey& s) { return !s.class_anywhere; });
+  const Action action = none_of_class
+                            ? std::min(ctx.rules().dra_claims.action, ctx.rules().node_fit.no_node_offers)
+                            : ctx.rules().dra_claims.action;
+  if (!message.empty()) ctx.report(action, "spec.resourceClaims", message, summary);
 }
 
 void read_dra_claims(ParameterReader& r, RuleSet& rules) {

@@ -279,13 +279,16 @@ void report_no_node_fits(RuleContext& ctx, const Demand& demand, const std::stri
   for (const auto& [name, amount] : demand.wanted) {
     if (name != "pods") asks += (asks.empty() ? "" : ", ") + name + " " + amount.to_string();
   }
-  ctx.report(
-      ctx.rules().node_fit.action, "spec",
-      "no node can run this pod: " + breakdown + ".\nThe pod asks for " + asks +
-          " (allocatable capacity counts, not current use: no node could run it even when empty), so the "
-          "scheduler would leave it Pending.\nFix: ask for what one node has, relax the node selector or "
-          "affinity, or add the toleration the GPU nodes need.",
-      "no node can run this pod: " + breakdown);
+  // A DRA pod may ask for no cpu or memory at all: then only taints, labels and devices keep it off.
+  const std::string why = asks.empty() ? "No node could run it even when empty"
+                                       : "The pod asks for " + asks +
+                                             " (allocatable capacity counts, not current use: no node could "
+                                             "run it even when empty)";
+  ctx.report(ctx.rules().node_fit.action, "spec",
+             "no node can run this pod: " + breakdown + ".\n" + why +
+                 ", so the scheduler would leave it Pending.\nFix: ask for what one node has, relax the node "
+                 "selector or affinity, or add the toleration the GPU nodes need.",
+             "no node can run this pod: " + breakdown);
 }
 
 // A pod whose GPUs come from DRA claims only: dra-claims judges whether the devices can be allocated; here,

@@ -3,6 +3,8 @@
 // another).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 
 #include "support/policy_checks.hpp"
@@ -70,9 +72,10 @@ TEST_CASE("dra-claims denies what Kubernetes would leave Pending, naming what ex
   for (const std::string& fragment : fragments) CHECK_THAT(text, Catch::Contains(fragment));
 }
 
-TEST_CASE("dra-claims warns of a claim, template or device class not in view and never denies on "
-          "absence alone",
-          "[dra-claims]") {
+TEST_CASE(
+    "dra-claims warns of a claim, template or device class not in view and never denies on "
+    "absence alone",
+    "[dra-claims]") {
   // kubectl apply -f creates a file's template a moment before its pod, and a controller may create one
   // after the pod (NVIDIA's DRA driver makes a ComputeDomain's channel template): Kubernetes accepts the
   // pod, which waits for it. The view may lag either way, so absence is never a certain Pending. A
@@ -205,4 +208,43 @@ spec:
                         "gpu-quota: ResourceQuota gpu-devices has 3 of 4 "
                         "gpu.nvidia.com.deviceclass.resource.k8s.io/devices left") != std::string::npos;
   CHECK(said == warned);
+}
+
+TEST_CASE("dra-claims only warns of a device class no node has, as a pool at zero may bring one",
+          "[dra-claims]") {
+  // No node of the cluster has a MIG slice: a node pool at zero with the DRA driver may bring some, as it may
+  // bring a GPU resource no node offers (node-fit's noNodeOffers). MIG slices on a node the pod keeps away
+  // from are a certain Pending, as node-fit judges a resource only other nodes have.
+  // node-fit names the nodes the pod keeps away from.
+  auto [strip_mig, extra_spec, allowed, node_fit] = GENERATE(table<bool, std::string, bool, std::string>({
+      {true, "", true, ""},
+      {false, "  nodeSelector: {kubernetes.io/hostname: dra-h100-0}\n", false,
+       "1 node does not match nodeSelector kubernetes.io/hostname=dra-h100-0 (present: dra-a100-0, "
+       "dra-h100-0).\nNo node could run it even when empty, so the scheduler would leave it Pending."},
+  }));
+  nlohmann::json list = gpuadmit::test::fixture("cluster/dra-cluster.yaml");
+  if (strip_mig) {
+    for (auto& item : list["items"]) {
+      if (item["kind"] != "ResourceSlice") continue;
+      auto& devices = item["spec"]["devices"];
+      devices.erase(std::remove_if(devices.begin(), devices.end(),
+                                   [](const json& d) { return d["attributes"]["type"]["string"] == "mig"; }),
+                    devices.end());
+    }
+  }
+  auto snapshot = gpuadmit::policy::snapshot_from_list(list);
+  REQUIRE(snapshot);
+  const gpuadmit::policy::ClusterView view{
+      std::make_shared<const gpuadmit::policy::ClusterSnapshot>(std::move(*snapshot)), false, 0};
+  const auto pod = dra_pod("resourceClaimTemplateName: two-mig", extra_spec);
+  const auto r = check(pod, gpuadmit::test::policy_with(""), &view);
+  CHECK(r.allowed == allowed);
+  CHECK(violations_of(r, "dra-claims").empty() == allowed);
+  if (node_fit.empty()) {
+    CHECK(violations_of(r, "node-fit").empty());
+  } else {
+    CHECK_THAT(violations_of(r, "node-fit"), Catch::Contains(node_fit));
+  }
+  CHECK_THAT(gpuadmit::test::messages(pod, gpuadmit::test::policy_with(""), &view),
+             Catch::Contains("none of them has a device of class \"mig.nvidia.com\""));
 }
