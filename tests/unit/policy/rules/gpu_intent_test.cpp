@@ -224,30 +224,3 @@ spec:
   CHECK(r.patch.empty());
   CHECK(gpuadmit::test::all_text(r).find("gpu-intent") == std::string::npos);
 }
-
-TEST_CASE("gpu-intent gives no GPU to a CUDA pod whose DRA claims the view cannot tell", "[gpu-intent]") {
-  // run-ai/fake-gpu-operator's DRA demo: a ResourceClaim on gpu.nvidia.com, then a CUDA pod that uses it.
-  // Without the DRA kinds in view, or before the view has the claim (created a moment earlier in the same
-  // apply), its GPU may well come from the claim: a GPU added beside it would be a second one.
-  auto [view, source] = GENERATE(table<std::string, std::string>({
-      {"", "resourceClaimName: gpu-claim"},
-      {"gpu-cluster", "resourceClaimName: gpu-claim"},
-      {"dra-cluster", "resourceClaimName: not-created-yet"},
-      {"dra-cluster", "resourceClaimTemplateName: not-created-yet"},
-  }));
-  CAPTURE(view, source);
-  const json pod = gpuadmit::test::yaml(R"(apiVersion: v1
-kind: Pod
-metadata: {name: p, namespace: ml-team}
-spec:
-  containers:
-    - name: nvidia-smi
-      image: nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0
-      resources: {claims: [{name: gpu}]}
-  resourceClaims: [{name: gpu, )" + source +
-                                        "}]\n");
-  const auto cluster = view.empty() ? gpuadmit::policy::ClusterView{} : gpuadmit::test::view_of(view);
-  const auto r = check(pod, gpuadmit::test::policy_with(kEnforce), view.empty() ? nullptr : &cluster);
-  CHECK(r.patch.dump().find("nvidia.com/gpu") == std::string::npos);
-  CHECK(gpuadmit::test::all_text(r).find("gpu-intent") == std::string::npos);
-}
