@@ -3,6 +3,7 @@
 #include "dra_devices.hpp"
 
 #include "gpuadmit/k8s/json_access.hpp"
+#include "gpuadmit/policy/gpu_share.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -75,6 +76,10 @@ void RuleContext::notice(std::string text) {
 bool RuleContext::is_gpu_pod() const {
   if (!gpu_pod_) gpu_pod_ = any_gpu_container();
   return *gpu_pod_;
+}
+
+bool RuleContext::needs_gpu_node() const {
+  return is_gpu_pod() || asks_for_node_counted_share(pod_);
 }
 
 bool RuleContext::any_gpu_container() const {

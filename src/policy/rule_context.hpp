@@ -94,6 +94,9 @@ class RuleContext {
   // GPU helpers shared by the rules. Every rule asks is_gpu_pod() first and most ask gpu_units(c) of each
   // container, so the answers are kept until the typed pod next changes (refresh).
   [[nodiscard]] bool is_gpu_pod() const;
+  // Whether the pod needs what only GPU nodes offer: a GPU, or a GPU share that nodes advertise and the
+  // scheduler and quotas count (Alibaba's aliyun.com/gpu-mem), which is no GPU for the other rules.
+  [[nodiscard]] bool needs_gpu_node() const;
   [[nodiscard]] std::int64_t gpu_units(const k8s::Container& c) const;  // whole GPUs the container holds
   [[nodiscard]] std::int64_t gpu_units() const;                         // over app containers and sidecars
   // The nodes with devices the pod's DRA GPU requests could have, with how many (nodes_with_gpu_devices in

@@ -9,7 +9,6 @@
 #include "../dra_devices.hpp"
 #include "../rule_context.hpp"
 #include "gpuadmit/k8s/qos.hpp"
-#include "gpuadmit/policy/gpu_share.hpp"
 
 namespace gpuadmit::policy {
 namespace {
@@ -170,8 +169,7 @@ void report_claim_quota(RuleContext& ctx, const k8s::ResourceQuota& quota,
 
 void rule_gpu_quota(RuleContext& ctx) {
   const ClusterSnapshot* cluster = ctx.cluster();
-  // A pod on a GPU share that nodes advertise (Alibaba's) is on a GPU too: its quotas are judged the same.
-  if (!ctx.is_gpu_pod() && !asks_for_node_counted_share(ctx.pod())) return;
+  if (!ctx.needs_gpu_node()) return;
   const k8s::Pod& pod = ctx.pod();
   const k8s::ResourceList requests = effective_requests(pod);
   const k8s::ResourceList limits = defaulted_limits_sum(pod);

@@ -318,9 +318,8 @@ void judge_dra_pod(RuleContext& ctx, const ClusterSnapshot& cluster) {
 void rule_node_fit(RuleContext& ctx) {
   const ClusterSnapshot* cluster = ctx.cluster();
   if (cluster == nullptr) return;
-  const bool counted_share = asks_for_node_counted_share(ctx.pod());
-  if (!ctx.is_gpu_pod() && !counted_share) return;
-  if (gpu_requests(ctx).empty() && !counted_share) {
+  if (!ctx.needs_gpu_node()) return;
+  if (gpu_requests(ctx).empty() && !asks_for_node_counted_share(ctx.pod())) {
     judge_dra_pod(ctx, *cluster);
     return;
   }
