@@ -33,7 +33,9 @@ Flags:
   --policy                 policy file (default: the embedded policy, see 'gpuadmit policy default')
   --threads                worker threads (default: one per core)
   --drain-seconds          after SIGTERM, keep answering with Connection: close this long (default 5)
-  --max-connections        at this many, a new connection replaces the oldest never answered, or is closed (default 512)
+  --max-connections        at this many, a new connection replaces one of the client holding the most (its
+                           oldest never answered, else its least recently active); or, when all are being
+                           answered, is closed (default 512)
   --log-level              trace, debug, info, warn or error (default info; debug logs request bodies)
   --kubeconfig             watch the cluster of this kubeconfig (development, the e2e suite); in a pod the
                            service account is used without it (KUBERNETES_SERVICE_HOST is set)

@@ -75,22 +75,27 @@ void Listener::on_accept(boost::system::error_code ec, net::ip::tcp::socket sock
     backoff_.async_wait([self = shared_from_this()](boost::system::error_code) { self->accept(); });
     return;
   }
-  // At the cap, make room by closing the oldest connection never answered. When all have been, close the new
-  // one at once rather than stop accepting: the client learns immediately and its failurePolicy decides,
-  // instead of waiting in the kernel backlog until its whole timeout has passed (the apiserver's webhook
-  // timeouts add up across webhooks on the same request).
+  // At the cap, make room by closing a connection that is not being answered (SessionRegistry says which).
+  // When every one is, close the new one at once rather than stop accepting: the client learns immediately
+  // and its failurePolicy decides, instead of waiting in the kernel backlog until its whole timeout has
+  // passed (the apiserver's webhook timeouts add up across webhooks on the same request).
   if (state_.sessions.size() >= state_.limits.max_connections) {
-    if (const auto oldest = state_.sessions.take_oldest_unanswered()) {
-      // Room for the newcomer, which may be the API server: it answers for the cluster, a silent client
-      // holding a slot does not. The count stays at the cap plus the evictions still closing.
-      oldest->evict();
+    if (const auto room = state_.sessions.take_to_make_room()) {
+      // Room for the newcomer, which may be the API server. The count stays at the cap plus the evictions
+      // still closing.
+      room->session->evict();
       state_.metrics.evicted.inc();
-      state_.connection_errors.warn("connection cap reached; closed the oldest connection never answered",
-                                    {{"max_connections", state_.limits.max_connections}});
+      state_.connection_errors.warn(
+          room->answered ? "connection cap reached; closed the least recently active "
+                           "connection of the client holding the most"
+                         : "connection cap reached; closed the oldest connection never answered of the "
+                           "client holding the most",
+          {{"max_connections", state_.limits.max_connections}, {"client", room->client}});
     } else {
       state_.metrics.rejected.inc();
-      state_.connection_errors.warn("connection cap reached and every connection answered; closing new one",
-                                    {{"max_connections", state_.limits.max_connections}});
+      state_.connection_errors.warn(
+          "connection cap reached and every connection is being answered; closing the new one",
+          {{"max_connections", state_.limits.max_connections}});
       boost::system::error_code ignored;
       socket.close(ignored);
       return accept();

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
+#include <optional>
+#include <string_view>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -48,29 +52,50 @@ std::vector<std::unique_ptr<net::io_context>> make_contexts(unsigned count) {
 
 }  // namespace
 
-std::uint64_t SessionRegistry::add(const std::shared_ptr<Session>& session) {
+std::uint64_t SessionRegistry::add(const std::shared_ptr<Session>& session, std::string client) {
   const std::lock_guard lock(mutex_);
   const std::uint64_t id = next_id_++;
-  sessions_.emplace(id, Entry{session});
+  sessions_.emplace(id, Entry{session, std::move(client), false, false, false, next_activity_++});
   return id;
 }
 
-void SessionRegistry::mark_answered(std::uint64_t id) {
+void SessionRegistry::busy(std::uint64_t id) {
   const std::lock_guard lock(mutex_);
-  const auto it = sessions_.find(id);
-  if (it != sessions_.end()) it->second.answered_or_taken = true;
+  if (const auto it = sessions_.find(id); it != sessions_.end()) it->second.busy = true;
 }
 
-std::shared_ptr<Session> SessionRegistry::take_oldest_unanswered() {
+void SessionRegistry::answered(std::uint64_t id) {
   const std::lock_guard lock(mutex_);
-  for (auto& [id, entry] : sessions_) {
-    if (entry.answered_or_taken) continue;
-    if (auto session = entry.session.lock()) {
-      entry.answered_or_taken = true;
-      return session;
-    }
+  if (const auto it = sessions_.find(id); it != sessions_.end()) {
+    it->second.answered = true;
+    it->second.busy = false;
+    it->second.last_active = next_activity_++;
   }
-  return nullptr;
+}
+
+SessionRegistry::Entry* SessionRegistry::choose_to_make_room() {
+  std::map<std::string_view, std::size_t> held;
+  for (const auto& [id, entry] : sessions_) {
+    if (!entry.taken) ++held[entry.client];
+  }
+  // Most connections held, then never answered, then least recently active (for one never answered, its
+  // connecting: the oldest).
+  const auto key = [&](const Entry& e) { return std::tuple(held[e.client], !e.answered, ~e.last_active); };
+  Entry* best = nullptr;
+  for (auto& [id, entry] : sessions_) {
+    if (entry.busy || entry.taken) continue;
+    if (best == nullptr || key(entry) > key(*best)) best = &entry;
+  }
+  return best;
+}
+
+std::optional<SessionRegistry::Room> SessionRegistry::take_to_make_room() {
+  const std::lock_guard lock(mutex_);
+  while (Entry* entry = choose_to_make_room()) {
+    entry->taken = true;  // a session already ending is passed over, and the next one tried
+    if (auto session = entry->session.lock()) return Room{std::move(session), entry->client, entry->answered};
+  }
+  return std::nullopt;
 }
 
 std::size_t SessionRegistry::remove(std::uint64_t id) {

@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "gpuadmit/server/json_log.hpp"
@@ -23,26 +25,44 @@ class Session;
 // gone, and a full server can make room.
 class SessionRegistry {
  public:
-  std::uint64_t add(const std::shared_ptr<Session>& session);
+  // `client`: the peer's address, without its port.
+  std::uint64_t add(const std::shared_ptr<Session>& session, std::string client);
   // Returns the number still open.
   std::size_t remove(std::uint64_t id);
-  // The connection has had a response: from now on it is never chosen to make room.
-  void mark_answered(std::uint64_t id);
-  // At the cap: the oldest connection never answered (silent since its handshake, or trickling its first
-  // request), taken out of the running so it is chosen once; null when every open one has been answered.
-  // The API server's connections are answered within milliseconds of opening, so they are never the
-  // oldest of these while a client that holds a slot without asking is.
-  std::shared_ptr<Session> take_oldest_unanswered();
+  // A request was read whole and is being answered: never chosen to make room until answered().
+  void busy(std::uint64_t id);
+  // Its response is written: the connection waits for its next request, as its most recent activity.
+  void answered(std::uint64_t id);
+
+  // The connection chosen to make room at the cap, taken out of the running so it is chosen once.
+  struct Room {
+    std::shared_ptr<Session> session;
+    std::string client;
+    bool answered = false;  // it had been; else it was silent since its handshake or trickling a request
+  };
+  // Of the client (address) holding the most connections, the oldest never answered, else the least
+  // recently active; never one whose request is being answered, and nothing when all are. A client that
+  // opens connections and holds them, silent or after asking once (any pod can GET /healthz), so gives up
+  // its own slots first, and the API server's new connections get in. When one client holds them all (a
+  // test on loopback), the oldest never answered goes first: the API server's are answered at once.
+  std::optional<Room> take_to_make_room();
   [[nodiscard]] std::size_t size() const;
   [[nodiscard]] std::vector<std::shared_ptr<Session>> snapshot() const;
 
  private:
   struct Entry {
     std::weak_ptr<Session> session;
-    bool answered_or_taken = false;
+    std::string client;
+    bool answered = false;
+    bool busy = false;
+    bool taken = false;
+    std::uint64_t last_active = 0;  // of next_activity_'s sequence: no clock needed to order them
   };
+  Entry* choose_to_make_room();
+
   mutable std::mutex mutex_;
   std::uint64_t next_id_ = 0;
+  std::uint64_t next_activity_ = 0;
   std::map<std::uint64_t, Entry> sessions_;  // ids grow: oldest first
 };
 

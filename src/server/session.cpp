@@ -44,7 +44,10 @@ Session::Session(net::ip::tcp::socket&& socket, std::shared_ptr<net::ssl::contex
     : tls_(std::move(tls)), stream_(std::move(socket), *tls_), state_(state) {
   ErrorCode ec;
   const auto endpoint = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
-  if (!ec) peer_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  if (!ec) {
+    client_ = endpoint.address().to_string();
+    peer_ = client_ + ":" + std::to_string(endpoint.port());
+  }
   // Small responses on a keep-alive connection: Nagle would hold each one for the peer's delayed ACK.
   beast::get_lowest_layer(stream_).socket().set_option(net::ip::tcp::no_delay(true), ec);
 }
@@ -58,7 +61,7 @@ Session::~Session() {
 }
 
 void Session::start() {
-  id_ = state_.sessions.add(shared_from_this());
+  id_ = state_.sessions.add(shared_from_this(), client_);
   registered_ = true;
   state_.metrics.open_connections.add(1);
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
@@ -166,6 +169,7 @@ void Session::on_body(ErrorCode ec, std::size_t /*bytes*/) {
 }
 
 void Session::handle_request() {
+  state_.sessions.busy(id_);  // until on_write: closing it to make room would cut this answer
   auto message = parser_->release();
   Request request;
   request.method = std::string(message.method_string());
@@ -189,12 +193,6 @@ void Session::handle_request() {
 }
 
 void Session::respond(Response response, bool keep_alive) {
-  // Before the write, not after: the client may read the answer before on_write runs here, and a
-  // connection it goes on to use must not be the one chosen to make room.
-  if (!answered_) {
-    answered_ = true;
-    state_.sessions.mark_answered(id_);
-  }
   response_ = {};
   response_.version(11);
   response_.result(static_cast<unsigned>(response.status));
@@ -210,6 +208,7 @@ void Session::respond(Response response, bool keep_alive) {
 }
 
 void Session::on_write(bool keep_alive, ErrorCode ec, std::size_t /*bytes*/) {
+  state_.sessions.answered(id_);
   end_request();
   if (ec) return;
   if (!keep_alive) return shut_down();

@@ -62,13 +62,13 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<RequestBody>> parser_;
   boost::beast::http::response<boost::beast::http::string_body> response_;
-  std::string peer_;
+  std::string peer_;    // address:port, for logs
+  std::string client_;  // address alone: the connections of one client share it
   std::uint64_t id_ = 0;
   bool registered_ = false;
   bool idle_ = false;   // waiting for the first byte of a next request
   bool asked_ = false;  // a request has begun on this connection (first_request_timeout no longer applies)
   bool in_flight_ = false;  // a request was read and is not answered yet
-  bool answered_ = false;   // a response has been written (the registry knows it too)
   bool client_certificate_ =
       false;  // the client presented a verified certificate (Request::client_certificate)
 };

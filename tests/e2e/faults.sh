@@ -19,13 +19,15 @@
 # the replicas for 60 s (their kubeconfig goes through a proxy that holds every byte), kube-apiserver
 # restarted (the watches break; the recovery time of the replicas' views), etcd restarted, and hostile
 # clients at both replicas (tools/hostile: idle TLS connections, slowloris headers and bodies, each
-# reconnecting when closed; bodies over the limit, deeply nested JSON). Each row also gives the creates' latency (p50 / p99); the
+# reconnecting when closed; bodies over the limit, deeply nested JSON), and clients that hold answered
+# connections past the cap (tools/hostile -mode answered). Each row also gives the creates' latency (p50 / p99); the
 # "none" row is the baseline.
 #
 # Env: FAULTS_SECONDS (default 30), FAULTS_CLIENTS (4), FAULTS_RATE (per client and second, 10),
 # FAULTS_ONLY (space-separated fault names to run: none rolling-restart cert-rotation broken-policy partition
-# slow-clients apiserver-restart etcd-restart), FAULTS_SLOW_CLIENTS (hostile connections per replica, 5000:
-# 10,000 in all, against --max-connections 1024 each).
+# slow-clients answered-clients apiserver-restart etcd-restart), FAULTS_SLOW_CLIENTS (hostile connections per
+# replica, 5000: 10,000 in all, against the default --max-connections of 512 each), FAULTS_ANSWERED_CLIENTS
+# (connections per replica that ask GET /healthz once and then hold it idle, 600).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -35,8 +37,9 @@ STATE=$GPUADMIT_E2E_STATE
 SECS=${FAULTS_SECONDS:-30}
 CLIENTS=${FAULTS_CLIENTS:-4}
 RATE=${FAULTS_RATE:-10}
-ONLY=${FAULTS_ONLY:-none rolling-restart cert-rotation broken-policy partition slow-clients apiserver-restart etcd-restart}
+ONLY=${FAULTS_ONLY:-none rolling-restart cert-rotation broken-policy partition slow-clients answered-clients apiserver-restart etcd-restart}
 SLOW_CLIENTS=${FAULTS_SLOW_CLIENTS:-5000}
+ANSWERED_CLIENTS=${FAULTS_ANSWERED_CLIENTS:-600}
 [[ $SECS =~ ^[1-9][0-9]*$ && $CLIENTS =~ ^[1-9][0-9]*$ && $RATE =~ ^[1-9][0-9]*$ ]] ||
   { echo "faults: FAULTS_SECONDS, FAULTS_CLIENTS and FAULTS_RATE must be whole numbers" >&2; exit 2; }
 
@@ -108,7 +111,8 @@ done
 start_balancer() {
   local name=$1 t addr=""
   shift
-  "$WORK/balancer" "$@" >"$WORK/$name.log" 2>&1 &
+  : >"$WORK/$name.log" # before the child opens it: the loop below may read it first
+  "$WORK/balancer" "$@" >>"$WORK/$name.log" 2>&1 &
   PIDS+=($!)
   for ((t = 0; t < 50; t++)); do
     addr=$(sed -n '1s/^listening //p' "$WORK/$name.log")
@@ -196,7 +200,7 @@ run_fault() {
   if [[ -f $WORK/recovery ]]; then
     wait "$(cat "$WORK/recovery.pid")" 2>/dev/null || true
     note=${note//RECOVERY/$(cat "$WORK/recovery")}
-    note=${note//STALE/$(stale_seen)}
+    [[ $note != *STALE* ]] || note=${note//STALE/$(stale_seen)}
     rm -f "$WORK/recovery" "$WORK/recovery.pid"
   fi
   local creates failed wrong_denials missing
@@ -324,12 +328,31 @@ fault_slow_clients() {
   rss2=$(ps -o rss= -p "${REPLICA_PID[0]}")
   echo "$SLOW_CLIENTS per replica: $out; replica 0 RSS ${rss0} -> ${rss1} kB at the end of the flood, ${rss2} kB 12 s after, evicted $(metric 0 gpuadmit_http_connections_evicted_total), rejected $(metric 0 gpuadmit_http_connections_rejected_total)"
 }
+# A pod that opens connections and asks GET /healthz once on each (probes need no client certificate), then
+# holds them idle past the connection cap, from an address of its own as a pod has. Started before the load
+# and given time to fill the cap, so the API server's connections for the load are new ones. The note is
+# completed when the flood ends (the RECOVERY slot, filled once the load is over).
+fault_answered_clients() {
+  : >"$WORK/recovery"
+  (
+    "$WORK/hostile" -mode answered -source 127.0.0.2 -seconds $((SECS + 10)) -count "$ANSWERED_CLIENTS" \
+      "127.0.0.1:${PORT[0]}" "127.0.0.1:${PORT[1]}" >"$WORK/answered.out" 2>&1
+    echo "$(cat "$WORK/answered.out"); replica 0 evicted $(metric 0 gpuadmit_http_connections_evicted_total), rejected $(metric 0 gpuadmit_http_connections_rejected_total)" >"$WORK/recovery"
+  ) &
+  echo $! >"$WORK/recovery.pid"
+  sleep 8 # the hostile connections ramp up over 5 s
+  echo "$ANSWERED_CLIENTS per replica from 127.0.0.2, each answered once then idle, from before the load: RECOVERY"
+}
 fault_etcd_restart() { restart etcd; }
 
 printf '| fault | creates | failed | wrong verdicts | create p50 / p99 ms | what happened |\n| --- | --- | --- | --- | --- | --- |\n' | tee "$WORK/table.md"
 for f in $ONLY; do
   declare -F "fault_${f//-/_}" >/dev/null || die "no fault '$f'"
-  case $f in *-restart) [[ $f == rolling-restart ]] && when=during || when=first ;; *) when=during ;; esac
+  case $f in
+    *-restart) [[ $f == rolling-restart ]] && when=during || when=first ;;
+    answered-clients) when=first ;;
+    *) when=during ;;
+  esac
   secs=$SECS
   [[ $f != partition ]] || secs=$((SECS + 60))
   run_fault "$f" "fault_${f//-/_}" "$when" "$secs"

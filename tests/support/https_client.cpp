@@ -97,6 +97,13 @@ Done HttpsClient::connect() {
   boost::system::error_code ec;
   const tcp::endpoint endpoint(net::ip::make_address(s.host, ec), s.port);
   if (ec) return failure("address", ec);
+  if (!s.options.source_address.empty()) {
+    auto& socket = beast::get_lowest_layer(*s.stream).socket();
+    const tcp::endpoint source(net::ip::make_address(s.options.source_address, ec), 0);
+    if (ec) return failure("source address", ec);
+    if (socket.open(source.protocol(), ec); ec) return failure("open", ec);
+    if (socket.bind(source, ec); ec) return failure("bind", ec);
+  }
   ec = s.run_op([&](auto handler) { beast::get_lowest_layer(*s.stream).async_connect(endpoint, handler); });
   if (ec) return failure("connect", ec);
   ++s.connections;

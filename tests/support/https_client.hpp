@@ -24,6 +24,7 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{5'000};
   std::string client_certificate_pem;  // presented when the server asks; empty: none
   std::string client_key_pem;
+  std::string source_address;  // e.g. "127.0.0.2": another client on loopback; empty: the kernel's choice
 };
 
 struct HttpReply {

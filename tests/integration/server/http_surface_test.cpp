@@ -19,6 +19,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Every response written: a connection's activity is recorded a moment after its client has read the
+// response, so a test that orders connections by activity waits for it.
+bool all_written(const TestWebhook& webhook) {
+  return eventually([&] { return webhook.metric("gpuadmit_http_requests_in_flight") == 0; });
+}
+
 std::string valid_review() {
   return admission_review(fixture_pod("good-gpu-pod"), "uid-ok");
 }
@@ -274,19 +280,58 @@ TEST_CASE("at the cap, a new connection takes the slot of the oldest one that ha
   CHECK(served.connections_made() == 1);
 }
 
-TEST_CASE("connections beyond the cap are closed at once and counted when every open one has been answered") {
+TEST_CASE("at the cap with every connection answered, the least recently active idle one makes room") {
+  // A pod that opens connections and asks GET /healthz once on each holds answered slots: the API server's
+  // new connection must still get in (#47). The connection used since is kept.
   TestWebhook webhook({.configure = [](server::WebhookConfig& c) { c.server.limits.max_connections = 2; }});
   HttpsClient first = webhook.client();
   HttpsClient second = webhook.client();
   REQUIRE(first.request("GET", "/healthz"));
   REQUIRE(second.request("GET", "/healthz"));
-  HttpsClient third = webhook.client();
-  CHECK_FALSE(third.connect());
-  CHECK(webhook.metric("gpuadmit_http_connections_rejected_total") == 1);
-  first.close();
-  // Once the server has noticed the close, a new connection fits again.
-  CHECK(eventually([&] { return webhook.metric("gpuadmit_http_connections_open") == 1; }));
-  CHECK(third.connect());
+  REQUIRE(all_written(webhook));
+  REQUIRE(first.request("GET", "/healthz"));  // second is now the least recently active
+  REQUIRE(all_written(webhook));
+
+  HttpsClient newcomer = webhook.client();
+  auto reply = newcomer.request("GET", "/healthz");
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(second.wait_for_close(5s));
+  auto again = first.request("GET", "/healthz");
+  REQUIRE(again);
+  CHECK(first.connections_made() == 1);
+  CHECK(webhook.metric("gpuadmit_http_connections_evicted_total") == 1);
+  CHECK(webhook.metric("gpuadmit_http_connections_rejected_total") == 0);
+}
+
+TEST_CASE("at the cap, the client holding the most connections gives up one of its own") {
+  // Loopback answers on every 127.0.0.0/8 address: three clients by source address. The hog's connections
+  // were used more recently than the other client's one, which is kept all the same, also when it has just
+  // been opened and not yet asked anything (the API server's new connection while a hog reconnects).
+  const bool answered = GENERATE(true, false);
+  CAPTURE(answered);
+  TestWebhook webhook({.configure = [](server::WebhookConfig& c) { c.server.limits.max_connections = 3; }});
+  const auto from = [&](const char* address) { return webhook.client({.source_address = address}); };
+  HttpsClient api_server = from("127.0.0.2");
+  REQUIRE((answered ? static_cast<bool>(api_server.request("GET", "/healthz"))
+                    : static_cast<bool>(api_server.connect())));
+  HttpsClient hog_a = from("127.0.0.3");
+  HttpsClient hog_b = from("127.0.0.3");
+  REQUIRE(all_written(webhook));
+  REQUIRE(hog_a.request("GET", "/healthz"));
+  REQUIRE(all_written(webhook));
+  REQUIRE(hog_b.request("GET", "/healthz"));
+  REQUIRE(all_written(webhook));
+
+  HttpsClient newcomer = from("127.0.0.4");
+  auto reply = newcomer.request("GET", "/healthz");
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(hog_a.wait_for_close(5s));
+  auto again = api_server.request("GET", "/healthz");
+  REQUIRE(again);
+  CHECK(api_server.connections_made() == 1);
+  CHECK(webhook.metric("gpuadmit_http_connections_rejected_total") == 0);
 }
 
 }  // namespace

@@ -153,11 +153,12 @@ class Metrics {
       "gpuadmit_http_connections_accepted_total", "Connections accepted and served.", {}};
   Family<Counter> connections_rejected{
       "gpuadmit_http_connections_rejected_total",
-      "New connections closed at once: the connection cap was reached and every open one had been answered.",
+      "New connections closed at once: the connection cap was reached and every open one was being answered.",
       {}};
   Family<Counter> connections_evicted{
       "gpuadmit_http_connections_evicted_total",
-      "Connections never answered, closed at the connection cap to make room for a new one.",
+      "Connections closed at the connection cap to make room for a new one, of the client holding the most: "
+      "its oldest never answered, else its least recently active.",
       {}};
   Family<Counter> tls_handshake_failures{
       "gpuadmit_tls_handshake_failures_total", "TLS handshakes that failed or timed out.", {}};

@@ -34,9 +34,10 @@ struct ConnectionLimits {
   std::size_t header_limit = std::size_t{16} * 1024;  // 431 beyond
   // 413 beyond: two 3 MB objects (object and oldObject) plus the envelope, as controller-runtime reasons.
   std::size_t body_limit = std::size_t{7} * 1024 * 1024;
-  // At the cap a new connection takes the slot of the oldest one never answered, or is closed at once (see
-  // Listener::on_accept). A TLS connection costs about 75 kB here (Asio's TLS stream keeps four 17 kB
-  // buffers), so 512 hold under 40 MB; the API server keeps a few dozen per replica.
+  // At the cap a new connection takes a slot of the client holding the most (its oldest never answered, else
+  // its least recently active), else is closed at once (SessionRegistry::take_to_make_room). A TLS connection
+  // costs about 75 kB here (Asio's TLS stream keeps four 17 kB buffers), so 512 hold under 40 MB; the API
+  // server keeps a few dozen per replica.
   std::size_t max_connections = 512;
 };
 

@@ -3,6 +3,9 @@
 //   - slow header: a request header trickled one byte a second (slowloris);
 //   - slow body: a header whose Content-Length promises 1 MB, the body trickled likewise.
 //
+// With -mode answered, every connection instead asks GET /healthz once, reads the answer and then holds the
+// connection idle: what any pod can do, since probes need no client certificate.
+//
 // Each reconnects a second after the server closes it, as a determined client would. Meanwhile, every
 // second, over connections of their own, a body over the 7 MiB limit and a 100,000-deep JSON are sent to
 // each target and their status codes counted. Prints one summary line. Goroutines, not threads: the Python
@@ -36,15 +39,22 @@ func (c *counters) answer(what string) {
 	c.mu.Unlock()
 }
 
+// source: the local address to connect from ("" for the kernel's choice), so a test on loopback can be a
+// client of its own (127.0.0.2).
+var source string
+
 func dial(addr string) (*tls.Conn, error) {
 	d := &net.Dialer{Timeout: 10 * time.Second}
+	if source != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(source)}
+	}
 	// A hostile client does not care who answers.
 	return tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true, ServerName: "localhost"}) //nolint:gosec
 }
 
 var header = []byte("POST /mutate HTTP/1.1\r\nHost: gpuadmit\r\nContent-Type: application/json\r\n")
 
-// hold runs one hostile connection of `kind` (0 idle, 1 slow header, 2 slow body) until `until`,
+// hold runs one hostile connection of `kind` (0 idle, 1 slow header, 2 slow body, 3 answered then idle) until `until`,
 // reconnecting after the server closes it.
 func hold(addr string, kind int, until time.Time, c *counters) {
 	for time.Now().Before(until) {
@@ -78,6 +88,15 @@ func trickle(conn *tls.Conn, kind int, until time.Time) bool {
 	}
 	sent := 0
 	buf := make([]byte, 4096)
+	if kind == 3 {
+		if _, err := conn.Write([]byte("GET /healthz HTTP/1.1\r\nHost: gpuadmit\r\n\r\n")); err != nil {
+			return true
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := conn.Read(buf); err != nil {
+			return true
+		}
+	}
 	for time.Now().Before(until) {
 		var err error
 		switch {
@@ -130,10 +149,12 @@ func main() {
 	seconds := flag.Float64("seconds", 25, "how long to keep at it")
 	count := flag.Int("count", 1500, "hostile connections per target")
 	ramp := flag.Duration("ramp", 5*time.Second, "spread the first connections over this long")
+	mode := flag.String("mode", "mixed", "mixed (idle, slow header, slow body) or answered (GET /healthz, then idle)")
+	flag.StringVar(&source, "source", "", "local address to connect from")
 	flag.Parse()
 	targets := flag.Args()
-	if len(targets) == 0 || *count < 0 || *seconds <= 0 {
-		fmt.Fprintln(os.Stderr, "usage: hostile [-seconds S] [-count N] [-ramp D] HOST:PORT...")
+	if len(targets) == 0 || *count < 0 || *seconds <= 0 || (*mode != "mixed" && *mode != "answered") {
+		fmt.Fprintln(os.Stderr, "usage: hostile [-seconds S] [-count N] [-ramp D] [-mode mixed|answered] [-source ADDR] HOST:PORT...")
 		os.Exit(2)
 	}
 	until := time.Now().Add(time.Duration(*seconds * float64(time.Second)))
@@ -160,7 +181,11 @@ func main() {
 		go func(i int) {
 			defer wg.Done()
 			time.Sleep(time.Duration(int64(*ramp) * int64(i) / int64(total)))
-			hold(targets[i%len(targets)], (i/len(targets))%3, until, c)
+			kind := (i / len(targets)) % 3
+			if *mode == "answered" {
+				kind = 3
+			}
+			hold(targets[i%len(targets)], kind, until, c)
 		}(i)
 	}
 	wg.Wait()
