@@ -191,6 +191,7 @@ Metrics::Metrics(std::string_view version)
     review_histograms_[e] = &review_duration.with({endpoint});
     error_counters_[e] = &review_errors.with({endpoint});
   }
+  policy_file_rejected.with({});
   for (const std::string_view result : {kReloadSuccess, kReloadFailure}) {
     tls_reloads.with({std::string(result)});
     policy_reloads.with({std::string(result)});
@@ -228,6 +229,7 @@ Metrics::Metrics(std::string_view version)
                &tls_handshake_failures,
                &tls_reloads,
                &policy_reloads,
+               &policy_file_rejected,
                &certificate_renewals,
                &build_info};
 }

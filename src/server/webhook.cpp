@@ -123,6 +123,9 @@ FileChecks Webhook::check_files_now() {
   FileChecks checks{tls_->reload_if_changed(), policy_->reload_if_changed()};
   record(log_, metrics_.tls_reloads, "serving certificate", checks.tls);
   record(log_, metrics_.policy_reloads, "policy", checks.policy);
+  // Kept until the file changes again: the alert fires for as long as the refused version is mounted.
+  if (checks.policy.status != ReloadStatus::kUnchanged)
+    metrics_.policy_file_rejected.with({}).set(checks.policy.status == ReloadStatus::kFailed ? 1 : 0);
   return checks;
 }
 

@@ -142,12 +142,19 @@ TEST_CASE("a policy reload under load swaps valid policies in and keeps the old 
   // The loader's error names the file, line and column.
   CHECK_THAT(checks.policy.error, Catch::Contains(webhook.policy_path().string() + ":8:"));
   CHECK(allowed());  // still the last valid policy
+  // For as long as the file holds the refused version, not only when it changed (the alert's series).
+  CHECK(webhook.metric("gpuadmit_policy_file_rejected") == 1);
+  CHECK(webhook.webhook().check_files_now().policy.status == ReloadStatus::kUnchanged);
+  CHECK(webhook.metric("gpuadmit_policy_file_rejected") == 1);
   let_load_run(load, 50);
 
   load.stop();
   for (const std::string& failure : load.failures()) UNSCOPED_INFO(failure);
   CHECK(load.failures().empty());
-  CHECK(webhook.metric(R"(gpuadmit_policy_reloads_total{result="success"})") == 1);
+  webhook.write_policy(std::string(kPolicyQosOff) + "\n");
+  CHECK(webhook.webhook().check_files_now().policy.status == ReloadStatus::kReloaded);
+  CHECK(webhook.metric("gpuadmit_policy_file_rejected") == 0);
+  CHECK(webhook.metric(R"(gpuadmit_policy_reloads_total{result="success"})") == 2);
   CHECK(webhook.metric(R"(gpuadmit_policy_reloads_total{result="failure"})") == 1);
 }
 

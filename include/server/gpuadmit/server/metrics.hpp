@@ -170,6 +170,10 @@ class Metrics {
       "Policy reloads, by result: the policy file after it changed, and with --policy-objects each "
       "new version of a ClusterGPUPolicy or GPUPolicy (failure: it does not load; the last valid one stays).",
       {"result"}};
+  Family<Gauge> policy_file_rejected{"gpuadmit_policy_file_rejected",
+                                     "1 while the policy file holds a version that does not load (the last "
+                                     "valid one stays in force), else 0.",
+                                     {}};
   Family<Counter> certificate_renewals{
       "gpuadmit_certificate_renewals_total",
       "With --renew-secret, serving certificate renewals, by result: renewed (written to the Secret and "
