@@ -25,6 +25,18 @@ bool all_written(const TestWebhook& webhook) {
   return eventually([&] { return webhook.metric("gpuadmit_http_requests_in_flight") == 0; });
 }
 
+// At the cap, `newcomer` gets its answer: `evicted` is closed to make room, and `kept` is still served on
+// the connection it had.
+void takes_slot_of(HttpsClient& newcomer, HttpsClient& evicted, HttpsClient& kept) {
+  auto reply = newcomer.request("GET", "/healthz");
+  REQUIRE(reply);
+  CHECK(reply->status == 200);
+  CHECK(evicted.wait_for_close(5s));
+  auto again = kept.request("GET", "/healthz");
+  REQUIRE(again);
+  CHECK(kept.connections_made() == 1);
+}
+
 std::string valid_review() {
   return admission_review(fixture_pod("good-gpu-pod"), "uid-ok");
 }
@@ -269,15 +281,9 @@ TEST_CASE("at the cap, a new connection takes the slot of the oldest one that ha
   REQUIRE(eventually([&] { return webhook.metric("gpuadmit_http_connections_open") == 3; }));
 
   HttpsClient newcomer = webhook.client();
-  auto reply = newcomer.request("GET", "/healthz");
-  REQUIRE(reply);
-  CHECK(reply->status == 200);
-  CHECK(oldest.wait_for_close(5s));
+  takes_slot_of(newcomer, oldest, served);
   CHECK(webhook.metric("gpuadmit_http_connections_evicted_total") == 1);
   CHECK(webhook.metric("gpuadmit_http_connections_rejected_total") == 0);
-  auto again = served.request("GET", "/healthz");
-  REQUIRE(again);
-  CHECK(served.connections_made() == 1);
 }
 
 TEST_CASE("at the cap with every connection answered, the least recently active idle one makes room") {
@@ -293,13 +299,7 @@ TEST_CASE("at the cap with every connection answered, the least recently active 
   REQUIRE(all_written(webhook));
 
   HttpsClient newcomer = webhook.client();
-  auto reply = newcomer.request("GET", "/healthz");
-  REQUIRE(reply);
-  CHECK(reply->status == 200);
-  CHECK(second.wait_for_close(5s));
-  auto again = first.request("GET", "/healthz");
-  REQUIRE(again);
-  CHECK(first.connections_made() == 1);
+  takes_slot_of(newcomer, second, first);
   CHECK(webhook.metric("gpuadmit_http_connections_evicted_total") == 1);
   CHECK(webhook.metric("gpuadmit_http_connections_rejected_total") == 0);
 }
@@ -324,13 +324,7 @@ TEST_CASE("at the cap, the client holding the most connections gives up one of i
   REQUIRE(all_written(webhook));
 
   HttpsClient newcomer = from("127.0.0.4");
-  auto reply = newcomer.request("GET", "/healthz");
-  REQUIRE(reply);
-  CHECK(reply->status == 200);
-  CHECK(hog_a.wait_for_close(5s));
-  auto again = api_server.request("GET", "/healthz");
-  REQUIRE(again);
-  CHECK(api_server.connections_made() == 1);
+  takes_slot_of(newcomer, hog_a, api_server);
   CHECK(webhook.metric("gpuadmit_http_connections_rejected_total") == 0);
 }
 
