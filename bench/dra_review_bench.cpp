@@ -7,7 +7,11 @@
 //   - 16 GPUs (no node has them: every device group is tried, the message built);
 //   - a selector no device matches (every group tried, the attribute values surveyed);
 //   - a plain nvidia.com/gpu: 4 pod served by the DeviceClass's extendedResourceName (KEP-5004);
-//   - a selector on one GPU's uuid, which tells a group's nodes apart: every node is tried, the last fits.
+//   - a selector on one GPU's uuid, which tells a group's nodes apart: every node is tried, the last fits;
+//   - a tenant's template of 32 costly selectors that name uuid (policy/review_budget.hpp): within the
+//     review's budget; one of 32 distinct selectors of 10 KiB of regular expressions, costly to compile;
+//     then the first with a budget too large to bind, as every review was before 2026-12-07 (on 20 nodes
+//     of --gpus GPUs, once: unbounded, it grows with the fleet).
 // The nodes are two device groups (A100 and H100), so most rows try two nodes, not 5,000.
 // Prints numbers; asserts nothing. Run: make bench.
 #include <algorithm>
@@ -20,7 +24,10 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuadmit/admission/offline_check.hpp"
+#include "gpuadmit/k8s/json_document.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
+#include "gpuadmit/policy/evaluate.hpp"
+#include "gpuadmit/policy/review_budget.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 
 namespace {
@@ -40,6 +47,34 @@ json device(int node, int k) {
             {"cudaComputeCapability", {{"version", a100 ? "8.0.0" : "9.0.0"}}},
             {"driverVersion", {{"version", "580.95.5"}}}}},
           {"capacity", {{"memory", {{"value", "80Gi"}}}}}};
+}
+
+// 32 selectors that each spend a selector's whole budget (1,000,000 steps) on matches(), the dearest step,
+// and name uuid, which each GPU carries alone: each is evaluated on every device (#47's reproducer).
+json hostile_template() {
+  std::string expression = "cel.bind(uuid, \"" + std::string(3800, 'a') + "\", false";
+  for (int i = 0; i < 50; ++i) expression += "||uuid.matches('(a|aa)*b')";
+  expression += ")";
+  json selectors = json::array();
+  for (int i = 0; i < 32; ++i) selectors.push_back({{"cel", {{"expression", expression}}}});
+  json exactly = {{"deviceClassName", "gpu.nvidia.com"}, {"allocationMode", "All"}, {"selectors", selectors}};
+  return {{"kind", "ResourceClaimTemplate"},
+          {"metadata", {{"name", "hostile"}, {"namespace", "ml-team"}}},
+          {"spec", {{"spec", {{"devices", {{"requests", {{{"name", "gpu"}, {"exactly", exactly}}}}}}}}}}};
+}
+
+// The same request with 32 distinct selectors of 10 KiB of regular expressions: costly to compile.
+json costly_to_compile_template() {
+  json t = hostile_template();
+  t["metadata"]["name"] = "costly-to-compile";
+  json& selectors = t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"];
+  for (int k = 0; k < 32; ++k) {
+    std::string expression = "cel.bind(uuid, 'x', false";
+    for (int i = 0; expression.size() < 10'000; ++i)
+      expression += "||uuid.matches('(a|aa)*b" + std::to_string(k * 1000 + i) + "')";
+    selectors[k]["cel"]["expression"] = expression + ")";
+  }
+  return t;
 }
 
 json cluster(int nodes, int gpus) {
@@ -79,6 +114,8 @@ json cluster(int nodes, int gpus) {
   add_template("h200", 1, "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H200'");
   add_template("by-uuid", 1,
                "device.attributes['gpu.nvidia.com'].uuid == 'GPU-" + std::to_string(nodes - 1) + "-0'");
+  items.push_back(hostile_template());
+  items.push_back(costly_to_compile_template());
   return {{"kind", "List"}, {"items", items}};
 }
 
@@ -91,6 +128,36 @@ json pod(const std::string& resources, const std::string& claims) {
 json claim_pod(const std::string& template_name) {
   return pod(R"({"claims":[{"name":"gpu"}]})",
              R"(,"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":")" + template_name + "\"}]");
+}
+
+// The hostile template's review: the whole check (the review's own budget), then dra-claims' evaluation
+// alone with a budget too large to bind, on 20 nodes, once.
+void hostile_rows(const policy::ClusterView& view, const policy::RuleSet& rules, int gpus) {
+  const json hostile = claim_pod("hostile");
+  auto start = Clock::now();
+  auto checked = admission::check_object(hostile, rules, "ml-team", &view);
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  std::printf("  %-42s once     %8.2f ms (%s)\n", "32 costly uuid selectors (review budget)", ms,
+              checked && checked->allowed ? "allowed, with a warning" : "denied");
+  start = Clock::now();
+  checked = admission::check_object(claim_pod("costly-to-compile"), rules, "ml-team", &view);
+  ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  std::printf("  %-42s once     %8.2f ms (%s)\n", "32 x 10 KiB of regexes (review budget)", ms,
+              checked && checked->allowed ? "allowed, with a warning" : "denied");
+  auto small = policy::snapshot_from_list(cluster(20, gpus));
+  if (!small) return;
+  const policy::ClusterView small_view{std::make_shared<const policy::ClusterSnapshot>(std::move(*small)),
+                                       false, 0};
+  auto document = k8s::OwnedJsonDocument::of(hostile);
+  if (!document) return;
+  policy::Request request{document->root(), "ml-team", policy::Mode::kValidate, &small_view};
+  policy::ReviewBudget unbounded(std::int64_t{1} << 60);
+  request.budget = &unbounded;
+  start = Clock::now();
+  auto decision = policy::evaluate(request, rules);
+  ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  std::printf("  %-42s once     %8.2f ms (%lld steps, %s)\n", "the same, unbounded, 20 nodes (before)", ms,
+              static_cast<long long>(unbounded.spent()), decision ? "judged" : "error");
 }
 
 }  // namespace
@@ -139,5 +206,6 @@ int main(int argc, char** argv) {
     std::printf("  %-42s best %8.2f ms, median %8.2f ms (%s)\n", what, ms.front(), ms[ms.size() / 2],
                 allowed ? "allowed" : "denied");
   }
+  hostile_rows(view, rules, gpus);
   return 0;
 }

@@ -316,7 +316,8 @@ std::string_view to_string(Endpoint endpoint) noexcept {
 }
 
 Outcome review(std::string_view body, Endpoint endpoint, const policy::PolicySet& policies,
-               const policy::ClusterView* cluster, const PolicyObjectCheck& check_policy_object) {
+               const policy::ClusterView* cluster, const PolicyObjectCheck& check_policy_object,
+               policy::ReviewBudget* budget) {
   // Read into an arena document, which the policy judges as it is (nlohmann::json is built only for the
   // parts a fix edits). `body` outlives the document.
   auto parsed = k8s::parse_json_document(body, kReviewLimits, kNeverRead);
@@ -336,6 +337,7 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::PolicySet
   const policy::Mode mode = endpoint == Endpoint::kMutate ? policy::Mode::kMutate : policy::Mode::kValidate;
   policy::Request evaluation{*envelope.object, envelope.facts.namespace_, mode, cluster};
   if (envelope.facts.operation == "UPDATE") evaluation.old_object = envelope.old_object;
+  evaluation.budget = budget;
   auto decision = policy::evaluate(evaluation, rules);
   if (!decision) return error(std::move(envelope.facts), decision.error().message);
   // Both webhooks deny what gpuadmit cannot fix. The mutating one must: the API server's built-in

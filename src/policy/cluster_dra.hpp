@@ -17,6 +17,9 @@ void index_dra(ClusterSnapshot& s);
 // Fills device_groups and own_attribute_names; `group_of` is each node's node group (after group_nodes).
 void group_devices(ClusterSnapshot& s, const std::vector<std::size_t>& group_of);
 
-// Selectors compiled once; one that Kubernetes would not compile becomes `false` (matches nothing).
-std::vector<CompiledSelector> compile_all(const std::vector<std::string>& expressions);
+// Selectors compiled once; one that Kubernetes would not compile becomes `false` (matches nothing). With a
+// review, each expression is compiled once per review: its DeviceMatchers share what it compiled.
+std::vector<CompiledSelector> compile_all(const std::vector<std::string>& expressions,
+                                          ReviewBudget* review = nullptr);
+
 }  // namespace gpuadmit::policy

@@ -2,6 +2,7 @@
 // k8s.io/dynamic-resource-allocation/cel's DeviceMatches hands it to CEL: parseQualifiedName puts a name
 // without "domain/" in the driver's domain, and the two outer maps find every domain (an empty map for an
 // unknown one).
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,6 +52,40 @@ Result<bool> load(const DeviceView& view, DeviceData& data) {
   return true;
 }
 
+// What one selector makes of one device, in at most `limit` steps.
+SelectorOutcome run_selector(const Program& program, const DeviceView& device, std::int64_t limit) {
+  using Kind = SelectorOutcome::Kind;
+  cel::DeviceData data;
+  if (auto loaded = load(device, data); !loaded) return {Kind::kError, loaded.error().message, 0};
+  Evaluation result = run(program, data, limit);
+  switch (result.state) {
+    case Evaluation::State::kError:
+      return {Kind::kError, std::move(result.message), result.steps};
+    case Evaluation::State::kNotEvaluated:
+      return {Kind::kNotEvaluated, std::move(result.message), result.steps};
+    case Evaluation::State::kValue:
+      break;
+  }
+  if (const auto* b = std::get_if<bool>(&result.value.v))
+    return {*b ? Kind::kTrue : Kind::kFalse, {}, result.steps};
+  // DeviceMatches adds ConvertToNative's error, worded by each type (seen through tests/differential/dracel).
+  const std::string type = type_name(result.value);
+  std::string why;
+  if (type == "int" || type == "uint") {
+    why = "unsupported type conversion from '" + type + "' to bool";
+  } else if (type == "double") {
+    why = "type conversion error from Double to 'bool'";
+  } else if (type == "string") {
+    why = "unsupported native conversion from string to 'bool'";
+  } else if (type == "kubernetes.Quantity" || type == "kubernetes.Semver") {
+    why = "type conversion error from '" + type.substr(11) + "' to 'bool'";
+  } else {
+    why = "type conversion error from " + type + " to 'bool'";
+  }
+  return {Kind::kError, "CEL result of type " + type + " could not be converted to bool: " + why,
+          result.steps};
+}
+
 }  // namespace
 }  // namespace cel
 
@@ -72,40 +107,36 @@ Result<CompiledSelector> compile_selector(std::string_view expression) {
   return out;
 }
 
+CompiledSelector not_compiled(std::string_view expression, std::string why) {
+  CompiledSelector out;
+  out.expression_ = std::string(expression);
+  out.not_evaluated_ = std::move(why);
+  return out;
+}
+
 SelectorOutcome evaluate(const CompiledSelector& selector, const DeviceView& device) {
+  return evaluate(selector, device, nullptr);
+}
+
+SelectorOutcome evaluate(const CompiledSelector& selector, const DeviceView& device, ReviewBudget* review) {
   using Kind = SelectorOutcome::Kind;
   if (!selector.program_)
     return {Kind::kNotEvaluated,
             selector.not_evaluated_.empty() ? "not evaluated: not compiled" : selector.not_evaluated_, 0};
-  cel::DeviceData data;
-  if (auto loaded = cel::load(device, data); !loaded) return {Kind::kError, loaded.error().message, 0};
-  cel::Evaluation result = cel::run(*selector.program_, data);
-  switch (result.state) {
-    case cel::Evaluation::State::kError:
-      return {Kind::kError, std::move(result.message), result.steps};
-    case cel::Evaluation::State::kNotEvaluated:
-      return {Kind::kNotEvaluated, std::move(result.message), result.steps};
-    case cel::Evaluation::State::kValue:
-      break;
+  std::int64_t limit = kSelectorStepBudget;
+  if (review != nullptr) {
+    const std::int64_t left = review->allowance();
+    if (left <= 0) return {Kind::kNotEvaluated, review->exhausted(), 0};
+    limit = std::min(limit, left);
   }
-  if (const auto* b = std::get_if<bool>(&result.value.v))
-    return {*b ? Kind::kTrue : Kind::kFalse, {}, result.steps};
-  // DeviceMatches adds ConvertToNative's error, worded by each type (seen through tests/differential/dracel).
-  const std::string type = cel::type_name(result.value);
-  std::string why;
-  if (type == "int" || type == "uint") {
-    why = "unsupported type conversion from '" + type + "' to bool";
-  } else if (type == "double") {
-    why = "type conversion error from Double to 'bool'";
-  } else if (type == "string") {
-    why = "unsupported native conversion from string to 'bool'";
-  } else if (type == "kubernetes.Quantity" || type == "kubernetes.Semver") {
-    why = "type conversion error from '" + type.substr(11) + "' to 'bool'";
-  } else {
-    why = "type conversion error from " + type + " to 'bool'";
+  SelectorOutcome out = cel::run_selector(*selector.program_, device, limit);
+  if (review != nullptr) {
+    review->spend(out.steps);
+    // Stopped by what was left of the review's budget, not by its own: the review's reason is the true one.
+    if (out.kind == Kind::kNotEvaluated && limit < kSelectorStepBudget && out.steps > limit)
+      out.message = review->exhausted();
   }
-  return {Kind::kError, "CEL result of type " + type + " could not be converted to bool: " + why,
-          result.steps};
+  return out;
 }
 
 SelectorOutcome evaluate_selector(std::string_view expression, const DeviceView& device) {

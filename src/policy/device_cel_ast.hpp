@@ -148,7 +148,8 @@ struct Evaluation {
   std::string message;
   std::int64_t steps = 0;
 };
-Evaluation run(const Program& program, const DeviceData& device);
+// At most `limit` steps (kSelectorStepBudget, or what is left of a review's budget).
+Evaluation run(const Program& program, const DeviceData& device, std::int64_t limit);
 
 // Why a compile stops: a Kubernetes compile error (`unsupported` false) or a construct outside the subset.
 struct CompileStop {

@@ -82,8 +82,8 @@ Outcome values_equal(const Value& a, const Value& b) {
 
 class Evaluator {
  public:
-  Evaluator(const DeviceData& device, int locals)
-      : device_(device), locals_(static_cast<std::size_t>(locals)) {}
+  Evaluator(const DeviceData& device, int locals, std::int64_t limit)
+      : device_(device), locals_(static_cast<std::size_t>(locals)), budget_(limit) {}
 
   std::int64_t steps() const { return budget_.steps(); }
 
@@ -355,8 +355,8 @@ class Evaluator {
 
 }  // namespace
 
-Evaluation run(const Program& program, const DeviceData& device) {
-  Evaluator evaluator(device, program.locals);
+Evaluation run(const Program& program, const DeviceData& device, std::int64_t limit) {
+  Evaluator evaluator(device, program.locals, limit);
   Outcome result;
   try {
     result = evaluator.eval(*program.root);

@@ -44,17 +44,19 @@ const T* as(const Value& v) {
   return std::get_if<T>(&v.v);
 }
 
-// The steps an evaluation has used (kSelectorStepBudget).
+// The steps an evaluation has used, against its limit (kSelectorStepBudget, or less of a review's budget).
 class StepBudget {
  public:
+  explicit StepBudget(std::int64_t limit = kSelectorStepBudget) : limit_(limit) {}
   // Adds `steps`; false once the budget is spent.
   bool charge(std::int64_t steps) {
     steps_ += steps;
-    return steps_ <= kSelectorStepBudget;
+    return steps_ <= limit_;
   }
   [[nodiscard]] std::int64_t steps() const { return steps_; }
 
  private:
+  std::int64_t limit_;
   std::int64_t steps_ = 0;
 };
 inline Outcome budget_exceeded() {

@@ -57,10 +57,11 @@ bool is_gpu_device_class(std::string_view name, const ClusterSnapshot* cluster, 
 namespace {
 
 // The most devices matching `request` on any one node (for allocationMode: All).
-std::int64_t most_on_a_node(const ClusterSnapshot& cluster, const k8s::DeviceSubRequest& request) {
+std::int64_t most_on_a_node(const ClusterSnapshot& cluster, const k8s::DeviceSubRequest& request,
+                            ReviewBudget* budget) {
   const k8s::DeviceClass* cls = cluster.device_class(request.device_class);
   if (cls == nullptr) return 1;
-  DeviceMatcher matcher(*cls, request);
+  DeviceMatcher matcher(*cls, request, budget);
   std::int64_t most = 0;
   for (const ClusterSnapshot::NodeGroup& unit :
        device_units(cluster, matcher.may_read(cluster.own_attribute_names))) {
@@ -76,18 +77,18 @@ std::int64_t most_on_a_node(const ClusterSnapshot& cluster, const k8s::DeviceSub
 }
 
 std::int64_t request_gpus(const k8s::DeviceRequest& request, const ClusterSnapshot* cluster,
-                          const RuleSet& rules) {
+                          const RuleSet& rules, ReviewBudget* budget) {
   if (request.alternatives.empty()) return 0;
   const k8s::DeviceSubRequest& first = request.alternatives.front();
   if (!is_gpu_device_class(first.device_class, cluster, rules)) return 0;
   if (!first.all) return std::max<std::int64_t>(first.count, 0);
-  return cluster != nullptr ? most_on_a_node(*cluster, first) : 1;
+  return cluster != nullptr ? most_on_a_node(*cluster, first, budget) : 1;
 }
 
 }  // namespace
 
 std::int64_t dra_gpu_units(const k8s::Container& c, const k8s::Pod& pod, const ClusterSnapshot* cluster,
-                           const RuleSet& rules) {
+                           const RuleSet& rules, ReviewBudget* budget) {
   if (c.resources.claims.empty() || cluster == nullptr) return 0;
   std::int64_t total = 0;
   const std::vector<PodClaim> claims = resolve_claims(pod, cluster);
@@ -97,7 +98,7 @@ std::int64_t dra_gpu_units(const k8s::Container& c, const k8s::Pod& pod, const C
     if (claim == claims.end() || claim->spec == nullptr) continue;
     for (const k8s::DeviceRequest& request : claim->spec->requests) {
       if (!uses.request.empty() && uses.request != request.name) continue;
-      total += std::min<std::int64_t>(request_gpus(request, cluster, rules), 1 << 20);
+      total += std::min<std::int64_t>(request_gpus(request, cluster, rules, budget), 1 << 20);
     }
   }
   return total;
@@ -123,7 +124,7 @@ bool tells_group_apart(const k8s::Pod& pod, const ClusterSnapshot& cluster,
 }
 
 std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>> nodes_with_gpu_devices(
-    const k8s::Pod& pod, const ClusterSnapshot& cluster, const RuleSet& rules) {
+    const k8s::Pod& pod, const ClusterSnapshot& cluster, const RuleSet& rules, ReviewBudget* budget) {
   std::vector<DeviceMatcher> matchers;
   for (const PodClaim& claim : resolve_claims(pod, &cluster)) {
     if (claim.spec == nullptr) continue;
@@ -131,7 +132,7 @@ std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>> nodes_with_gpu_
       for (const k8s::DeviceSubRequest& way : request.alternatives) {
         const k8s::DeviceClass* cls = cluster.device_class(way.device_class);
         if (cls != nullptr && is_gpu_device_class(cls->name, &cluster, rules))
-          matchers.emplace_back(*cls, way);
+          matchers.emplace_back(*cls, way, budget);
       }
     }
   }
@@ -156,14 +157,17 @@ std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>> nodes_with_gpu_
   return out;
 }
 
-DeviceMatcher::DeviceMatcher(const k8s::DeviceClass& cls, const k8s::DeviceSubRequest& request) {
+DeviceMatcher::DeviceMatcher(const k8s::DeviceClass& cls, const k8s::DeviceSubRequest& request,
+                             ReviewBudget* budget)
+    : budget_(budget) {
   std::vector<std::string> expressions = cls.selectors;
   expressions.insert(expressions.end(), request.selectors.begin(), request.selectors.end());
-  selectors_ = compile_all(expressions);
+  selectors_ = compile_all(expressions, budget);
   index_words();
 }
 
-DeviceMatcher::DeviceMatcher(const k8s::DeviceClass& cls) : selectors_(compile_all(cls.selectors)) {
+DeviceMatcher::DeviceMatcher(const k8s::DeviceClass& cls, ReviewBudget* budget)
+    : selectors_(compile_all(cls.selectors, budget)), budget_(budget) {
   index_words();
 }
 
@@ -187,7 +191,7 @@ void DeviceMatcher::index_words() {
 }
 
 DeviceMatcher::Kind DeviceMatcher::outcome(std::size_t i, const k8s::DeviceView& view) {
-  SelectorOutcome result = evaluate(selectors_[i], view);
+  SelectorOutcome result = evaluate(selectors_[i], view, budget_);
   if (result.kind == Kind::kError && error_.empty()) {
     error_ = std::move(result.message);
     error_expression_ = selectors_[i].expression();
@@ -220,6 +224,11 @@ bool DeviceMatcher::reads_own(std::size_t i, const k8s::Device& device) const {
 }
 
 DeviceMatcher::Match DeviceMatcher::match(const k8s::Device& device) {
+  // A spent review evaluates nothing more: every device could match, at no cost per device.
+  if (budget_ != nullptr && !budget_->exhausted().empty()) {
+    if (not_evaluated_.empty()) not_evaluated_ = budget_->exhausted();
+    return Match::kUnknown;
+  }
   std::vector<bool> own(selectors_.size(), false);
   bool any_own = false;
   for (std::size_t i = 0; i < selectors_.size() && !device.own_attributes.empty(); ++i) {

@@ -39,14 +39,15 @@ bool is_gpu_device_class(std::string_view name, const ClusterSnapshot* cluster, 
 // The GPUs a container gets from DRA: the devices of GPU classes that the claims it names ask for (every
 // request of the claim, or the one it names). `All` counts as the most matching devices on one node (1
 // without a cluster); firstAvailable counts its first choice.
+// Selectors are evaluated within `budget` (none: each within its own).
 std::int64_t dra_gpu_units(const k8s::Container& c, const k8s::Pod& pod, const ClusterSnapshot* cluster,
-                           const RuleSet& rules);
+                           const RuleSet& rules, ReviewBudget* budget);
 
 // The nodes with devices that GPU requests of the pod's claims could have (any of their ways' class and
 // selectors; not evaluated counts as could), by device group (each node alone when the pod names nodes or
 // a selector reads a device's own attributes): the group → how many such devices each of its nodes has.
 std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>> nodes_with_gpu_devices(
-    const k8s::Pod& pod, const ClusterSnapshot& cluster, const RuleSet& rules);
+    const k8s::Pod& pod, const ClusterSnapshot& cluster, const RuleSet& rules, ReviewBudget* budget);
 
 // Whether devices match one way of serving a request: its class's selectors and its own, ANDed. Results
 // are kept per shared device view, so a pool of identical GPUs is evaluated once; a selector that names
@@ -54,9 +55,11 @@ std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>> nodes_with_gpu_
 class DeviceMatcher {
  public:
   enum class Match : std::uint8_t { kYes, kNo, kError, kUnknown };
-  DeviceMatcher(const k8s::DeviceClass& cls, const k8s::DeviceSubRequest& request);
+  // Selectors are evaluated within `budget`, a review's (none: each within its own): once it is spent,
+  // every device is kUnknown.
+  DeviceMatcher(const k8s::DeviceClass& cls, const k8s::DeviceSubRequest& request, ReviewBudget* budget);
   // Also for a class alone (KEP-5004's extended resources).
-  explicit DeviceMatcher(const k8s::DeviceClass& cls);
+  DeviceMatcher(const k8s::DeviceClass& cls, ReviewBudget* budget);
 
   Match match(const k8s::Device& device);
   // Whether a selector may read one of these attribute short names (conservatively: spells it anywhere).
@@ -88,6 +91,7 @@ class DeviceMatcher {
   [[nodiscard]] bool reads_own(std::size_t i, const k8s::Device& device) const;
   void index_words();
   std::vector<CompiledSelector> selectors_;
+  ReviewBudget* budget_ = nullptr;
   // Per selector, the identifiers it spells (attribute names among them), and whether it has an escape
   // that could spell one: what decides, once, whether a device's own attributes must be shown to it.
   struct Words {

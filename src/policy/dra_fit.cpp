@@ -77,7 +77,8 @@ std::vector<std::string> shown_attributes(const k8s::DeviceSubRequest& sub) {
   return out;
 }
 
-std::vector<ClaimRequest> requests_of(const std::vector<PodClaim>& claims, const ClusterSnapshot& cluster) {
+std::vector<ClaimRequest> requests_of(const std::vector<PodClaim>& claims, const ClusterSnapshot& cluster,
+                                      ReviewBudget* budget) {
   std::vector<ClaimRequest> out;
   for (std::size_t c = 0; c < claims.size(); ++c) {
     if (claims[c].spec == nullptr) continue;
@@ -87,10 +88,10 @@ std::vector<ClaimRequest> requests_of(const std::vector<PodClaim>& claims, const
         const k8s::DeviceClass* cls = cluster.device_class(sub.device_class);
         if (cls == nullptr) continue;
         if (!r.class_only) {
-          r.class_only.emplace(*cls);
+          r.class_only.emplace(*cls, budget);
           r.shown = shown_attributes(sub);
         }
-        r.ways.push_back({&sub, DeviceMatcher(*cls, sub)});
+        r.ways.push_back({&sub, DeviceMatcher(*cls, sub, budget)});
       }
       if (!r.ways.empty()) out.push_back(std::move(r));
     }
@@ -248,9 +249,10 @@ bool class_in_cluster(ClaimRequest& r, const ClusterSnapshot& cluster) {
 
 }  // namespace
 
-PodFit fit_claims(const k8s::Pod& pod, const std::vector<PodClaim>& claims, const ClusterSnapshot& cluster) {
+PodFit fit_claims(const k8s::Pod& pod, const std::vector<PodClaim>& claims, const ClusterSnapshot& cluster,
+                  ReviewBudget* budget) {
   PodFit fit;
-  std::vector<ClaimRequest> requests = requests_of(claims, cluster);
+  std::vector<ClaimRequest> requests = requests_of(claims, cluster, budget);
   for (const ClaimRequest& r : requests) {
     RequestSurvey s;
     s.claim = r.claim;

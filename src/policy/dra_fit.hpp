@@ -44,7 +44,9 @@ struct PodFit {
 };
 
 // Only claims with a spec and requests whose classes exist are considered; the caller reports the rest.
-PodFit fit_claims(const k8s::Pod& pod, const std::vector<PodClaim>& claims, const ClusterSnapshot& cluster);
+// Selectors are evaluated within `budget` (none: each within its own).
+PodFit fit_claims(const k8s::Pod& pod, const std::vector<PodClaim>& claims, const ClusterSnapshot& cluster,
+                  ReviewBudget* budget);
 
 // Why nothing fits, for people: the first request that fits no usable node, what the devices there have,
 // and the fix; `summary` gets the one-line form. Empty when no node is usable at all (node-fit says why).

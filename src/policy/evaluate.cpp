@@ -13,6 +13,7 @@
 #include "gpuadmit/policy/catalogue.hpp"
 #include "json_diff.hpp"
 #include "object_edits.hpp"
+#include "over_budget.hpp"
 #include "ray_start_params.hpp"
 #include "rule_context.hpp"
 #include "workload_sites.hpp"
@@ -138,6 +139,7 @@ Result<Decision> evaluate_pod(const Request& request, const RuleSet& rules) {
   ctx.set_partial(request.partial_pod);
   ctx.set_metadata_elsewhere(request.metadata_elsewhere);
   ctx.set_gpu_siblings(request.gpu_siblings);
+  ctx.set_budget(request.budget);
   std::string_view last_writer;
   for (const RuleEntry& rule : rule_catalogue()) {
     if (rule.action(rules) == Action::kOff) continue;
@@ -235,6 +237,7 @@ Result<std::optional<Decision>> judge_site(const Request& request, const RuleSet
     sub.controller_kind = pod_controller_kind(k8s::string_member(request.object, "kind"));
     sub.partial_pod = partial;
     sub.metadata_elsewhere = metadata_elsewhere;
+    sub.budget = request.budget;
     auto result = evaluate_pod(sub, rules);
     if (result && shares != nullptr) {
       if (auto parsed = k8s::parse_pod(pod)) shares->push_back({std::move(*parsed), site.replicas, site.tag});
@@ -343,9 +346,7 @@ Result<Decision> evaluate_workload(const Request& request, const RuleSet& rules,
   return decision;
 }
 
-}  // namespace
-
-Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
+Result<Decision> evaluate_object(const Request& request, const RuleSet& rules) {
   Decision decision;
   if (rules.is_excluded(request.namespace_)) {
     decision.evaluated = false;
@@ -371,6 +372,17 @@ Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
   }
   decision.evaluated = false;
   decision.skipped_reason = "gpuadmit does not check " + kind + " objects";
+  return decision;
+}
+
+}  // namespace
+
+Result<Decision> evaluate(const Request& request, const RuleSet& rules) {
+  ReviewBudget own;
+  Request budgeted = request;
+  if (budgeted.budget == nullptr) budgeted.budget = &own;
+  auto decision = evaluate_object(budgeted, rules);
+  if (decision) report_over_budget(*budgeted.budget, rules, *decision);
   return decision;
 }
 

@@ -90,7 +90,7 @@ bool RuleContext::any_gpu_container() const {
       });
     };
     return positive_gpu(c.resources.limits) || positive_gpu(c.resources.requests) ||
-           dra_gpu_units(c, pod_, cluster(), rules_) > 0;
+           dra_gpu_units(c, pod_, cluster(), rules_, budget_) > 0;
   });
 }
 
@@ -120,7 +120,7 @@ std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
 
 std::int64_t RuleContext::count_gpu_units(const k8s::Container& c) const {
   // GPUs from DRA claims (a device class of GPUs) count like the device plugin's.
-  std::int64_t total = dra_gpu_units(c, pod_, cluster(), rules_);
+  std::int64_t total = dra_gpu_units(c, pod_, cluster(), rules_, budget_);
   for (const auto& [name, limit] : c.resources.limits) {
     if (rules_.is_gpu_resource(name) && limit > k8s::Quantity{})
       total = saturating_add(total, limit.units_ceil());
@@ -137,7 +137,7 @@ const std::vector<std::pair<ClusterSnapshot::NodeGroup, std::int64_t>>& RuleCont
   if (!dra_gpu_nodes_) {
     dra_gpu_nodes_.emplace();
     if (cluster() != nullptr && !pod_.resource_claims.empty())
-      *dra_gpu_nodes_ = nodes_with_gpu_devices(pod_, *cluster(), rules_);
+      *dra_gpu_nodes_ = nodes_with_gpu_devices(pod_, *cluster(), rules_, budget_);
   }
   return *dra_gpu_nodes_;
 }

@@ -19,6 +19,7 @@
 #include "gpuadmit/policy/decision.hpp"
 #include "gpuadmit/policy/evaluate.hpp"
 #include "gpuadmit/policy/parameters.hpp"
+#include "gpuadmit/policy/review_budget.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 #include "gpuadmit/policy/text.hpp"
 #include "object_edits.hpp"
@@ -87,6 +88,9 @@ class RuleContext {
   // Another pod template of the same workload asks for GPUs (evaluate.hpp Request::gpu_siblings).
   [[nodiscard]] bool gpu_siblings() const noexcept { return gpu_siblings_; }
   void set_gpu_siblings(bool siblings) noexcept { gpu_siblings_ = siblings; }
+  // What the review may still spend on device selectors (review_budget.hpp); none: each its own budget.
+  [[nodiscard]] ReviewBudget* budget() const noexcept { return budget_; }
+  void set_budget(ReviewBudget* budget) noexcept { budget_ = budget; }
   // Pods of this shape that run at once (1 for a pod; a workload template's replicas or parallelism).
   [[nodiscard]] std::int64_t replicas() const noexcept { return replicas_; }
   void set_replicas(std::int64_t replicas) noexcept { replicas_ = replicas; }
@@ -114,6 +118,7 @@ class RuleContext {
   Decision& decision_;
   const ClusterView* cluster_;
   const RuleEntry* rule_ = nullptr;  // the one running
+  ReviewBudget* budget_ = nullptr;
   std::int64_t replicas_ = 1;
   bool partial_ = false;
   bool metadata_elsewhere_ = false;

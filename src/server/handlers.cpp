@@ -1,9 +1,15 @@
 #include "gpuadmit/server/handlers.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "gpuadmit/server/allocator.hpp"
@@ -39,6 +45,34 @@ LogLine review_line(spdlog::level::level_enum level, admission::Endpoint endpoin
 
 }  // namespace
 
+std::optional<std::chrono::milliseconds> api_server_timeout(std::string_view target) {
+  const std::size_t query = target.find('?');
+  if (query == std::string_view::npos) return std::nullopt;
+  std::string_view rest = target.substr(query + 1);
+  while (!rest.empty()) {
+    const std::size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (!pair.starts_with("timeout=")) continue;
+    std::string_view value = pair.substr(8);
+    std::int64_t scale = 1000;
+    if (value.ends_with("ms")) {
+      scale = 1;
+      value.remove_suffix(2);
+    } else if (value.ends_with('s')) {
+      value.remove_suffix(1);
+    } else {
+      return std::nullopt;
+    }
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size() || value.empty() || n <= 0 || n > 3600 * 1000)
+      return std::nullopt;
+    return std::chrono::milliseconds(n * scale);
+  }
+  return std::nullopt;
+}
+
 Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps) {
   return [endpoint, deps = std::move(deps)](const Request& request) {
     if (!is_json_media_type(request.content_type)) {
@@ -49,11 +83,18 @@ Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps) {
     const std::shared_ptr<const policy::PolicySet> policies = deps.policy.policies();
     const std::optional<policy::ClusterView> cluster = deps.cluster_view ? deps.cluster_view() : std::nullopt;
     const auto start = std::chrono::steady_clock::now();
+    std::chrono::milliseconds deadline = deps.review_deadline;
+    if (const auto timeout = api_server_timeout(request.target)) deadline = std::min(deadline, *timeout / 2);
+    const auto end = start + deadline;
+    policy::ReviewBudget budget(
+        policy::kReviewStepBudget, [end] { return std::chrono::steady_clock::now() >= end; },
+        std::to_string(deadline.count()) + " ms");
     admission::Outcome outcome;
     try {
       outcome = deps.review(
           request.body, endpoint, *policies, cluster ? &*cluster : nullptr,
-          [&store = deps.policy](const nlohmann::json& object) { return store.object_problems(object); });
+          [&store = deps.policy](const nlohmann::json& object) { return store.object_problems(object); },
+          budget);
     } catch (const std::exception& e) {
       // admission::review promises not to throw; if it does anyway, this is "could not decide", counted and
       // answered with a 500 so the apiserver's failurePolicy applies, never an allow.
@@ -65,6 +106,8 @@ Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps) {
     }
     const auto elapsed = std::chrono::steady_clock::now() - start;
     deps.metrics.record_review(endpoint, outcome.verdict, std::chrono::duration<double>(elapsed).count());
+    if (!budget.exhausted().empty())
+      deps.metrics.reviews_over_budget.with({std::string(admission::to_string(endpoint))}).inc();
     const policy::RuleSet& rules = policies->for_namespace(outcome.namespace_);
     for (const std::string& rule : outcome.rules_fired)
       deps.metrics.record_finding(rule, rules.action_of(rule));

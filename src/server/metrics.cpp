@@ -190,6 +190,7 @@ Metrics::Metrics(std::string_view version)
     }
     review_histograms_[e] = &review_duration.with({endpoint});
     error_counters_[e] = &review_errors.with({endpoint});
+    reviews_over_budget.with({endpoint});
   }
   policy_file_rejected.with({});
   for (const std::string_view result : {kReloadSuccess, kReloadFailure}) {
@@ -220,6 +221,7 @@ Metrics::Metrics(std::string_view version)
                &rule_findings,
                &review_duration,
                &review_errors,
+               &reviews_over_budget,
                &requests_in_flight,
                &http_responses,
                &connections_open,

@@ -73,8 +73,8 @@ Webhook::Webhook(WebhookConfig config, JsonLog log, std::unique_ptr<TlsContextSt
   for (auto& [name, is_met] : config_.readiness_conditions) readiness_.add_condition(name, is_met);
   const ReviewFunction review = [](std::string_view body, admission::Endpoint endpoint,
                                    const policy::PolicySet& policies, const policy::ClusterView* cluster,
-                                   const admission::PolicyObjectCheck& check) {
-    return admission::review(body, endpoint, policies, cluster, check);
+                                   const admission::PolicyObjectCheck& check, policy::ReviewBudget& budget) {
+    return admission::review(body, endpoint, policies, cluster, check, &budget);
   };
   const ReviewDependencies deps{*policy_, metrics_, log_, review, config_.cluster_view};
   std::function<std::string()> extra_metrics = [tls = tls_.get(), extra = config_.extra_metrics] {

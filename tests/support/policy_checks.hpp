@@ -99,6 +99,21 @@ inline nlohmann::json gpu_pod(const std::string& gpus) {
   return yaml(gpu_pod_yaml(gpus));
 }
 
+// A pod of namespace ml-team whose one container uses one claim, by template or by name.
+inline nlohmann::json dra_pod(const std::string& claim_source, const std::string& extra_spec = "") {
+  return yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml-team}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+    - name: main
+      image: nvcr.io/nvidia/pytorch:24.10-py3
+      resources: {claims: [{name: gpu}]}
+  resourceClaims: [{name: gpu, )" +
+              claim_source + "}]\n" + extra_spec);
+}
+
 // gpu_pod(gpus) with `member` of its container (image, resources) set to `value`.
 inline nlohmann::json gpu_pod_with(const std::string& gpus, const std::string& member, nlohmann::json value) {
   nlohmann::json object = gpu_pod(gpus);

@@ -139,7 +139,7 @@ void rule_dra_claims(RuleContext& ctx) {
     warn_sharing(ctx, claim, field);
   }
   if (!complete) return;  // what can be allocated is judged once the claims say what they are
-  const PodFit fit = fit_claims(pod, claims, *cluster);
+  const PodFit fit = fit_claims(pod, claims, *cluster, ctx.budget());
   if (fit.fits) return;
   std::string summary;
   const std::string message = describe_unfit(fit, claims, summary);
@@ -157,6 +157,7 @@ void rule_dra_claims(RuleContext& ctx) {
 void read_dra_claims(ParameterReader& r, RuleSet& rules) {
   r.action("action", rules.dra_claims.action);
   r.strings("gpuDeviceClasses", rules.dra_claims.gpu_device_classes);
+  r.action("overBudget", rules.dra_claims.over_budget);
 }
 
 }  // namespace gpuadmit::policy

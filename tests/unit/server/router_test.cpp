@@ -1,6 +1,10 @@
 // The router and handlers without sockets: the HTTP surface is plain functions.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <string>
+#include <thread>
+
 #include "gpuadmit/server/handlers.hpp"
 #include "gpuadmit/server/router.hpp"
 
@@ -63,7 +67,7 @@ TEST_CASE("the review handler hands the body and the policy snapshot to the revi
   ReviewDependencies deps{
       **store, metrics, JsonLog::discard(),
       [fake](std::string_view body, admission::Endpoint, const policy::PolicySet& policies,
-             const policy::ClusterView*, const admission::PolicyObjectCheck&) {
+             const policy::ClusterView*, const admission::PolicyObjectCheck&, policy::ReviewBudget&) {
         ++fake->calls;
         fake->last_body = body;
         fake->last_rules = policies.cluster.get();
@@ -105,11 +109,61 @@ TEST_CASE("a review that throws is answered 500 and counted as could not decide"
   ReviewDependencies deps{
       **store, metrics, JsonLog::discard(),
       [](std::string_view, admission::Endpoint, const policy::PolicySet&, const policy::ClusterView*,
-         const admission::PolicyObjectCheck&) -> admission::Outcome { throw std::runtime_error("boom"); }};
+         const admission::PolicyObjectCheck&,
+         policy::ReviewBudget&) -> admission::Outcome { throw std::runtime_error("boom"); }};
   const Response response =
       review_handler(admission::Endpoint::kMutate, deps)({"POST", "/mutate", "application/json", "{}"});
   CHECK(response.status == 500);
   CHECK_THAT(metrics.render(), Catch::Contains(R"(gpuadmit_admission_errors_total{endpoint="mutate"} 1)"));
+}
+
+TEST_CASE("the API server's timeout on the call is read from the target") {
+  auto [target, ms] = GENERATE(table<std::string, std::int64_t>({
+      {"/mutate?timeout=3s", 3000},
+      {"/validate?x=1&timeout=10s", 10000},
+      {"/mutate?timeout=250ms", 250},
+      {"/mutate", -1},
+      {"/mutate?timeout=", -1},
+      {"/mutate?timeout=3", -1},
+      {"/mutate?timeout=-3s", -1},
+      {"/mutate?timeout=1.5s", -1},
+      {"/mutate?timeout=99999999999999999999s", -1},
+  }));
+  CAPTURE(target);
+  const auto got = api_server_timeout(target);
+  CHECK((got ? got->count() : -1) == ms);
+}
+
+TEST_CASE("each review gets a deadline: the server's, or half the API server's timeout when shorter") {
+  auto store = PolicyStore::open(std::nullopt);
+  REQUIRE(store);
+  Metrics metrics("test");
+  auto [target, configured, expected] = GENERATE(table<std::string, int, std::string>({
+      {"/mutate", 60, "60 ms"},
+      {"/mutate?timeout=3s", 60, "60 ms"},
+      {"/mutate?timeout=100ms", 1000, "50 ms"},
+      {"/mutate?timeout=1s", 80, "80 ms"},
+  }));
+  CAPTURE(target);
+  std::string said;
+  bool before = false;
+  ReviewDependencies deps{
+      **store, metrics, JsonLog::discard(),
+      [&](std::string_view, admission::Endpoint, const policy::PolicySet&, const policy::ClusterView*,
+          const admission::PolicyObjectCheck&, policy::ReviewBudget& budget) {
+        before = budget.allowance() > 0;
+        // Waits out the deadline on the clock the handler gave the budget (2 s at most).
+        for (int i = 0; i < 2000 && budget.allowance() > 0; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        said = budget.exhausted();
+        return admission::Outcome{};
+      }};
+  deps.review_deadline = std::chrono::milliseconds(configured);
+  review_handler(admission::Endpoint::kMutate, deps)({"POST", target, "application/json", "{}"});
+  CHECK(before);
+  CHECK(said == "not evaluated: the review passed its deadline of " + expected);
+  CHECK_THAT(metrics.render(),
+             Catch::Contains(R"(gpuadmit_admission_reviews_over_budget_total{endpoint="mutate"} 1)"));
 }
 
 TEST_CASE("readyz turns 503 with the reason while draining or while a condition is unmet") {

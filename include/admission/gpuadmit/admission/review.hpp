@@ -24,6 +24,7 @@
 
 #include "gpuadmit/policy/decision.hpp"
 #include "gpuadmit/policy/policy_set.hpp"
+#include "gpuadmit/policy/review_budget.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 
 namespace gpuadmit::admission {
@@ -68,8 +69,11 @@ using PolicyObjectCheck = std::function<std::vector<std::string>(const nlohmann:
 // and, when gpuadmit has one, the cluster view (without it the cluster-aware rules are skipped). Policy
 // objects go to `check_policy_object` on /validate, and are refused (422 Invalid) with its problems; without
 // a check they pass.
+// `budget`: what the review may spend on device selectors, with the server's deadline (none: the default
+// budget without a deadline).
 Outcome review(std::string_view body, Endpoint endpoint, const policy::PolicySet& policies,
-               const policy::ClusterView* cluster, const PolicyObjectCheck& check_policy_object);
+               const policy::ClusterView* cluster, const PolicyObjectCheck& check_policy_object,
+               policy::ReviewBudget* budget = nullptr);
 
 // One policy for every namespace, no policy objects judged.
 Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,

@@ -10,6 +10,7 @@
 #include "gpuadmit/k8s/json_document.hpp"
 #include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/decision.hpp"
+#include "gpuadmit/policy/review_budget.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 
 namespace gpuadmit::policy {
@@ -39,6 +40,9 @@ struct Request {
   // workers beside its frontend, a RayCluster's workers beside its head), so this one's want of a GPU is
   // its CPU-only role, not an omission.
   bool gpu_siblings = false;
+  // What the whole review may spend on device selectors, with the server's deadline; none: evaluate() makes
+  // one of kReviewStepBudget steps and no deadline (the CLI), so every caller has a budget.
+  ReviewBudget* budget = nullptr;
 };
 
 // Evaluates every enabled rule in catalogue order and gathers all findings (never stops at the first).

@@ -91,6 +91,9 @@ struct DraClaims {
   // Device classes whose devices are GPUs (a pod asking for them is a GPU pod), besides the classes whose
   // extendedResourceName is a GPU resource. Glob patterns with '*'.
   std::vector<std::string> gpu_device_classes{"*gpu*", "mig.nvidia.com"};
+  // A review that spent its selector budget or passed its deadline (review_budget.hpp) before every
+  // selector was evaluated: warn, or enforce to fail closed.
+  Action over_budget = Action::kWarn;
   bool operator==(const DraClaims&) const = default;
 };
 

@@ -3,6 +3,7 @@
 // snapshot for the request, calls the admission layer, and records the review's log line and metrics.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -19,13 +20,17 @@ namespace gpuadmit::server {
 // admission::review in production (the webhook passes it). The handler's tests substitute fakes: one that
 // records what it was given, and one that throws, which admission::review never does, to reach the handler's
 // "could not decide" answer.
-using ReviewFunction =
-    std::function<admission::Outcome(std::string_view body, admission::Endpoint, const policy::PolicySet&,
-                                     const policy::ClusterView*, const admission::PolicyObjectCheck&)>;
+using ReviewFunction = std::function<admission::Outcome(
+    std::string_view body, admission::Endpoint, const policy::PolicySet&, const policy::ClusterView*,
+    const admission::PolicyObjectCheck&, policy::ReviewBudget&)>;
 
 // The cluster view a review should use, taken once per request (like the policy snapshot); nullopt when
 // there is none yet, and the cluster-aware rules are skipped.
 using ClusterViewSource = std::function<std::optional<policy::ClusterView>()>;
+
+// A review is answered in under a millisecond; one second is for claims with many selectors on thousands
+// of nodes, and leaves two of the chart's three seconds (webhooks.*.timeoutSeconds) to spare.
+inline constexpr std::chrono::milliseconds kReviewDeadline{1000};
 
 struct ReviewDependencies {
   const PolicyStore& policy;
@@ -33,7 +38,15 @@ struct ReviewDependencies {
   JsonLog log;
   ReviewFunction review;
   ClusterViewSource cluster_view{};  // empty: no cluster view
+  // How long a review may evaluate device selectors (policy/review_budget.hpp), at most half the timeout
+  // the API server puts on the call (?timeout=3s): past it the review answers with what it has, and says
+  // what it did not evaluate, long before the API server gives up on it.
+  std::chrono::milliseconds review_deadline{kReviewDeadline};
 };
+
+// The API server's timeout for this call, from the ?timeout= it adds to the webhook's URL ("3s"); nullopt
+// when the target says none, or one that is not a whole number of seconds or milliseconds.
+std::optional<std::chrono::milliseconds> api_server_timeout(std::string_view target);
 
 Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps);
 Handler health_handler();

@@ -144,6 +144,12 @@ class Metrics {
   Family<Counter> review_errors{"gpuadmit_admission_errors_total",
                                 "Reviews gpuadmit could not decide (denied with code 500), by endpoint.",
                                 {"endpoint"}};
+  Family<Counter> reviews_over_budget{
+      "gpuadmit_admission_reviews_over_budget_total",
+      "Reviews that spent their device-selector budget or passed their deadline before every selector of "
+      "the pod's DRA claims was evaluated (answered with a dra-claims warning, or a denial under overBudget: "
+      "enforce), by endpoint.",
+      {"endpoint"}};
   Family<Gauge> requests_in_flight{
       "gpuadmit_http_requests_in_flight", "HTTP requests read and not yet answered.", {}};
   Family<Counter> http_responses{

@@ -12,23 +12,9 @@
 namespace {
 
 using gpuadmit::test::check;
+using gpuadmit::test::dra_pod;
 using gpuadmit::test::view_of;
 using nlohmann::json;
-
-// A pod of namespace ml-team whose one container uses one claim, by template or by name.
-json dra_pod(const std::string& claim_source, const std::string& extra_spec = "") {
-  return gpuadmit::test::yaml(R"(apiVersion: v1
-kind: Pod
-metadata: {name: p, namespace: ml-team}
-spec:
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-  containers:
-    - name: main
-      image: nvcr.io/nvidia/pytorch:24.10-py3
-      resources: {claims: [{name: gpu}]}
-  resourceClaims: [{name: gpu, )" +
-                              claim_source + "}]\n" + extra_spec);
-}
 
 // A pod of namespace ml-team whose one container asks for `gpus` of an extended resource (KEP-5004).
 json extended_resource_pod(const std::string& resource, const std::string& gpus) {
