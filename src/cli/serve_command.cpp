@@ -31,7 +31,7 @@ Flags:
   --dev-self-signed        generate a CA and a certificate for localhost at start; prints the caBundle and a
                            curl line (for trying it out, not for clusters)
   --policy                 policy file (default: the embedded policy, see 'gpuadmit policy default')
-  --threads                worker threads (default: one per core)
+  --threads                worker threads (default: one per CPU the container may use: its cgroup quota)
   --drain-seconds          after SIGTERM, keep answering with Connection: close this long (default 5)
   --max-connections        at this many, a new connection replaces one of the client holding the most (its
                            oldest never answered, else its least recently active); or, when all are being

@@ -3,6 +3,7 @@
 // without "domain/" in the driver's domain, and the two outer maps find every domain (an empty map for an
 // unknown one).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -105,6 +106,77 @@ Result<CompiledSelector> compile_selector(std::string_view expression) {
   }
   out.program_ = std::make_shared<const cel::Program>(std::get<cel::Program>(std::move(compiled)));
   return out;
+}
+
+namespace {
+
+const std::string* string_literal(const cel::Node& n) {
+  return n.kind == cel::NodeKind::kLiteral ? std::get_if<std::string>(&n.literal.v) : nullptr;
+}
+
+// `device.attributes[<domain>].<name>` or `device.attributes[<domain>][<name>]`, with literal strings: the
+// (domain, name) it reads, or nullopt. The term is not inside a cel.bind (pins are top-level terms), so
+// `device` is the device.
+std::optional<std::pair<std::string, std::string>> attribute_read(const cel::Node& n) {
+  const cel::Node* by_domain = nullptr;
+  std::string name;
+  if (n.kind == cel::NodeKind::kSelect && n.children.size() == 1) {
+    by_domain = n.children[0].get();
+    name = n.name;
+  } else if (n.kind == cel::NodeKind::kIndex && n.children.size() == 2 && string_literal(*n.children[1])) {
+    by_domain = n.children[0].get();
+    name = *string_literal(*n.children[1]);
+  } else {
+    return std::nullopt;
+  }
+  if (by_domain->kind != cel::NodeKind::kIndex || by_domain->children.size() != 2) return std::nullopt;
+  const std::string* domain = string_literal(*by_domain->children[1]);
+  const cel::Node& attributes = *by_domain->children[0];
+  if (domain == nullptr || attributes.kind != cel::NodeKind::kSelect || attributes.name != "attributes" ||
+      attributes.children.size() != 1 || attributes.children[0]->kind != cel::NodeKind::kIdent ||
+      attributes.children[0]->name != "device")
+    return std::nullopt;
+  return std::pair{*domain, std::move(name)};
+}
+
+std::optional<AttributePin> pin_of(const cel::Node& n) {
+  if (n.kind == cel::NodeKind::kAnd) {
+    for (const auto& term : n.children) {
+      if (auto pin = pin_of(*term)) return pin;
+    }
+    return std::nullopt;
+  }
+  if (n.kind != cel::NodeKind::kEquals || n.children.size() != 2) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    const std::string* value = string_literal(*n.children[1 - side]);
+    if (value == nullptr) continue;
+    if (auto read = attribute_read(*n.children[side]))
+      return AttributePin{std::move(read->first), std::move(read->second), *value};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<AttributePin> attribute_pin(const CompiledSelector& selector) {
+  if (!selector.program_ || !selector.program_->root) return std::nullopt;
+  return pin_of(*selector.program_->root);
+}
+
+bool pin_excludes(const AttributePin& pin, const k8s::Device& device) {
+  // A domain with a slash is not one load() makes ("a/b/c" is domain "a"): no shortcut then.
+  if (device.view == nullptr || pin.domain.find('/') != std::string::npos) return false;
+  // As the selector reads it (load, above): "domain/name", or "name" of the driver's domain; of two keys
+  // that both say it, the later in key order, and a device's own value over its view's. (load() also fails
+  // a device whose version attribute does not parse; the API server validates those, so none reach here.)
+  const std::string qualified = pin.domain + "/" + pin.name;
+  const k8s::AttributeValue* value = device.attribute(qualified);
+  if (device.view->driver == pin.domain && pin.name.find('/') == std::string::npos) {
+    const k8s::AttributeValue* bare = device.attribute(pin.name);
+    if (bare != nullptr && (value == nullptr || pin.name > qualified)) value = bare;
+  }
+  const auto* text = value != nullptr ? std::get_if<std::string>(value) : nullptr;
+  return text != nullptr && *text != pin.value;
 }
 
 CompiledSelector not_compiled(std::string_view expression, std::string why) {

@@ -172,6 +172,7 @@ DeviceMatcher::DeviceMatcher(const k8s::DeviceClass& cls, ReviewBudget* budget)
 }
 
 void DeviceMatcher::index_words() {
+  for (const CompiledSelector& selector : selectors_) pins_.push_back(attribute_pin(selector));
   const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
   for (const CompiledSelector& selector : selectors_) {
     const std::string& text = selector.expression();
@@ -223,6 +224,10 @@ bool DeviceMatcher::reads_own(std::size_t i, const k8s::Device& device) const {
          });
 }
 
+bool DeviceMatcher::pinned_elsewhere(std::size_t i, const k8s::Device& device) const {
+  return pins_[i] && pin_excludes(*pins_[i], device);
+}
+
 DeviceMatcher::Match DeviceMatcher::match(const k8s::Device& device) {
   // A spent review evaluates nothing more: every device could match, at no cost per device.
   if (budget_ != nullptr && !budget_->exhausted().empty()) {
@@ -245,6 +250,7 @@ DeviceMatcher::Match DeviceMatcher::match(const k8s::Device& device) {
   std::optional<k8s::DeviceView> full;
   return fold([&](std::size_t i) {
     if (own[i]) {
+      if (pinned_elsewhere(i, device)) return Kind::kFalse;
       if (!full) full = device.full_view();
       return outcome(i, *full);
     }

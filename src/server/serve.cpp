@@ -1,4 +1,5 @@
 #include "gpuadmit/server/serve.hpp"
+#include "gpuadmit/server/cpu_quota.hpp"
 
 #include <unistd.h>
 
@@ -349,8 +350,7 @@ int run_serve(const ServeOptions& options) {
 
   auto webhook = Webhook::create(config, log);
   if (!webhook) return fail(webhook.error().message);
-  const unsigned threads =
-      options.threads > 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+  const unsigned threads = options.threads > 0 ? options.threads : usable_cpus();
   log.info("serving", startup_line(options, config, **webhook, threads));
   if (tls->dev) print_dev_banner(*tls->dev, tls->dev_directory->path(), *listen, (*webhook)->port());
   auto renewal = start_renewal(options.renewal, **webhook, log);

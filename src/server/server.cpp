@@ -1,4 +1,5 @@
 #include "gpuadmit/server/server.hpp"
+#include "gpuadmit/server/cpu_quota.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -126,8 +127,7 @@ struct Server::Impl {
         readiness(readiness_in),
         log(log_in),
         state(router, tls, metrics, std::move(log_in), config.limits, config.ask_client_certificate),
-        contexts(make_contexts(config.threads > 0 ? config.threads
-                                                  : std::max(1U, std::thread::hardware_concurrency()))),
+        contexts(make_contexts(config.threads > 0 ? config.threads : usable_cpus())),
         control(net::make_strand(*contexts.front())),
         drain_timer(control),
         grace_timer(control) {}

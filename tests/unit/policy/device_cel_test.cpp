@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -486,4 +488,69 @@ TEST_CASE("a selector compiles once and evaluates against many devices", "[devic
   REQUIRE(unsupported.ok());
   CHECK_THAT(unsupported->not_evaluated(), Catch::Matchers::StartsWith("not evaluated: macro 'exists'"));
   CHECK(evaluate(*unsupported, a100()).kind == Kind::kNotEvaluated);
+}
+
+TEST_CASE("a selector is pinned to a string only where CEL's && makes the equality decide", "[device_cel]") {
+  // The pin lets a claim that picks one GPU by uuid skip the other 39,999 devices of 5,000 nodes.
+  auto [expression, pin] = GENERATE(table<std::string, std::string>({
+      {R"(device.attributes["gpu.nvidia.com"].uuid == "GPU-1")", "gpu.nvidia.com uuid GPU-1"},
+      {R"("GPU-1" == device.attributes['gpu.nvidia.com']['uuid'])", "gpu.nvidia.com uuid GPU-1"},
+      {R"(device.driver == "gpu.nvidia.com" && (device.attributes["gpu.nvidia.com"].uuid == "GPU-1"))",
+       "gpu.nvidia.com uuid GPU-1"},
+      {R"(device.attributes["gpu.nvidia.com"].uuid == "GPU-1" || device.driver == "x")", ""},
+      {R"(!(device.attributes["gpu.nvidia.com"].uuid == "GPU-1"))", ""},
+      {R"(device.attributes["gpu.nvidia.com"].uuid != "GPU-1")", ""},
+      {R"(device.attributes["gpu.nvidia.com"].index == 1)", ""},
+      {R"(device.attributes["gpu.nvidia.com"].uuid == device.attributes["gpu.nvidia.com"].serial)", ""},
+      {R"(cel.bind(d, device.attributes["gpu.nvidia.com"], d.uuid == "GPU-1"))", ""},
+      {R"(device.attributes["gpu.nvidia.com"].uuid.lowerAscii() == "gpu-1")", ""},
+  }));
+  CAPTURE(expression);
+  auto compiled = compile_selector(expression);
+  REQUIRE(compiled);
+  const auto found = gpuadmit::policy::attribute_pin(*compiled);
+  CHECK((found ? found->domain + " " + found->name + " " + found->value : "") == pin);
+}
+
+TEST_CASE("a pin excludes a device only where evaluating the selector says false", "[device_cel]") {
+  using gpuadmit::k8s::Device;
+  const auto device = [](const std::string& driver, std::map<std::string, AttributeValue> shared,
+                         std::map<std::string, AttributeValue> own) {
+    Device d;
+    d.name = "gpu-0";
+    d.view = std::make_shared<const DeviceView>(DeviceView{driver, false, std::move(shared), {}});
+    d.own_attributes = std::move(own);
+    return d;
+  };
+  const std::string nv = "gpu.nvidia.com";
+  const std::vector<std::pair<Device, bool>> devices{
+      {device(nv, {}, {{"uuid", std::string("GPU-1")}}), false},
+      {device(nv, {}, {{"uuid", std::string("GPU-2")}}), true},
+      {device(nv, {{"uuid", std::string("GPU-2")}}, {}), true},
+      {device(nv, {}, {{"uuid", std::int64_t{7}}}), false},
+      {device(nv, {}, {}), false},
+      {device(nv, {}, {{"gpu.nvidia.com/uuid", std::string("GPU-2")}}), true},
+      // Both keys: the later in key order ("uuid" after "gpu.nvidia.com/uuid") is what the selector reads.
+      {device(nv, {{"gpu.nvidia.com/uuid", std::string("GPU-2")}}, {{"uuid", std::string("GPU-1")}}), false},
+      {device(nv, {{"gpu.nvidia.com/uuid", std::string("GPU-1")}}, {{"uuid", std::string("GPU-2")}}), true},
+      // Another driver's bare uuid is in its own domain; a qualified one is in NVIDIA's.
+      {device("other.example.com", {}, {{"uuid", std::string("GPU-2")}}), false},
+      {device("other.example.com", {}, {{"gpu.nvidia.com/uuid", std::string("GPU-2")}}), true},
+  };
+  const auto expression =
+      GENERATE(as<std::string>{}, R"(device.attributes["gpu.nvidia.com"].uuid == "GPU-1")",
+               R"("GPU-1" == device.attributes["gpu.nvidia.com"]["uuid"])",
+               R"(device.attributes["gpu.nvidia.com"].missing > 1 &&
+                                      device.attributes["gpu.nvidia.com"].uuid == "GPU-1")");
+  CAPTURE(expression);
+  auto compiled = compile_selector(expression);
+  REQUIRE(compiled);
+  const auto pin = gpuadmit::policy::attribute_pin(*compiled);
+  REQUIRE(pin);
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    CAPTURE(i);
+    const bool excluded = gpuadmit::policy::pin_excludes(*pin, devices[i].first);
+    CHECK(excluded == devices[i].second);
+    if (excluded) CHECK(evaluate(*compiled, devices[i].first.full_view()).kind == Kind::kFalse);
+  }
 }

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -83,6 +84,16 @@ struct Program;  // the checked syntax tree, src/policy/device_cel_ast.hpp
 
 // A selector parsed and checked once, evaluated against any number of devices. Cheap to copy (shared and
 // immutable). When part of it is outside the subset, not_evaluated() says why and evaluate() returns that.
+// An attribute a selector requires to equal a string: `device.attributes["gpu.nvidia.com"].uuid == "GPU-…"`
+// (or ["uuid"], either side of ==), the whole expression or a term of its top-level &&. CEL's && is false
+// when any term is false, whatever the others do, so the selector is false on every device whose
+// attribute (domain, name), as the selector reads it, holds another string: no need to evaluate it there.
+struct AttributePin {
+  std::string domain;
+  std::string name;
+  std::string value;
+};
+
 class CompiledSelector {
  public:
   [[nodiscard]] const std::string& expression() const noexcept { return expression_; }
@@ -92,6 +103,7 @@ class CompiledSelector {
  private:
   friend Result<CompiledSelector> compile_selector(std::string_view expression);
   friend CompiledSelector not_compiled(std::string_view expression, std::string why);
+  friend std::optional<AttributePin> attribute_pin(const CompiledSelector& selector);
   friend SelectorOutcome evaluate(const CompiledSelector& selector, const DeviceView& device,
                                   ReviewBudget* review);
   std::string expression_;
@@ -103,6 +115,11 @@ class CompiledSelector {
 // cannot be bool, an undefined field of `device`, operands whose types have no overload), with cel-go's
 // wording where it is short ("Syntax error: ...", "must evaluate to bool or the unknown type, not int").
 Result<CompiledSelector> compile_selector(std::string_view expression);
+// The selector's pin, if it has one (the first, in the order of its && terms).
+std::optional<AttributePin> attribute_pin(const CompiledSelector& selector);
+// Whether `device`'s attribute, as the selector reads it, is a string other than the pin's: then the
+// selector is false on it.
+bool pin_excludes(const AttributePin& pin, const k8s::Device& device);
 // A selector a review had no budget left to compile: evaluate() says `why` ("not evaluated: ...").
 CompiledSelector not_compiled(std::string_view expression, std::string why);
 // What compiling a selector charges a review, per byte of expression: compiling costs up to 1.3 µs a byte
