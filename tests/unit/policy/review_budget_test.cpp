@@ -109,6 +109,12 @@ TEST_CASE("a review stops at its selector budget and says so", "[dra-claims][bud
   CHECK_THAT(said, Catch::Contains("dra-claims: not every device selector of the pod's claims was evaluated "
                                    "(the review spent its budget of 5000000 selector steps)"));
   CHECK_THAT(said, Catch::Contains("Fix: use fewer or cheaper selectors"));
+  // What kubectl's Warning line shows (120 characters at most) says why, whole.
+  for (const auto& f : allowed ? judged.decision.warnings : judged.decision.violations) {
+    if (f.rule == "dra-claims")
+      CHECK(f.summary ==
+            "dra-claims: selectors not evaluated: the review spent its budget of 5000000 selector steps");
+  }
 }
 
 TEST_CASE("compiling a review's selectors is charged to its budget", "[dra-claims][budget]") {
