@@ -120,6 +120,7 @@ class LeaseAudit final : public server::BackgroundAudit {
   void run_once(const std::stop_token& stop) {
     const auto started = std::chrono::steady_clock::now();
     const auto policies = policies_();
+    if (policies == nullptr) return;  // started on an invalid policy file: nothing to judge by yet
     const policy::ClusterView view = view_.view();
     AuditScope scope;
     scope.on_forbidden = [this](const cluster::ServedKind& kind, const std::string& why) {

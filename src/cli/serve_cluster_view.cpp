@@ -24,14 +24,15 @@ class WatcherView final : public server::ClusterViewProvider {
   [[nodiscard]] policy::ClusterView view() const override { return watcher_.view(); }
   [[nodiscard]] std::string metrics_text() const override {
     // Compared again here too: a policy reload changes what is unlisted without any rebuild.
-    if (rules_ && watcher_.synced()) unlisted_.update(*watcher_.view().snapshot, *rules_());
+    if (const auto rules = rules_ ? rules_() : nullptr; rules && watcher_.synced())
+      unlisted_.update(*watcher_.view().snapshot, *rules);
     return cluster::prometheus_text(watcher_.stats()) + unlisted_.prometheus_text();
   }
 
  private:
   cluster::WatcherOptions reporting(cluster::WatcherOptions options) {
     options.on_rebuilt = [this](const policy::ClusterSnapshot& snapshot) {
-      if (rules_) unlisted_.update(snapshot, *rules_());
+      if (const auto rules = rules_ ? rules_() : nullptr) unlisted_.update(snapshot, *rules);
     };
     return options;
   }

@@ -72,7 +72,9 @@ Flags:
 With the cluster view on, /readyz waits for the first full LIST of nodes, resourcequotas, storageclasses
 and persistentvolumeclaims (RBAC: get/list/watch on those, docs/cluster.md).
 The certificate, key and policy files are re-read when their content changes (every 2 s) and on SIGHUP;
-an invalid new version is logged and the old one stays in use. SIGTERM drains and exits 0.
+an invalid new version is logged and the old one stays in use. A policy file that is invalid at start leaves
+the server live but not ready (/readyz names the error) until a valid version is written; it never starts on
+another policy. SIGTERM drains and exits 0.
 )";
 
 Result<unsigned long> parse_number(std::string_view flag, const std::string& text,

@@ -94,12 +94,26 @@ void ClusterWatcher::log_synced() const {
   options_.log(spdlog::level::info, "cluster view synced", fields);
 }
 
+namespace {
+
+// "resourceclaims,resourceclaimtemplates": the resources of a set of kinds, for logs.
+std::string kind_names(policy::ViewKinds kinds) {
+  std::string out;
+  for (const Kind kind : kAllKinds) {
+    if ((kinds & policy::view_kind_bit(static_cast<policy::ViewKind>(index(kind)))) == 0) continue;
+    out += (out.empty() ? "" : ",") + std::string(info(kind).resource);
+  }
+  return out;
+}
+
+}  // namespace
+
 void ClusterWatcher::stale_log_loop(std::stop_token stop) {
   // Staleness is a matter of time passing (no event marks it), so it is sampled; once per second is well
   // inside the 30 s threshold. Only transitions are logged: the metrics carry the age continuously.
   std::mutex mutex;
   std::condition_variable_any wake;
-  bool was_stale = false;
+  policy::ViewKinds was_stale = 0;
   while (!stop.stop_requested()) {
     {
       std::unique_lock lock(mutex);
@@ -107,14 +121,18 @@ void ClusterWatcher::stale_log_loop(std::stop_token stop) {
     }
     if (stop.stop_requested() || !synced()) continue;  // before the first sync, "not yet" is not news
     const policy::ClusterView v = view();
-    if (v.stale && !was_stale) {
+    const policy::ViewKinds stale = v.stale ? v.stale_kinds : 0;
+    if (stale != 0 && stale != was_stale) {
+      // The kinds say which rules it touches: each rule is downgraded only by the kinds it reads.
       options_.log(spdlog::level::warn, "cluster view stale: serving from the last snapshot",
-                   {{"apiServer", transport_->endpoint()}, {"ageSeconds", v.age_seconds}});
-    } else if (!v.stale && was_stale) {
+                   {{"apiServer", transport_->endpoint()},
+                    {"ageSeconds", v.age_seconds},
+                    {"kinds", kind_names(stale)}});
+    } else if (stale == 0 && was_stale != 0) {
       options_.log(spdlog::level::info, "cluster view current again",
                    {{"apiServer", transport_->endpoint()}, {"ageSeconds", v.age_seconds}});
     }
-    was_stale = v.stale;
+    was_stale = stale;
   }
 }
 

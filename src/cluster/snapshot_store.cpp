@@ -207,9 +207,30 @@ policy::ClusterView SnapshotStore::view() const {
   const std::int64_t now = now_ns();
   const std::int64_t as_of = is_synced ? current_as_of_ns(now) : created_ns_;
   const std::int64_t age_ns = std::max<std::int64_t>(0, now - as_of);
+  const std::int64_t stale_after = std::chrono::nanoseconds(options_.stale_after).count();
   view.age_seconds = age_ns / 1'000'000'000;
-  view.stale = !is_synced || age_ns > std::chrono::nanoseconds(options_.stale_after).count();
+  view.stale_kinds = stale_kinds(is_synced, now, stale_after);
+  view.stale = view.stale_kinds != 0;
   return view;
+}
+
+policy::ViewKinds SnapshotStore::stale_kinds(bool is_synced, std::int64_t now,
+                                             std::int64_t stale_after) const noexcept {
+  static_assert(static_cast<std::size_t>(policy::ViewKind::kResourceClaimTemplate) ==
+                    index(Kind::kResourceClaimTemplate),
+                "policy::ViewKind follows cluster::Kind");
+  // Unanswered probes (a partition, an API server in its shutdown) leave every kind in doubt.
+  const std::int64_t answered = last_probe_answer_ns_.load(std::memory_order_relaxed);
+  if (!is_synced || (answered != kNever && now - answered > stale_after)) return policy::kEveryViewKind;
+  policy::ViewKinds stale = 0;
+  for (std::size_t i = 0; i < kKindCount; ++i) {
+    const KindState& k = kinds_[i];
+    if (k.watching.load(std::memory_order_acquire) || !k.available.load(std::memory_order_relaxed)) continue;
+    const std::int64_t contact = k.last_contact_ns.load(std::memory_order_relaxed);
+    if (now - (contact == kNever ? created_ns_ : contact) > stale_after)
+      stale |= policy::view_kind_bit(static_cast<policy::ViewKind>(i));
+  }
+  return stale;
 }
 
 ClusterStats SnapshotStore::stats() const {

@@ -47,6 +47,9 @@ Action action_of(const RuleSet& rules) {
   return (rules.*Parameters).action;
 }
 
+constexpr ViewKinds kNodes = view_kind_bit(ViewKind::kNode);
+constexpr ViewKinds kQuotas = view_kind_bit(ViewKind::kResourceQuota);
+
 // Evaluation order: gpu-intent first (it may add the GPU the others then check); presets next, so what they
 // add (resources, tolerations) is judged like the user's own; shm-size after the memory rules settle the
 // limits it is sized from; gpu-type before gpu-tolerations, which tolerates the pool it steers to; the
@@ -65,17 +68,20 @@ constexpr std::array kCatalogue{
     RuleEntry{"memory-floor", false, "memory-floor", action_of<&RuleSet::memory_floor>, read_memory_floor,
               rule_memory_floor},
     RuleEntry{"shm-size", false, "shm-size", action_of<&RuleSet::shm_size>, read_shm_size, rule_shm_size},
-    RuleEntry{"gpu-type", true, "gpu-type", action_of<&RuleSet::gpu_type>, read_gpu_type, rule_gpu_type},
+    RuleEntry{"gpu-type", true, "gpu-type", action_of<&RuleSet::gpu_type>, read_gpu_type, rule_gpu_type,
+              kNodes, kDeviceViewKinds},
     RuleEntry{"gpu-tolerations", false, "gpu-tolerations", action_of<&RuleSet::gpu_tolerations>,
               read_gpu_tolerations, rule_gpu_tolerations},
     RuleEntry{"cuda-driver", true, "cuda-driver", action_of<&RuleSet::cuda_driver>, read_cuda_driver,
-              rule_cuda_driver},
+              rule_cuda_driver, kNodes, kDeviceViewKinds},
     RuleEntry{"dra-claims", true, "dra-claims", action_of<&RuleSet::dra_claims>, read_dra_claims,
-              rule_dra_claims},
-    RuleEntry{"node-fit", true, "node-fit", action_of<&RuleSet::node_fit>, read_node_fit, rule_node_fit},
+              rule_dra_claims, kNodes | kDeviceViewKinds, 0},
+    RuleEntry{"node-fit", true, "node-fit", action_of<&RuleSet::node_fit>, read_node_fit, rule_node_fit,
+              kNodes, kDeviceViewKinds},
     RuleEntry{"gpu-memory-fit", true, "gpu-memory-fit", action_of<&RuleSet::gpu_memory_fit>,
-              read_gpu_memory_fit, rule_gpu_memory_fit},
-    RuleEntry{"gpu-quota", true, "gpu-quota", action_of<&RuleSet::gpu_quota>, read_gpu_quota, rule_gpu_quota},
+              read_gpu_memory_fit, rule_gpu_memory_fit, kNodes, kDeviceViewKinds},
+    RuleEntry{"gpu-quota", true, "gpu-quota", action_of<&RuleSet::gpu_quota>, read_gpu_quota, rule_gpu_quota,
+              kQuotas, kDeviceViewKinds},
     RuleEntry{"checkpoint-pvc", false, "checkpoint-pvc", action_of<&RuleSet::checkpoint_pvc>,
               read_checkpoint_pvc, rule_checkpoint_pvc},
     RuleEntry{"stray-gpu-toleration", false, "stray-gpu-toleration",

@@ -27,7 +27,8 @@ bool denies_partial_pods(std::string_view rule_id) {
 void RuleContext::report(Action action, std::string field, std::string message, std::string summary) {
   // A stale cluster view (API server unreachable) must not turn a healthy pod away on old facts: by default
   // cluster-aware verdicts become warnings that say how old the view is.
-  if (rule_->cluster_aware && cluster_ != nullptr && cluster_->stale &&
+  if (rule_->cluster_aware && cluster_ != nullptr &&
+      cluster_->stale_for(rule_->reads | (pod_.resource_claims.empty() ? 0 : rule_->reads_for_claims)) &&
       rules_.on_stale_cluster != OnStale::kEnforce) {
     if (rules_.on_stale_cluster == OnStale::kSkip) return;
     const std::string age = "(cluster view " + std::to_string(cluster_->age_seconds) + "s old) ";

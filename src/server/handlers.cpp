@@ -73,6 +73,17 @@ std::optional<std::chrono::milliseconds> api_server_timeout(std::string_view tar
   return std::nullopt;
 }
 
+namespace {
+
+// Started on an invalid policy file: not ready, so only a caller that bypasses the Service gets here. 500
+// lets the API server's failurePolicy decide; an allow would be a silent one.
+Response no_policy_response(admission::Endpoint endpoint, const ReviewDependencies& deps) {
+  deps.metrics.record_review(endpoint, admission::Verdict::kError, 0);
+  return text_response(500, "gpuadmit has no valid policy: " + deps.policy.unloaded_reason());
+}
+
+}  // namespace
+
 Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps) {
   return [endpoint, deps = std::move(deps)](const Request& request) {
     if (!is_json_media_type(request.content_type)) {
@@ -81,6 +92,7 @@ Handler review_handler(admission::Endpoint endpoint, ReviewDependencies deps) {
     }
     // The request keeps this snapshot to the end, whatever reloads happen meanwhile.
     const std::shared_ptr<const policy::PolicySet> policies = deps.policy.policies();
+    if (policies == nullptr) return no_policy_response(endpoint, deps);
     const std::optional<policy::ClusterView> cluster = deps.cluster_view ? deps.cluster_view() : std::nullopt;
     const auto start = std::chrono::steady_clock::now();
     std::chrono::milliseconds deadline = deps.review_deadline;

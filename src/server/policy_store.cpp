@@ -5,25 +5,50 @@
 
 namespace gpuadmit::server {
 
-Result<std::unique_ptr<PolicyStore>> PolicyStore::open(std::optional<std::filesystem::path> file) {
+namespace {
+
+// What reload_if_changed compares for a file it could not read: the error, so a file that stays missing is
+// reported once, not on every poll. No policy file holds a NUL byte.
+std::string unreadable_marker(const Error& error) {
+  return std::string(1, '\0') + error.message;
+}
+
+}  // namespace
+
+std::unique_ptr<PolicyStore> PolicyStore::open(std::optional<std::filesystem::path> file) {
   if (!file) {
-    return std::unique_ptr<PolicyStore>(new PolicyStore(
-        std::nullopt, std::string(), std::make_shared<const policy::RuleSet>(config::default_rule_set())));
+    return std::unique_ptr<PolicyStore>(
+        new PolicyStore(std::nullopt, std::string(),
+                        std::make_shared<const policy::RuleSet>(config::default_rule_set()), {}));
   }
   auto content = read_file(*file);
-  if (!content) return content.error();
+  if (!content) {
+    const std::string marker = unreadable_marker(content.error());
+    return std::unique_ptr<PolicyStore>(
+        new PolicyStore(std::move(file), marker, nullptr, content.error().message));
+  }
   auto rules = config::load_policy(*content, file->string());
-  if (!rules) return rules.error();
+  if (!rules) {
+    return std::unique_ptr<PolicyStore>(
+        new PolicyStore(std::move(file), std::move(*content), nullptr, rules.error().message));
+  }
   return std::unique_ptr<PolicyStore>(new PolicyStore(
-      std::move(file), std::move(*content), std::make_shared<const policy::RuleSet>(std::move(*rules))));
+      std::move(file), std::move(*content), std::make_shared<const policy::RuleSet>(std::move(*rules)), {}));
 }
 
 PolicyStore::PolicyStore(std::optional<std::filesystem::path> file, std::string content,
-                         std::shared_ptr<const policy::RuleSet> rules)
+                         std::shared_ptr<const policy::RuleSet> rules, std::string unloaded_reason)
     : file_(std::move(file)),
       last_content_(std::move(content)),
       fallback_(rules),
-      current_(std::make_shared<const policy::PolicySet>(policy::PolicySet{std::move(rules), {}})) {}
+      current_(rules ? std::make_shared<const policy::PolicySet>(policy::PolicySet{std::move(rules), {}})
+                     : nullptr),
+      unloaded_reason_(std::move(unloaded_reason)) {}
+
+std::string PolicyStore::unloaded_reason() const {
+  const std::lock_guard lock(reason_mutex_);
+  return unloaded_reason_;
+}
 
 std::shared_ptr<const policy::PolicySet> PolicyStore::policies() const {
   return current_.load();
@@ -35,6 +60,7 @@ std::shared_ptr<const policy::RuleSet> PolicyStore::current() const {
 }
 
 Resolution PolicyStore::resolve_locked(const std::string& now) {
+  if (fallback_ == nullptr) return {};  // nothing is in force until the file loads
   if (!objects_applied_) {
     current_.store(std::make_shared<const policy::PolicySet>(policy::PolicySet{fallback_, {}}));
     return {};
@@ -63,11 +89,21 @@ std::vector<StatusUpdate> PolicyStore::apply_objects(const std::vector<nlohmann:
 }
 
 std::vector<std::string> PolicyStore::object_problems(const nlohmann::json& object) const {
-  return policy_object_problems(object, *current());
+  const auto cluster = current();
+  if (cluster == nullptr) return {"gpuadmit has no valid policy: " + unloaded_reason()};
+  return policy_object_problems(object, *cluster);
 }
 
 std::string PolicyStore::source() const {
   return file_ ? file_->string() : std::string("<embedded>");
+}
+
+ReloadReport PolicyStore::failed_locked(std::string error) {
+  if (fallback_ == nullptr) {
+    const std::lock_guard reason_lock(reason_mutex_);
+    unloaded_reason_ = error;
+  }
+  return {ReloadStatus::kFailed, std::move(error), {}};
 }
 
 ReloadReport PolicyStore::reload_if_changed() {
@@ -75,17 +111,20 @@ ReloadReport PolicyStore::reload_if_changed() {
   const std::lock_guard lock(reload_mutex_);
   auto content = read_file(*file_);
   if (!content) {
-    // Remembered like content, so a file that stays missing is reported once, not on every poll.
-    const std::string marker = std::string(1, '\0') + content.error().message;
+    const std::string marker = unreadable_marker(content.error());
     if (marker == last_content_) return {};
     last_content_ = marker;
-    return {ReloadStatus::kFailed, content.error().message, {}};
+    return failed_locked(content.error().message);
   }
   if (*content == last_content_) return {};
   last_content_ = *content;
   auto rules = config::load_policy(*content, file_->string());
-  if (!rules) return {ReloadStatus::kFailed, rules.error().message, {}};
+  if (!rules) return failed_locked(rules.error().message);
   fallback_ = std::make_shared<const policy::RuleSet>(std::move(*rules));
+  {
+    const std::lock_guard reason_lock(reason_mutex_);
+    unloaded_reason_.clear();
+  }
   // The statuses of the objects are written again with the next list (their meaning only changes when a
   // GPUPolicy no longer tightens the new file, and then only if no ClusterGPUPolicy is in force).
   const Resolution resolution = resolve_locked({});

@@ -38,7 +38,7 @@ PolicyObjectSource::OnChange on_policy_objects(Webhook& webhook, PolicyObjectSou
     const auto set = store.policies();
     log.info("policy objects applied", {{"cluster_policies", cluster.size()},
                                         {"namespace_policies", namespaced.size()},
-                                        {"namespaces_tightened", set->namespaces.size()},
+                                        {"namespaces_tightened", set ? set->namespaces.size() : 0},
                                         {"status_updates", updates.size()}});
     for (const StatusUpdate& update : updates) {
       const nlohmann::json& meta = update.object["metadata"];

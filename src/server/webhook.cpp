@@ -27,9 +27,13 @@ Result<std::unique_ptr<Webhook>> Webhook::create(WebhookConfig config, JsonLog l
   auto tls = TlsContextStore::open(config.tls);
   if (!tls) return tls.error();
   auto policy = PolicyStore::open(config.policy_file);
-  if (!policy) return policy.error();
+  if (const std::string reason = policy->unloaded_reason(); !reason.empty()) {
+    // Started after a bad edit: not ready rather than crash-looping, and never on another policy.
+    log.error("policy file invalid; this replica serves no review until it is fixed (the others keep theirs)",
+              {{"error", reason}});
+  }
   auto webhook = std::unique_ptr<Webhook>(
-      new Webhook(std::move(config), std::move(log), std::move(*tls), std::move(*policy)));
+      new Webhook(std::move(config), std::move(log), std::move(*tls), std::move(policy)));
   auto server = Server::bind(webhook->config_.server, webhook->router_, *webhook->tls_, webhook->metrics_,
                              webhook->readiness_, webhook->log_);
   if (!server) return server.error();
@@ -69,7 +73,9 @@ Webhook::Webhook(WebhookConfig config, JsonLog log, std::unique_ptr<TlsContextSt
       metrics_(kVersion),
       tls_(std::move(tls)),
       policy_(std::move(policy)) {
-  readiness_.add_condition("policy loaded", [store = policy_.get()] { return store->current() != nullptr; });
+  readiness_.add_check("policy", [store = policy_.get()] { return store->unloaded_reason(); });
+  // The alert fires for as long as the refused version is the mounted one, a start on it included.
+  metrics_.policy_file_rejected.with({}).set(policy_->unloaded_reason().empty() ? 0 : 1);
   for (auto& [name, is_met] : config_.readiness_conditions) readiness_.add_condition(name, is_met);
   const ReviewFunction review = [](std::string_view body, admission::Endpoint endpoint,
                                    const policy::PolicySet& policies, const policy::ClusterView* cluster,

@@ -15,7 +15,8 @@
 #           own validation (422) instead of gpuadmit: a fix or a denial skipped.
 # Faults: a rolling restart (SIGTERM, drain, start again; one replica, then the other), the serving
 # certificate rotated to a new CA mid-load (caBundle carrying both first, as a rotation must), a broken
-# policy written mid-load (the replicas must keep the old one and say so), the API server unreachable from
+# policy written mid-load (the replicas must keep the old one and say so), a replica restarted on that
+# broken policy (live, kept out of the balancer until the file is fixed, never on another policy), the API server unreachable from
 # the replicas for 60 s (their kubeconfig goes through a proxy that holds every byte), kube-apiserver
 # restarted (the watches break; the recovery time of the replicas' views), etcd restarted, and hostile
 # clients at both replicas (tools/hostile: idle TLS connections, slowloris headers and bodies, each
@@ -24,8 +25,8 @@
 # "none" row is the baseline.
 #
 # Env: FAULTS_SECONDS (default 30), FAULTS_CLIENTS (4), FAULTS_RATE (per client and second, 10),
-# FAULTS_ONLY (space-separated fault names to run: none rolling-restart cert-rotation broken-policy partition
-# slow-clients answered-clients apiserver-restart etcd-restart), FAULTS_SLOW_CLIENTS (hostile connections per
+# FAULTS_ONLY (space-separated fault names to run: none rolling-restart cert-rotation broken-policy
+# restart-on-broken-policy partition slow-clients answered-clients apiserver-restart etcd-restart), FAULTS_SLOW_CLIENTS (hostile connections per
 # replica, 5000: 10,000 in all, against the default --max-connections of 512 each), FAULTS_ANSWERED_CLIENTS
 # (connections per replica that ask GET /healthz once and then hold it idle, 600).
 set -euo pipefail
@@ -37,7 +38,7 @@ STATE=$GPUADMIT_E2E_STATE
 SECS=${FAULTS_SECONDS:-30}
 CLIENTS=${FAULTS_CLIENTS:-4}
 RATE=${FAULTS_RATE:-10}
-ONLY=${FAULTS_ONLY:-none rolling-restart cert-rotation broken-policy partition slow-clients answered-clients apiserver-restart etcd-restart}
+ONLY=${FAULTS_ONLY:-none rolling-restart cert-rotation broken-policy restart-on-broken-policy partition slow-clients answered-clients apiserver-restart etcd-restart}
 SLOW_CLIENTS=${FAULTS_SLOW_CLIENTS:-5000}
 ANSWERED_CLIENTS=${FAULTS_ANSWERED_CLIENTS:-600}
 [[ $SECS =~ ^[1-9][0-9]*$ && $CLIENTS =~ ^[1-9][0-9]*$ && $RATE =~ ^[1-9][0-9]*$ ]] ||
@@ -262,6 +263,36 @@ fault_broken_policy() {
   sleep 5   # creates under the broken file
   cp "$WORK/policy.good" "$WORK/policy.yaml"
   echo "broken policy written for 5 s: replica 0 counted the failed reload after $((t / 10)).$((t % 10)) s and kept the old policy"
+}
+
+# A restart while the mounted policy is broken (#47 item 5): the replica comes up live but not ready, the
+# balancer (as the endpoints controller) keeps it out, the other replica serves every create with the policy
+# it held, and the fixed file makes the restarted one ready without another restart.
+fault_restart_on_broken_policy() {
+  local t ready
+  cp "$WORK/policy.yaml" "$WORK/policy.good"
+  printf 'apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n  rules:\n    node-fit: {action: sometimes}\n' >"$WORK/policy.yaml"
+  stop_replica 0
+  "$BIN" serve --listen "127.0.0.1:${PORT[0]}" --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
+    --policy "$WORK/policy.yaml" --drain-seconds 5 --kubeconfig "$WORK/via-proxy.kubeconfig" \
+    >>"$WORK/replica-0.log" 2>&1 &
+  REPLICA_PID[0]=$!
+  for ((t = 0; t < 100; t++)); do
+    curl -fsS --max-time 1 --cacert "$CERTS/trust.pem" "https://127.0.0.1:${PORT[0]}/healthz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  ((t < 100)) || { echo "replica 0 not live on the broken policy: $(tail -3 "$WORK/replica-0.log")"; return 1; }
+  sleep 5   # creates while replica 0 is up on the broken file
+  ready=$(curl -sS --max-time 2 --cacert "$CERTS/trust.pem" "https://127.0.0.1:${PORT[0]}/readyz" 2>&1)
+  [[ $ready == *"policy: "*":5:"* ]] || { echo "replica 0 on the broken policy answered /readyz: $ready"; return 1; }
+  kill -0 "${REPLICA_PID[0]}" 2>/dev/null || { echo "replica 0 exited on the broken policy"; return 1; }
+  cp "$WORK/policy.good" "$WORK/policy.yaml"
+  for ((t = 0; t < 100; t++)); do
+    curl -fsS --max-time 1 --cacert "$CERTS/trust.pem" "https://127.0.0.1:${PORT[0]}/readyz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  ((t < 100)) || { echo "replica 0 not ready 10 s after the policy was fixed"; return 1; }
+  echo "replica 0 restarted on a broken policy: live, unready for 5 s (/readyz named the error at its line), exited 0 times; ready $((t / 10)).$((t % 10)) s after the fix, replica 1 served meanwhile"
 }
 
 # view_recovery: seconds until both replicas' views are synced and not stale again.

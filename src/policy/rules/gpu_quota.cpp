@@ -9,6 +9,7 @@
 #include "../dra_devices.hpp"
 #include "../rule_context.hpp"
 #include "gpuadmit/k8s/qos.hpp"
+#include "gpuadmit/policy/catalogue.hpp"
 
 namespace gpuadmit::policy {
 namespace {
@@ -259,7 +260,12 @@ void check_workload_gpu_quota(const std::vector<QuotaShare>& shares, const RuleS
   Action action = rules.gpu_quota.action;
   if (view == nullptr || view->snapshot == nullptr || shares.size() < 2 || action == Action::kOff) return;
   std::string age;
-  if (view->stale && rules.on_stale_cluster != OnStale::kEnforce) {
+  // The kinds the rule reads (its catalogue entry), the device kinds only when a share uses claims.
+  const RuleEntry& entry = *find_rule("gpu-quota");
+  const bool claims = std::any_of(shares.begin(), shares.end(),
+                                  [](const QuotaShare& share) { return !share.pod.resource_claims.empty(); });
+  const ViewKinds reads = entry.reads | (claims ? entry.reads_for_claims : 0);
+  if (view->stale_for(reads) && rules.on_stale_cluster != OnStale::kEnforce) {
     if (rules.on_stale_cluster == OnStale::kSkip) return;
     if (action == Action::kEnforce) action = Action::kWarn;
     age = "(cluster view " + std::to_string(view->age_seconds) + "s old) ";

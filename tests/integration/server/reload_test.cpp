@@ -158,5 +158,38 @@ TEST_CASE("a policy reload under load swaps valid policies in and keeps the old 
   CHECK(webhook.metric(R"(gpuadmit_policy_reloads_total{result="failure"})") == 1);
 }
 
+// A restart while the mounted policy is invalid (#47 item 5): the replica neither crash-loops nor serves a
+// policy it was not given. It stays live, refuses readiness with the loader's error (the Deployment's other
+// replicas keep serving), answers a review that reaches it anyway with 500 (never an allow), and is ready
+// as soon as the file is fixed.
+TEST_CASE("a webhook started on an invalid policy is live, not ready, and ready once it is fixed") {
+  TestWebhook webhook({.policy_yaml = std::string(kPolicyInvalid)});
+  HttpsClient client = webhook.client();
+  const auto status_of = [&](const std::string& method, const std::string& path, const std::string& body) {
+    auto reply = client.request(method, path, body);
+    REQUIRE(reply);
+    return *reply;
+  };
+  CHECK(status_of("GET", "/healthz", "").status == 200);
+  const auto not_ready = status_of("GET", "/readyz", "");
+  CHECK(not_ready.status == 503);
+  CHECK_THAT(not_ready.body, Catch::Contains(webhook.policy_path().string() + ":8:"));
+  const std::string burstable = admission_review(fixture_pod("vit-b-burstable"), "uid-unready");
+  const auto refused = status_of("POST", "/validate", burstable);
+  CHECK(refused.status == 500);
+  CHECK_THAT(refused.body, Catch::Contains("no valid policy"));
+  CHECK(webhook.metric("gpuadmit_policy_file_rejected") == 1);
+  CHECK(webhook.webhook().check_files_now().policy.status == ReloadStatus::kUnchanged);
+  CHECK(webhook.metric("gpuadmit_policy_file_rejected") == 1);
+
+  webhook.write_policy(std::string(kPolicyQosOff));
+  CHECK(webhook.webhook().check_files_now().policy.status == ReloadStatus::kReloaded);
+  CHECK(webhook.metric("gpuadmit_policy_file_rejected") == 0);
+  CHECK(status_of("GET", "/readyz", "").status == 200);
+  const auto judged = status_of("POST", "/validate", burstable);
+  REQUIRE(judged.status == 200);
+  CHECK(nlohmann::json::parse(judged.body)["response"]["allowed"].get<bool>());
+}
+
 }  // namespace
 }  // namespace gpuadmit::test

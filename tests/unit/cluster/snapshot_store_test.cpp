@@ -193,13 +193,29 @@ TEST_CASE("one kind without a watch is enough to make the view stale", "[store]"
   store.set_watching(Kind::kStorageClass, false);
   clock.advance(45s);
   CHECK(store.view().stale);
+  // That kind alone: the rules that do not read it keep their verdicts (#47 item 6).
+  CHECK(store.view().stale_kinds == policy::view_kind_bit(policy::ViewKind::kStorageClass));
   CHECK(store.stats().kinds[cluster::index(Kind::kStorageClass)].seconds_since_contact == Approx(45.0));
   CHECK(store.stats().kinds[cluster::index(Kind::kNode)].seconds_since_contact == Approx(0.0));
 
   // A successful relist of that kind counts as contact: fresh again.
   store.replace(Kind::kStorageClass, {});
   CHECK_FALSE(store.view().stale);
+  CHECK(store.view().stale_kinds == 0);
   CHECK(store.view().age_seconds == 0);
+}
+
+TEST_CASE("every kind is stale before the sync and while probes go unanswered", "[store]") {
+  FakeClock clock;
+  cluster::SnapshotStore store(options(), clock);
+  CHECK(store.view().stale_kinds == policy::kEveryViewKind);
+  sync_everything(store);
+  watch_everything(store, true);
+  store.expect_probes();
+  clock.advance(31s);  // the watches stay open, but nothing answers: a partition
+  CHECK(store.view().stale_kinds == policy::kEveryViewKind);
+  store.probe_answered();
+  CHECK(store.view().stale_kinds == 0);
 }
 
 TEST_CASE("rebuilds coalesce: changes within the interval wait for it, a change after a quiet spell does not",

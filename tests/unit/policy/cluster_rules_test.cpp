@@ -38,6 +38,39 @@ TEST_CASE("a stale cluster view turns cluster-aware denials into warnings that s
   CHECK_FALSE(check(gpu_pod("8"), gpu_cluster_view(true), strict).allowed);
 }
 
+// #47 item 6: a tenant's kind (claims, templates, volume claims) gone stale must not turn node-fit's or
+// gpu-quota's denials of every other pod into warnings. A rule is downgraded by the kinds it reads, and the
+// device kinds only for a pod that uses claims.
+TEST_CASE("a stale kind downgrades only the rules that read it", "[cluster][stale]") {
+  using gpuadmit::policy::view_kind_bit;
+  using gpuadmit::policy::ViewKind;
+  const auto claims =
+      view_kind_bit(ViewKind::kResourceClaim) | view_kind_bit(ViewKind::kResourceClaimTemplate);
+  const auto sixteen = gpuadmit::test::dra_pod("resourceClaimTemplateName: sixteen-gpus");
+  auto [name, object, cluster, stale, allowed, fragment] =
+      GENERATE_COPY(table<std::string, json, std::string, gpuadmit::policy::ViewKinds, bool, std::string>({
+          {"claims stale: node-fit still denies a pod that uses none", gpu_pod("8"), "gpu-cluster", claims,
+           false, "[node-fit] no node can run this pod"},
+          {"quotas stale: node-fit still denies", gpu_pod("8"), "gpu-cluster",
+           view_kind_bit(ViewKind::kResourceQuota), false, "[node-fit] no node can run this pod"},
+          {"nodes stale: node-fit warns with the view's age", gpu_pod("8"), "gpu-cluster",
+           view_kind_bit(ViewKind::kNode), true,
+           "node-fit: (cluster view 420s old) no node can run this pod"},
+          {"claims stale: dra-claims warns of a pod's claims", sixteen, "dra-cluster", claims, true,
+           "dra-claims: (cluster view 420s old)"},
+          {"volume claims stale: dra-claims still denies", sixteen, "dra-cluster",
+           view_kind_bit(ViewKind::kPersistentVolumeClaim), false, "[dra-claims] request"},
+      }));
+  CAPTURE(name);
+  ClusterView view = gpuadmit::test::view_of(cluster);
+  view.stale = true;
+  view.stale_kinds = stale;
+  view.age_seconds = 420;
+  const auto r = check(object, view);
+  CHECK(r.allowed == allowed);
+  CHECK_THAT(all_text(r), Catch::Contains(fragment));
+}
+
 TEST_CASE("without a cluster view the cluster-aware rules are skipped and listed", "[cluster]") {
   auto r = gpuadmit::admission::check_object(gpu_pod("8"), RuleSet{}, "ml-team", nullptr);
   REQUIRE(r.ok());

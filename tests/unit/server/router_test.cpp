@@ -65,7 +65,7 @@ TEST_CASE("the review handler hands the body and the policy snapshot to the revi
   Metrics metrics("test");
   auto fake = std::make_shared<FakeReview>();
   ReviewDependencies deps{
-      **store, metrics, JsonLog::discard(),
+      *store, metrics, JsonLog::discard(),
       [fake](std::string_view body, admission::Endpoint, const policy::PolicySet& policies,
              const policy::ClusterView*, const admission::PolicyObjectCheck&, policy::ReviewBudget&) {
         ++fake->calls;
@@ -85,7 +85,7 @@ TEST_CASE("the review handler hands the body and the policy snapshot to the revi
     CHECK(response.content_type == "application/json");
     CHECK(fake->calls == 1);
     CHECK(fake->last_body == "{\"x\":1}");
-    CHECK(fake->last_rules == (*store)->current().get());
+    CHECK(fake->last_rules == store->current().get());
     const std::string text = metrics.render();
     CHECK_THAT(
         text, Catch::Contains(R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="denied"} 1)"));
@@ -107,7 +107,7 @@ TEST_CASE("a review that throws is answered 500 and counted as could not decide"
   REQUIRE(store);
   Metrics metrics("test");
   ReviewDependencies deps{
-      **store, metrics, JsonLog::discard(),
+      *store, metrics, JsonLog::discard(),
       [](std::string_view, admission::Endpoint, const policy::PolicySet&, const policy::ClusterView*,
          const admission::PolicyObjectCheck&,
          policy::ReviewBudget&) -> admission::Outcome { throw std::runtime_error("boom"); }};
@@ -148,7 +148,7 @@ TEST_CASE("each review gets a deadline: the server's, or half the API server's t
   std::string said;
   bool before = false;
   ReviewDependencies deps{
-      **store, metrics, JsonLog::discard(),
+      *store, metrics, JsonLog::discard(),
       [&](std::string_view, admission::Endpoint, const policy::PolicySet&, const policy::ClusterView*,
           const admission::PolicyObjectCheck&, policy::ReviewBudget& budget) {
         before = budget.allowance() > 0;

@@ -149,6 +149,9 @@ class SnapshotStore {
   void probe_answered_at(std::int64_t now);
   [[nodiscard]] std::int64_t now_ns() const noexcept;
   [[nodiscard]] std::int64_t current_as_of_ns(std::int64_t now) const noexcept;
+  // The kinds whose facts are older than stale_after (all of them before the sync, or past the probes).
+  [[nodiscard]] policy::ViewKinds stale_kinds(bool is_synced, std::int64_t now,
+                                              std::int64_t stale_after) const noexcept;
   // A ResourceSlice's device views pointed at the pool's copies; other kinds as they are.
   void intern(ClusterObject& object) const;
 

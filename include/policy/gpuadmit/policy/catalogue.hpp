@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpuadmit/policy/cluster_snapshot.hpp"
 #include "gpuadmit/policy/parameters.hpp"
 #include "gpuadmit/policy/rule_set.hpp"
 
@@ -24,6 +25,10 @@ struct RuleEntry {
   Action (*action)(const RuleSet&) = nullptr;          // the action the policy gives the rule
   void (*read)(ParameterReader&, RuleSet&) = nullptr;  // its spec.rules.<id> settings
   void (*run)(RuleContext&) = nullptr;                 // on a pod (or a workload's pod template)
+  // The kinds of the view its verdicts rest on: when one of them is stale, they follow spec.cluster.onStale.
+  // `reads_for_claims` are read only for a pod that uses DRA claims.
+  ViewKinds reads = 0;
+  ViewKinds reads_for_claims = 0;
 };
 
 // Every rule, in evaluation order (mutations apply in this order on every invocation).

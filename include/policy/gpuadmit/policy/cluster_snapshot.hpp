@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -20,6 +21,28 @@
 #include "gpuadmit/policy/shared_list.hpp"
 
 namespace gpuadmit::policy {
+
+// The kinds of objects in the view, in the cluster layer's order (cluster::Kind), so that staleness can be
+// told per kind: the rules read different kinds, and a tenant creates some of them.
+enum class ViewKind : std::uint8_t {
+  kNode,
+  kResourceQuota,
+  kStorageClass,
+  kPersistentVolumeClaim,
+  kDeviceClass,
+  kResourceSlice,
+  kResourceClaim,
+  kResourceClaimTemplate,
+};
+using ViewKinds = std::uint16_t;  // a set of ViewKind, one bit each
+[[nodiscard]] constexpr ViewKinds view_kind_bit(ViewKind kind) noexcept {
+  return static_cast<ViewKinds>(1U << static_cast<unsigned>(kind));
+}
+inline constexpr ViewKinds kEveryViewKind = 0xFF;
+// What the DRA rules read of a pod's claims: the devices, and the claims and templates that ask for them.
+inline constexpr ViewKinds kDeviceViewKinds =
+    view_kind_bit(ViewKind::kDeviceClass) | view_kind_bit(ViewKind::kResourceSlice) |
+    view_kind_bit(ViewKind::kResourceClaim) | view_kind_bit(ViewKind::kResourceClaimTemplate);
 
 struct ClusterSnapshot {
   SharedList<k8s::Node> nodes;  // sorted by name
@@ -123,6 +146,11 @@ struct ClusterView {
   std::shared_ptr<const ClusterSnapshot> snapshot;
   bool stale = false;            // the watch lost the API server; the snapshot is the last good one
   std::int64_t age_seconds = 0;  // since the last successful sync, for messages
+  // Which kinds are stale when `stale`: every kind unless the caller tells them apart (the watcher does).
+  ViewKinds stale_kinds = kEveryViewKind;
+
+  // Whether a verdict drawn from `reads` rests on stale facts.
+  [[nodiscard]] bool stale_for(ViewKinds reads) const noexcept { return stale && (stale_kinds & reads) != 0; }
 };
 
 }  // namespace gpuadmit::policy

@@ -3,6 +3,11 @@
 // snapshot and keep it for the whole request, so a reload in the middle of a review never mixes two
 // policies. Reloads are serialized; readers wait only for the pointer swap at the end of one, never for the
 // file read or the parse.
+//
+// A file that is invalid when the server starts leaves the store with no policy (a restart after a bad
+// edit, #47 item 5): the replica stays live, refuses readiness with the loader's error and answers reviews
+// with 500, while the replicas that hold the last valid policy keep serving. It never falls back to another
+// policy than the one it was given. The first valid version of the file puts it in force.
 #pragma once
 
 #include <filesystem>
@@ -22,13 +27,16 @@ namespace gpuadmit::server {
 
 class PolicyStore {
  public:
-  // With a file: loads it now (an invalid file is an error: refuse to start on a policy we cannot read).
-  // Without: the embedded default policy, which never reloads.
-  static Result<std::unique_ptr<PolicyStore>> open(std::optional<std::filesystem::path> file);
+  // With a file: loads it now; when it is missing or invalid, no policy is in force until it is fixed
+  // (unloaded_reason() says why). Without: the embedded default policy, which never reloads.
+  static std::unique_ptr<PolicyStore> open(std::optional<std::filesystem::path> file);
 
+  // Null while no policy is in force.
   [[nodiscard]] std::shared_ptr<const policy::PolicySet> policies() const;
-  // The cluster policy in force (policies()->cluster).
+  // The cluster policy in force (policies()->cluster); null while none is.
   [[nodiscard]] std::shared_ptr<const policy::RuleSet> current() const;
+  // "" while a policy is in force; otherwise why none is: the loader's error for the file's content.
+  [[nodiscard]] std::string unloaded_reason() const;
   [[nodiscard]] std::string source() const;  // the file path, or "<embedded>"
 
   // Re-reads the file; swaps in a valid new policy, keeps the old one when the new one is invalid.
@@ -45,20 +53,25 @@ class PolicyStore {
 
  private:
   PolicyStore(std::optional<std::filesystem::path> file, std::string content,
-              std::shared_ptr<const policy::RuleSet> rules);
+              std::shared_ptr<const policy::RuleSet> rules, std::string unloaded_reason);
   // Swaps in the policies of the file's rules and the objects last applied (reload_mutex_ held).
   Resolution resolve_locked(const std::string& now);
+  // A version of the file that did not load (reload_mutex_ held): while none has, it is why.
+  ReloadReport failed_locked(std::string error);
 
   const std::optional<std::filesystem::path> file_;
   std::mutex reload_mutex_;
-  std::string last_content_;                         // guarded by reload_mutex_
-  std::shared_ptr<const policy::RuleSet> fallback_;  // the file's or the default; guarded by reload_mutex_
-  bool objects_applied_ = false;                     // guarded by reload_mutex_
-  std::vector<nlohmann::json> cluster_objects_;      // guarded by reload_mutex_
-  std::vector<nlohmann::json> namespaced_objects_;   // guarded by reload_mutex_
-  std::string cluster_policy_name_;                  // guarded by reload_mutex_
-  LastValid last_valid_;                             // guarded by reload_mutex_
+  std::string last_content_;  // guarded by reload_mutex_
+  // The file's or the default; null until the file first loads. Guarded by reload_mutex_.
+  std::shared_ptr<const policy::RuleSet> fallback_;
+  bool objects_applied_ = false;                    // guarded by reload_mutex_
+  std::vector<nlohmann::json> cluster_objects_;     // guarded by reload_mutex_
+  std::vector<nlohmann::json> namespaced_objects_;  // guarded by reload_mutex_
+  std::string cluster_policy_name_;                 // guarded by reload_mutex_
+  LastValid last_valid_;                            // guarded by reload_mutex_
   SharedSlot<const policy::PolicySet> current_;
+  mutable std::mutex reason_mutex_;  // never held with reload_mutex_ taken after it
+  std::string unloaded_reason_;      // guarded by reason_mutex_
 };
 
 }  // namespace gpuadmit::server

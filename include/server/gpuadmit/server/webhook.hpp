@@ -34,7 +34,8 @@ struct WebhookConfig {
   std::chrono::milliseconds reload_interval{2'000};
   // Where the cluster-aware rules get their view (the cluster watcher's snapshot store); empty: none.
   ClusterViewSource cluster_view;
-  // More /readyz conditions besides "policy loaded", e.g. {"cluster view synced", [&] { return ...; }}.
+  // More /readyz conditions besides "policy" (a valid policy in force), e.g. {"cluster view synced", [&] {
+  // return ...; }}.
   std::vector<std::pair<std::string, std::function<bool()>>> readiness_conditions;
   // More Prometheus text appended to /metrics on each scrape (the cluster view's series); empty: none.
   std::function<std::string()> extra_metrics;
