@@ -296,10 +296,13 @@ def main(path, namespace):
                 res = c.get("resources", {})
                 if not res.get("requests") or res.get("requests") != res.get("limits"):
                     bad(f"{where}: container {c['name']}: requests must equal limits, got {res}")
+                # With a metrics listener the probes go there (its own connection cap; the review port
+                # can then be closed to all but the API server), else to the https port.
+                probe_port = "metrics" if flag(c.get("args", []), "metrics-listen") is not None else "https"
                 for probe, path_ in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
                     g = c.get(probe, {}).get("httpGet", {})
-                    if g.get("path") != path_ or g.get("scheme") != "HTTPS" or g.get("port") != "https":
-                        bad(f"{where}: {probe} must GET {path_} over HTTPS on the https port, got {g}")
+                    if g.get("path") != path_ or g.get("scheme") != "HTTPS" or g.get("port") != probe_port:
+                        bad(f"{where}: {probe} must GET {path_} over HTTPS on the {probe_port} port, got {g}")
                 for m in c.get("volumeMounts", []):
                     if m.get("subPath"):
                         bad(f"{where}: subPath mount {m['name']} never sees Secret/ConfigMap updates")

@@ -324,11 +324,14 @@ PY
   done
 }
 
-# metrics.port: off (default) /metrics on the https port (ServiceMonitor too); on, --metrics-listen, a container
-# port and a Service port named metrics, the ServiceMonitor scraping it and the NetworkPolicy admitting it from
-# networkPolicy.metricsFrom (check_manifests.py checks the ports; here the flag and the sources).
+# metrics.port: 0, /metrics and the probes on the https port (ServiceMonitor too); on (default 8444),
+# --metrics-listen, a container port and a Service port named metrics, the probes, the ServiceMonitor scraping it
+# and the NetworkPolicy admitting it from networkPolicy.metricsFrom (check_manifests.py checks the ports and
+# probes; here the default, the flag and the sources).
 metrics_port_rendered() {
-  render --set serviceMonitor.enabled=true --set networkPolicy.enabled=true >"$WORK/m-off.yaml" &&
+  render >"$WORK/m-default.yaml" || return 1
+  grep -q -- '--metrics-listen=0.0.0.0:8444' "$WORK/m-default.yaml" || { echo "the default does not pass --metrics-listen=0.0.0.0:8444"; return 1; }
+  render --set serviceMonitor.enabled=true --set networkPolicy.enabled=true --set metrics.port=0 >"$WORK/m-off.yaml" &&
     python3 "$HERE/check_manifests.py" "$WORK/m-off.yaml" "$NS" || return 1
   ! grep -q -- '--metrics-listen' "$WORK/m-off.yaml" || { echo "metrics.port 0 still passes --metrics-listen"; return 1; }
   render -f "$CHART/ci/client-auth-values.yaml" >"$WORK/m-on.yaml" && python3 "$HERE/check_manifests.py" "$WORK/m-on.yaml" "$NS" || return 1
@@ -346,6 +349,25 @@ if len(metrics_rule) != 1 or metrics_rule[0].get("from") != [{"namespaceSelector
 print("problems:", problems or "none")
 sys.exit(1 if problems else 0)
 PY
+}
+
+# optOutGuard: on by default, guarding webhooks.namespaceSelector.optOutLabel for allowedGroups and
+# allowedUsers; nothing when off, without a label, or for a Kubernetes before 1.30 (no
+# ValidatingAdmissionPolicy v1); neither a group nor a user fails (the live behaviour: opt_out_guard).
+opt_out_guard_rendered() {
+  local out
+  out=$(render --show-only templates/opt-out-guard.yaml --set webhooks.namespaceSelector.optOutLabel=example.com/off \
+    --set 'optOutGuard.allowedGroups={admins,platform}') || return 1
+  grep -q '"example.com/off" in object.metadata.labels' <<<"$out" &&
+    grep -q 'request.userInfo.groups.exists(g, g in \["admins","platform"\])' <<<"$out" &&
+    grep -q 'kind: ValidatingAdmissionPolicyBinding' <<<"$out" || { echo "$out"; return 1; }
+  for set in optOutGuard.enabled=false webhooks.namespaceSelector.optOutLabel=; do
+    out=$(render --set "$set" | grep -c 'kind: ValidatingAdmissionPolicy' || true)
+    [[ $out == 0 ]] || { echo "$set still renders the guard"; return 1; }
+  done
+  out=$(render --kube-version 1.29.0 | grep -c 'kind: ValidatingAdmissionPolicy' || true)
+  [[ $out == 0 ]] || { echo "Kubernetes 1.29 gets the guard"; return 1; }
+  echo "rendered for the label and groups given; not when off, without a label, nor for 1.29"
 }
 
 # certificates.helm.renew: on (default), the Secret holds ca.key beside ca.crt, tls.crt and tls.key, ca.key is
@@ -554,6 +576,10 @@ phase_static() {
     expect_fail "contradictory values: clientAuth.caBundle and clientAuth.existingSecret" --set clientAuth.caBundle=x --set clientAuth.existingSecret=s
   check "clientAuth.caBundle that is not PEM (base64) fails" \
     expect_fail "clientAuth.caBundle must be PEM" --set clientAuth.enabled=true --set clientAuth.caBundle=Cg==
+  check "optOutGuard: a ValidatingAdmissionPolicy for the opt-out label by default; none off, without a label, before 1.30" \
+    opt_out_guard_rendered
+  check "optOutGuard with neither a group nor a user fails" expect_fail "optOutGuard.enabled with no allowedGroups nor allowedUsers" \
+    --set optOutGuard.allowedGroups=null
   check "metrics.port = server.port fails" expect_fail "metrics.port \(8443\) must differ from server.port" --set metrics.port=8443
   check "metrics.port below 1024 fails (schema)" expect_fail "at '/metrics/port'" --set metrics.port=80
   check "every flag the Deployment passes is one gpuadmit serve --help lists" serve_flags_known
@@ -651,7 +677,8 @@ helm_install() {
       configmap/gpuadmit-policy poddisruptionbudget/gpuadmit resourcequota/gpuadmit-critical-pods \
       role/gpuadmit-certificate-renewal rolebinding/gpuadmit-certificate-renewal role/gpuadmit-audit rolebinding/gpuadmit-audit &&
     kc get clusterrole/gpuadmit clusterrolebinding/gpuadmit clusterrole/gpuadmit-audit clusterrolebinding/gpuadmit-audit \
-      mutatingwebhookconfiguration/mutate.gpuadmit.io validatingwebhookconfiguration/validate.gpuadmit.io &&
+      mutatingwebhookconfiguration/mutate.gpuadmit.io validatingwebhookconfiguration/validate.gpuadmit.io \
+      validatingadmissionpolicy/gpuadmit-opt-out-guard validatingadmissionpolicybinding/gpuadmit-opt-out-guard &&
     # crds/: the PolicyReport CRD, installed by `helm install` before the templates (none existed).
     kc wait --for=condition=Established --timeout=30s crd/policyreports.wgpolicyk8s.io
 }
@@ -1165,18 +1192,18 @@ routing_pilot() {
   return "$rc"
 }
 
-# docs/rollout.md's ValidatingAdmissionPolicy, applied from the page: a user who may update namespaces
-# cannot add the opt-out label but can set others; an admin (system:masters) can add it.
+# The chart's optOutGuard (a ValidatingAdmissionPolicy, on by default), rendered for a release of its own so
+# that it stands alone: a user who may update namespaces cannot add the opt-out label, nor create a namespace
+# with it, but can set other labels; an admin (system:masters) can add it, and alice cannot remove it; a user
+# named in optOutGuard.allowedUsers can.
 opt_out_guard() {
   local i out rc=0
-  python3 - "$ROOT/docs/rollout.md" "$WORK/guard.yaml" <<'PY' || return 1
-import re, sys
-m = re.search(r"<!-- opt-out-guard -->\s*```yaml\n(.*?)```", open(sys.argv[1]).read(), re.S)
-open(sys.argv[2], "w").write(m.group(1))
-PY
+  render --show-only templates/opt-out-guard.yaml --set 'optOutGuard.allowedUsers={bob}' >"$WORK/guard.yaml" || return 1
   kc create namespace guard-test >/dev/null || return 1
   kc create clusterrole guard-test-ns --verb=get,update,patch --resource=namespaces >/dev/null &&
-    kc create clusterrolebinding guard-test-ns --clusterrole=guard-test-ns --user=alice >/dev/null || return 1
+    kc create clusterrolebinding guard-test-ns --clusterrole=guard-test-ns --user=alice --user=bob >/dev/null || return 1
+  kc create clusterrole guard-test-create --verb=create --resource=namespaces >/dev/null &&
+    kc create clusterrolebinding guard-test-create --clusterrole=guard-test-create --user=alice >/dev/null || return 1
   kc apply -f "$WORK/guard.yaml" >/dev/null || return 1
   # The policy reaches the API server's admission asynchronously: wait until alice is refused.
   for ((i = 0; i < 100; i++)); do
@@ -1185,13 +1212,19 @@ PY
     sleep 0.3
   done
   echo "alice adds the opt-out label: $out"
-  [[ $out == *"only cluster admins may add or remove the gpuadmit.io/ignore label"* ]] || rc=1
+  [[ $out == *"only the groups system:masters and the users bob may add or remove the label gpuadmit.io/ignore, which turns gpuadmit off for a namespace"* ]] || rc=1
+  out=$(printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: guard-born-out, labels: {gpuadmit.io/ignore: "true"}}\n' |
+    kc create -f - --as=alice 2>&1) && { echo "alice created a namespace with the label: $out"; rc=1; }
+  echo "alice creates a namespace with it: $out"
   kc label namespace guard-test team=ml --as=alice || rc=1
   kc label namespace guard-test gpuadmit.io/ignore=true || rc=1
   out=$(kc label namespace guard-test gpuadmit.io/ignore- --as=alice 2>&1) && { echo "alice removed it: $out"; rc=1; }
+  kc label namespace guard-test gpuadmit.io/ignore- --as=bob || { echo "bob (allowedUsers) could not remove it"; rc=1; }
   kc delete -f "$WORK/guard.yaml" >/dev/null || rc=1
   kc delete namespace guard-test --wait=false >/dev/null || rc=1
-  kc delete clusterrolebinding guard-test-ns >/dev/null && kc delete clusterrole guard-test-ns >/dev/null || rc=1
+  kc delete namespace guard-born-out --ignore-not-found --wait=false >/dev/null || rc=1
+  kc delete clusterrolebinding guard-test-ns guard-test-create >/dev/null &&
+    kc delete clusterrole guard-test-ns guard-test-create >/dev/null || rc=1
   return "$rc"
 }
 
@@ -1692,7 +1725,7 @@ phase_cluster() {
   check "routing: what reaches gpuadmit (namespaces, rules; defaults)" routing default
   check "routing: what reaches gpuadmit with matchConditions (only GPU-related pods, workloads and claims; under Fail with gpuadmit down a claim and a CPU Deployment are created)" routing matchConditions
   check "routing: pilot mode sends only namespaces with webhooks.namespaceSelector.matchLabels" routing_pilot
-  check "docs/rollout.md's opt-out guard: only admins add or remove gpuadmit.io/ignore" opt_out_guard
+  check "the chart's optOutGuard: only allowedGroups and allowedUsers add or remove gpuadmit.io/ignore" opt_out_guard
   check "gpuadmit policy crds: Established; example policies stored as ClusterGPUPolicy; typos refused at apply" \
     policy_crds_on_the_api_server
   check "helm install with webhooks.url at a gpuadmit on loopback" live_start

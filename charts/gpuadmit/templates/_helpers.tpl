@@ -496,3 +496,14 @@ is presented to this release's webhooks: the URL's host[:port] (webhooks.url), o
 {{- printf "%s:%d" (include "gpuadmit.serviceHost" .) (int .Values.service.port) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+"true" when the opt-out label's guard is rendered: asked for, a label to guard, and an API server that serves
+ValidatingAdmissionPolicy v1 (GA and on in 1.30). By version, since helm template (Argo CD) lists no kinds in
+Capabilities.APIVersions and assumes its own Kubernetes version (--kube-version sets another).
+*/}}
+{{- define "gpuadmit.optOutGuard" -}}
+{{- if and .Values.optOutGuard.enabled .Values.webhooks.namespaceSelector.optOutLabel (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version) -}}
+true
+{{- end -}}
+{{- end }}
