@@ -31,7 +31,9 @@ Flags:
   --dev-self-signed        generate a CA and a certificate for localhost at start; prints the caBundle and a
                            curl line (for trying it out, not for clusters)
   --policy                 policy file (default: the embedded policy, see 'gpuadmit policy default')
-  --threads                worker threads (default: one per CPU the container may use: its cgroup quota)
+  --threads                I/O threads (default: one per CPU the container may use: its cgroup quota);
+                           reviews run on as many threads again (at least 2), so a slow one never holds
+                           the probes or the other connections of its I/O thread
   --drain-seconds          after SIGTERM, keep answering with Connection: close this long (default 5)
   --max-connections        at this many, a new connection replaces one of the client holding the most (its
                            oldest never answered, else its least recently active); or, when all are being

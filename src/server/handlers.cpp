@@ -204,8 +204,8 @@ Router make_router(const ReviewDependencies& deps, const Readiness& readiness, c
     mutate = client_certificate_required(std::move(mutate));
     validate = client_certificate_required(std::move(validate));
   }
-  router.add("POST", "/mutate", std::move(mutate));
-  router.add("POST", "/validate", std::move(validate));
+  router.add("POST", "/mutate", std::move(mutate), Placement::kWorker);
+  router.add("POST", "/validate", std::move(validate), Placement::kWorker);
   router.add("GET", "/healthz", health_handler());
   router.add("GET", "/readyz", ready_handler(readiness));
   if (options.metrics)

@@ -2,8 +2,15 @@
 
 namespace gpuadmit::server {
 
-void Router::add(std::string method, std::string path, Handler handler) {
-  routes_[std::move(path)][std::move(method)] = std::move(handler);
+void Router::add(std::string method, std::string path, Handler handler, Placement placement) {
+  routes_[std::move(path)][std::move(method)] = Route{std::move(handler), placement};
+}
+
+Placement Router::placement(const Request& request) const {
+  const auto route = routes_.find(path_of(request.target));
+  if (route == routes_.end()) return Placement::kIoThread;
+  const auto handler = route->second.find(request.method);
+  return handler == route->second.end() ? Placement::kIoThread : handler->second.placement;
 }
 
 Response Router::route(const Request& request) const {
@@ -17,7 +24,7 @@ Response Router::route(const Request& request) const {
     response.headers.emplace_back("Allow", allow);
     return response;
   }
-  return handler->second(request);
+  return handler->second.handler(request);
 }
 
 }  // namespace gpuadmit::server

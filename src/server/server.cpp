@@ -17,6 +17,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "listener.hpp"
 #include "session.hpp"
@@ -130,7 +131,15 @@ struct Server::Impl {
         contexts(make_contexts(config.threads > 0 ? config.threads : usable_cpus())),
         control(net::make_strand(*contexts.front())),
         drain_timer(control),
-        grace_timer(control) {}
+        grace_timer(control),
+        reviews(std::make_unique<net::thread_pool>(review_threads(config, contexts.size()))) {
+    state.review_pool = reviews.get();
+  }
+
+  static std::size_t review_threads(const ServerConfig& config, std::size_t io_threads) {
+    constexpr std::size_t kAtLeast = 2;
+    return config.review_threads > 0 ? config.review_threads : std::max(io_threads, kAtLeast);
+  }
 
   void enter_stopping();
   void finish(bool forced);
@@ -155,6 +164,9 @@ struct Server::Impl {
   net::steady_timer drain_timer;
   net::steady_timer grace_timer;
   std::shared_ptr<Listener> listener;
+  // After the contexts: destroyed before them, since a review it holds owns a session whose socket belongs
+  // to one of them.
+  std::unique_ptr<net::thread_pool> reviews;
 };
 
 void Server::Impl::enter_stopping() {
@@ -259,6 +271,10 @@ bool Server::wait() {
     if (thread.joinable()) thread.join();
   }
   impl_->threads.clear();
+  // No answer can be written once the I/O threads are gone: a review still queued is dropped, one running
+  // ends within its deadline. (A graceful stop gets here with none: every session has ended.)
+  impl_->reviews->stop();
+  impl_->reviews->join();
   return !impl_->forced_stop.load();
 }
 

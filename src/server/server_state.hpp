@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/thread_pool.hpp>
+
 #include "gpuadmit/server/json_log.hpp"
 #include "gpuadmit/server/metrics.hpp"
 #include "gpuadmit/server/router.hpp"
@@ -91,6 +93,8 @@ struct ServerState {
   std::atomic<bool> stopping{false};  // past the drain period: close connections once idle
   // Called (from any thread) when the last session ends while stopping.
   std::function<void()> on_drained;
+  // Runs the routes placed on workers (Placement::kWorker); null: every route runs on its I/O thread.
+  boost::asio::thread_pool* review_pool = nullptr;
 };
 
 }  // namespace gpuadmit::server

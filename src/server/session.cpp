@@ -178,18 +178,28 @@ void Session::handle_request() {
   request.body = std::move(message.body());
   request.client_certificate = client_certificate_;
   const bool keep_alive = message.keep_alive() && !state_.draining.load();
-  Response response;
+  if (state_.review_pool == nullptr || state_.router.placement(request) == Placement::kIoThread)
+    return respond(route(request), keep_alive);
+  // A review runs on the review workers; its answer is written back on this connection's strand. Nothing
+  // else touches the stream meanwhile: the connection is busy (never idle, never chosen to make room).
+  net::post(*state_.review_pool, [self = shared_from_this(), request = std::move(request), keep_alive] {
+    Response response = self->route(request);
+    net::post(self->stream_.get_executor(), [self, response = std::move(response), keep_alive]() mutable {
+      self->respond(std::move(response), keep_alive);
+    });
+  });
+}
+
+Response Session::route(const Request& request) const {
   // The session boundary: whatever a handler throws becomes a 500 on this request, never a dead process.
   try {
-    response = state_.router.route(request);
+    return state_.router.route(request);
   } catch (const std::exception& e) {
     state_.log.error("handler failed", {{"target", request.target}, {"error", e.what()}});
-    response = text_response(500, "internal error");
   } catch (...) {
     state_.log.error("handler failed", {{"target", request.target}, {"error", "unknown exception"}});
-    response = text_response(500, "internal error");
   }
-  respond(std::move(response), keep_alive);
+  return text_response(500, "internal error");
 }
 
 void Session::respond(Response response, bool keep_alive) {

@@ -48,6 +48,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_header(ErrorCode ec, std::size_t bytes);
   void on_body(ErrorCode ec, std::size_t bytes);
   void handle_request();
+  // The router's answer; whatever a handler throws becomes a 500 (runs on any thread).
+  Response route(const Request& request) const;
   void respond(Response response, bool keep_alive);
   void on_write(bool keep_alive, ErrorCode ec, std::size_t bytes);
   void shut_down();

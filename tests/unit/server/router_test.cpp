@@ -181,5 +181,24 @@ TEST_CASE("readyz turns 503 with the reason while draining or while a condition 
   CHECK(handler({}).body == "draining: shutting down\n");
 }
 
+TEST_CASE("reviews run on the review workers; probes, metrics and unknown paths on the I/O thread") {
+  auto store = PolicyStore::open(std::nullopt);
+  Metrics metrics("test");
+  Readiness readiness;
+  const ReviewDependencies deps{*store, metrics, JsonLog::discard(), {}};
+  const Router router = make_router(deps, readiness, {});
+  auto [method, target, placement] = GENERATE(table<std::string, std::string, Placement>({
+      {"POST", "/mutate?timeout=3s", Placement::kWorker},
+      {"POST", "/validate", Placement::kWorker},
+      {"GET", "/healthz", Placement::kIoThread},
+      {"GET", "/readyz", Placement::kIoThread},
+      {"GET", "/metrics", Placement::kIoThread},
+      {"GET", "/mutate", Placement::kIoThread},  // 405
+      {"POST", "/nowhere", Placement::kIoThread},
+  }));
+  CAPTURE(method, target);
+  CHECK(router.placement({method, target, "application/json", ""}) == placement);
+}
+
 }  // namespace
 }  // namespace gpuadmit::server

@@ -14,17 +14,28 @@ namespace gpuadmit::server {
 
 using Handler = std::function<Response(const Request&)>;
 
+// Where a handler runs: on the connection's I/O thread (cheap answers: probes, metrics), or on the server's
+// review workers (reviews, whose evaluation may take up to their deadline), so that it never holds the
+// other connections of its I/O thread.
+enum class Placement : bool { kIoThread, kWorker };
+
 class Router {
  public:
   // Registers a handler; a second registration for the same method and path replaces the first.
-  void add(std::string method, std::string path, Handler handler);
+  void add(std::string method, std::string path, Handler handler, Placement placement = Placement::kIoThread);
 
   // Never throws for routing reasons; a handler's own exception propagates to the caller (the session).
   [[nodiscard]] Response route(const Request& request) const;
+  // Where route(request) should run; kIoThread for what no handler takes (404, 405).
+  [[nodiscard]] Placement placement(const Request& request) const;
 
  private:
-  // path → method → handler; std::map keeps the Allow header in a stable order.
-  std::map<std::string, std::map<std::string, Handler>, std::less<>> routes_;
+  struct Route {
+    Handler handler;
+    Placement placement = Placement::kIoThread;
+  };
+  // path → method → route; std::map keeps the Allow header in a stable order.
+  std::map<std::string, std::map<std::string, Route>, std::less<>> routes_;
 };
 
 }  // namespace gpuadmit::server

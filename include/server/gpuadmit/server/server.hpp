@@ -44,7 +44,11 @@ struct ConnectionLimits {
 struct ServerConfig {
   std::string host = "0.0.0.0";
   std::uint16_t port = 8443;  // 0: any free port; read it back with Server::port()
-  unsigned threads = 0;       // 0: one per core
+  unsigned threads = 0;       // I/O threads; 0: one per CPU the container may use (cpu_quota.hpp)
+  // Threads that run the reviews (Placement::kWorker), apart from the I/O threads, so a review that takes
+  // up to its deadline never holds the other connections of its thread; 0: as many as the I/O threads, and
+  // at least 2, so one slow review never makes the next one wait on a 1-CPU container.
+  unsigned review_threads = 0;
   ConnectionLimits limits;
   // SIGTERM to stop accepting: keep answering (with Connection: close) while the apiserver's endpoints
   // catch up with the terminating pod.
