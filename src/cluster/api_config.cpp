@@ -162,6 +162,8 @@ Result<bool> read_cluster(const YAML::Node& cluster, const fs::path& file, const
                       "certificate must be verified)");
   }
   config.ca_pem = std::move(*ca);
+  if (scalar(cluster, "certificate-authority-data").empty())
+    config.ca_file = relative_to(file, scalar(cluster, "certificate-authority"));
   return true;
 }
 
@@ -272,6 +274,7 @@ Result<ApiConfig> in_cluster_config(const InClusterPaths& paths,
   auto ca = read_small_file(paths.ca, "service-account CA");
   if (!ca) return ca.error();
   config.ca_pem = std::move(*ca);
+  config.ca_file = paths.ca;
   // Read now so a missing mount fails at start-up; the transport re-reads it for every request.
   if (auto token = read_small_file(paths.token, "service-account token"); !token) return token.error();
   config.token_file = paths.token;

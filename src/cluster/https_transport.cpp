@@ -74,12 +74,15 @@ struct Connection {
   }
 };
 
+Result<std::shared_ptr<ssl::context>> make_context(const ApiConfig& config, const std::string& ca_pem);
+
 class HttpsTransport final : public ApiTransport {
  public:
-  HttpsTransport(ApiConfig config, TransportLimits limits, std::unique_ptr<ssl::context> context)
+  HttpsTransport(ApiConfig config, TransportLimits limits, std::shared_ptr<ssl::context> context)
       : config_(std::move(config)),
         limits_(limits),
         context_(std::move(context)),
+        context_ca_(config_.ca_pem),
         verify_name_(config_.tls_server_name.empty() ? config_.host : config_.tls_server_name),
         host_header_(host_header(config_)) {}
 
@@ -135,6 +138,25 @@ class HttpsTransport final : public ApiTransport {
     }
     if (!last_token_.empty()) return last_token_;
     return make_error("cannot read the token file " + config_.token_file.string());
+  }
+
+  // The TLS context of the CA file's current content (ca_file), read before each connection like the token:
+  // a cluster CA rotation writes both CAs into the file first, then the API server moves to the new one.
+  // A file that is unreadable or holds no usable CA keeps the context in use.
+  std::shared_ptr<ssl::context> current_context() const {
+    const std::lock_guard lock(context_mutex_);
+    if (config_.ca_file.empty()) return context_;
+    std::ifstream in(config_.ca_file, std::ios::binary);
+    std::string pem;
+    std::array<char, 4096> chunk{};
+    while (in && (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) && pem.size() <= kMaxTokenBytes)
+      pem.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (pem.empty() || pem.size() > kMaxTokenBytes || pem == context_ca_) return context_;
+    auto context = make_context(config_, pem);
+    if (!context) return context_;
+    context_ = std::move(*context);
+    context_ca_ = std::move(pem);
+    return context_;
   }
 
   Error failure(std::string_view step, const error_code& ec) const {
@@ -219,7 +241,8 @@ class HttpsTransport final : public ApiTransport {
                                SteadyTime deadline, const std::stop_token& stop) const {
     auto token = bearer_token();
     if (!token) return token.error();
-    Connection c(*context_);
+    const std::shared_ptr<ssl::context> context = current_context();
+    Connection c(*context);
     // Declared after `c`, so it is gone before `c` is destroyed.
     const std::stop_callback on_stop(stop, [&c] { net::post(c.ioc, [&c] { c.abort(); }); });
     if (stop.stop_requested()) return make_error("stopped");
@@ -302,27 +325,25 @@ class HttpsTransport final : public ApiTransport {
 
   ApiConfig config_;
   TransportLimits limits_;
-  std::unique_ptr<ssl::context> context_;
+  mutable std::mutex context_mutex_;
+  mutable std::shared_ptr<ssl::context> context_;  // guarded by context_mutex_; a connection keeps its own
+  mutable std::string context_ca_;                 // the CA text context_ trusts; guarded by context_mutex_
   std::string verify_name_;
   std::string host_header_;
   mutable std::mutex token_mutex_;
   mutable std::string last_token_;  // guarded by token_mutex_
 };
 
-}  // namespace
-
-Result<std::shared_ptr<ApiTransport>> make_https_transport(ApiConfig config, TransportLimits limits) {
+Result<std::shared_ptr<ssl::context>> make_context(const ApiConfig& config, const std::string& ca_pem) {
   ERR_clear_error();
-  if (config.host.empty()) return make_error(config.source + ": no API server host");
-  if (config.ca_pem.empty()) return make_error(config.source + ": no CA to verify the API server with");
-  auto context = std::make_unique<ssl::context>(ssl::context::tls_client);
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_client);
   SSL_CTX* native = context->native_handle();
   if (SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION) != 1) {
     return make_error(tls::drain_openssl_errors("cannot set the minimum TLS version"));
   }
   SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
   error_code ec;
-  context->add_certificate_authority(net::buffer(config.ca_pem), ec);
+  context->add_certificate_authority(net::buffer(ca_pem), ec);
   if (ec)
     return make_error(
         tls::drain_openssl_errors(config.source + ": the CA is not a PEM certificate: " + ec.message()));
@@ -341,8 +362,18 @@ Result<std::shared_ptr<ApiTransport>> make_https_transport(ApiConfig config, Tra
                                                   ": the client key does not match the client certificate"));
     }
   }
+  return context;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ApiTransport>> make_https_transport(ApiConfig config, TransportLimits limits) {
+  if (config.host.empty()) return make_error(config.source + ": no API server host");
+  if (config.ca_pem.empty()) return make_error(config.source + ": no CA to verify the API server with");
+  auto context = make_context(config, config.ca_pem);
+  if (!context) return context.error();
   return std::shared_ptr<ApiTransport>(
-      std::make_shared<HttpsTransport>(std::move(config), limits, std::move(context)));
+      std::make_shared<HttpsTransport>(std::move(config), limits, std::move(*context)));
 }
 
 }  // namespace gpuadmit::cluster

@@ -452,6 +452,30 @@ TEST_CASE("the token file is read for every request, and a briefly missing file 
         std::vector<std::string>{"Bearer first", "Bearer rotated", "Bearer rotated"});
 }
 
+// A cluster CA rotation (#47 item 6): the kubelet writes both CAs into the service account's ca.crt, then
+// the API server moves to a certificate of the new one. A transport that read the file once at start would
+// lose the API server then, and the view would stay stale until a restart.
+TEST_CASE("the CA file is read before each connection, and one that holds no CA keeps the last",
+          "[transport]") {
+  TlsServer server([](const auto&, Peer& peer) { peer.respond(200, "{}"); });
+  const std::filesystem::path ca =
+      std::filesystem::temp_directory_path() / ("gpuadmit-ca-test-" + std::to_string(::getpid()));
+  std::ofstream(ca, std::ios::trunc) << pki().other_ca.certificate;
+  cluster::ApiConfig config = config_for(server);
+  config.ca_pem = pki().other_ca.certificate;
+  config.ca_file = ca;
+  auto transport = transport_for(config);
+  auto before = transport->get("/a", {});
+  REQUIRE_FALSE(before.ok());
+  CHECK_THAT(before.error().message, Catch::Contains("server certificate not trusted"));
+  std::ofstream(ca, std::ios::trunc) << pki().other_ca.certificate << pki().ca.certificate;
+  CHECK(transport->get("/b", {}).ok());
+  std::ofstream(ca, std::ios::trunc) << "not a certificate";
+  CHECK(transport->get("/c", {}).ok());
+  std::filesystem::remove(ca);
+  CHECK(transport->get("/d", {}).ok());
+}
+
 TEST_CASE("nothing listening: the error names the step and the URL", "[transport]") {
   std::uint16_t port = 0;
   {

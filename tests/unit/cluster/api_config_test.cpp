@@ -110,6 +110,9 @@ TEST_CASE("kubeconfig: what is supported is loaded", "[api-config]") {
       CHECK(config->port == c.port);
       CHECK(config->path_prefix == c.prefix);
       CHECK(config->ca_pem == kPem);
+      // A CA file is re-read by the transport (a rotated CA); data is what it is.
+      const bool ca_file = c.cluster.find("certificate-authority: ") != std::string::npos;
+      CHECK(config->ca_file == (ca_file ? dir.path() / "ca.crt" : std::filesystem::path()));
       CHECK(config->client_certificate_pem.empty() != c.client_certificate);
       CHECK(config->token == c.token);
       CHECK(config->token_file.empty() != c.token_file);
@@ -200,6 +203,7 @@ TEST_CASE("in-cluster: the service host and port come from the environment, toke
   REQUIRE(config.ok());
   CHECK(config->url() == "https://10.96.0.1:443");
   CHECK(config->ca_pem == kPem);
+  CHECK(config->ca_file == paths.ca);
   CHECK(config->token_file == paths.token);
   CHECK(config->token.empty());
   CHECK(config->source == "in-cluster");

@@ -19,8 +19,11 @@ struct ApiConfig {
   std::uint16_t port = 443;
   std::string path_prefix;  // from a server URL such as https://proxy/k8s/clusters/c1; "" or "/..." without
                             // '/' at the end
-  std::string tls_server_name;         // the name the serving certificate must carry; "" means `host`
-  std::string ca_pem;                  // trusted CAs; never empty (there is no "skip verification")
+  std::string tls_server_name;  // the name the serving certificate must carry; "" means `host`
+  std::string ca_pem;           // trusted CAs; never empty (there is no "skip verification")
+  // Where ca_pem came from, when a file: re-read before each connection, so a rotated cluster CA (the
+  // kubelet updates the service account's ca.crt from kube-root-ca.crt) is trusted without a restart.
+  std::filesystem::path ca_file;
   std::string client_certificate_pem;  // with client_key_pem, or both empty
   std::string client_key_pem;
   std::string token;                 // a fixed bearer token (kubeconfig `token`)
