@@ -77,7 +77,7 @@ soak: build
 	@tests/load/soak.py --bin $(RELEASE_BIN) --seconds $(SOAK_SECONDS)
 
 # Faults on the real control plane while pods are created, with two gpuadmit replicas behind a loopback
-# balancer (tests/e2e/faults.sh; its own control plane; about 9 minutes): the table of docs/reliability.md.
+# balancer (tests/e2e/faults.sh; its own control plane; about 11 minutes): the table of docs/reliability.md.
 faults: build
 	@tests/e2e/faults.sh $(RELEASE_BIN)
 

@@ -20,15 +20,18 @@
 # the replicas for 60 s (their kubeconfig goes through a proxy that holds every byte), kube-apiserver
 # restarted (the watches break; the recovery time of the replicas' views), etcd restarted, and hostile
 # clients at both replicas (tools/hostile: idle TLS connections, slowloris headers and bodies, each
-# reconnecting when closed; bodies over the limit, deeply nested JSON), and clients that hold answered
-# connections past the cap (tools/hostile -mode answered). Each row also gives the creates' latency (p50 / p99); the
+# reconnecting when closed; bodies over the limit, deeply nested JSON), clients that hold answered
+# connections past the cap (tools/hostile -mode answered), and a tenant's costly DRA claims beside the load
+# (hostile_claims.py: the templates the API server accepts, on a fleet of DRA nodes). Each row also gives the creates' latency (p50 / p99); the
 # "none" row is the baseline.
 #
 # Env: FAULTS_SECONDS (default 30), FAULTS_CLIENTS (4), FAULTS_RATE (per client and second, 10),
 # FAULTS_ONLY (space-separated fault names to run: none rolling-restart cert-rotation broken-policy
-# restart-on-broken-policy partition slow-clients answered-clients apiserver-restart etcd-restart), FAULTS_SLOW_CLIENTS (hostile connections per
-# replica, 5000: 10,000 in all, against the default --max-connections of 512 each), FAULTS_ANSWERED_CLIENTS
-# (connections per replica that ask GET /healthz once and then hold it idle, 600).
+# restart-on-broken-policy partition slow-clients answered-clients hostile-claim apiserver-restart
+# etcd-restart), FAULTS_SLOW_CLIENTS (hostile connections per replica, 5000: 10,000 in all, against the
+# default --max-connections of 512 each), FAULTS_ANSWERED_CLIENTS
+# (connections per replica that ask GET /healthz once and then hold it idle, 600), FAULTS_HOSTILE_NODES (40),
+# FAULTS_HOSTILE_DEVICES (GPUs per node, 64) and FAULTS_HOSTILE_RATE (hostile pods per second, 2).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,9 +41,12 @@ STATE=$GPUADMIT_E2E_STATE
 SECS=${FAULTS_SECONDS:-30}
 CLIENTS=${FAULTS_CLIENTS:-4}
 RATE=${FAULTS_RATE:-10}
-ONLY=${FAULTS_ONLY:-none rolling-restart cert-rotation broken-policy restart-on-broken-policy partition slow-clients answered-clients apiserver-restart etcd-restart}
+ONLY=${FAULTS_ONLY:-none rolling-restart cert-rotation broken-policy restart-on-broken-policy partition slow-clients answered-clients hostile-claim apiserver-restart etcd-restart}
 SLOW_CLIENTS=${FAULTS_SLOW_CLIENTS:-5000}
 ANSWERED_CLIENTS=${FAULTS_ANSWERED_CLIENTS:-600}
+HOSTILE_NODES=${FAULTS_HOSTILE_NODES:-40}
+HOSTILE_DEVICES=${FAULTS_HOSTILE_DEVICES:-64}
+HOSTILE_RATE=${FAULTS_HOSTILE_RATE:-2}
 [[ $SECS =~ ^[1-9][0-9]*$ && $CLIENTS =~ ^[1-9][0-9]*$ && $RATE =~ ^[1-9][0-9]*$ ]] ||
   { echo "faults: FAULTS_SECONDS, FAULTS_CLIENTS and FAULTS_RATE must be whole numbers" >&2; exit 2; }
 
@@ -206,7 +212,7 @@ run_fault() {
   fi
   local creates failed wrong_denials missing
   creates=$(cat "$WORK/$name".*.out | wc -l)
-  failed=$(cat "$WORK/$name".*.out | awk '($1 == "gpu" && $2 != 201) || ($1 == "half" && $2 != 403 && $2 != 422)' | wc -l)
+  failed=$(cat "$WORK/$name".*.out | awk '($1 == "gpu" && $2 != 201) || ($1 == "half" && $2 != 403 && $2 != 422) || ($1 == "hostile" && $2 != 201)' | wc -l)
   wrong_denials=$(cat "$WORK/$name".*.out | awk '$1 == "half" && $2 == 422' | wc -l)
   # A GPU pod stored without the toleration gpuadmit adds: the fix was skipped.
   missing=$(kc get pods -n "$ns" -o jsonpath='{range .items[*]}{.metadata.name}={.spec.tolerations[*].key}{"\n"}{end}' |
@@ -214,7 +220,7 @@ run_fault() {
   local codes
   codes=$(cat "$WORK/$name".*.out | awk '{ print $1 "=" $2 }' | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }')
   local latency
-  latency=$(cat "$WORK/$name".*.out | awk '{ print $3 * 1000 }' | sort -n |
+  latency=$(cat "$WORK/$name".*.out | awk '$1 != "hostile" { print $3 * 1000 }' | sort -n |
     awk '{ v[NR] = $1 } END { r50 = int(0.5 * NR + 0.99); r99 = int(0.99 * NR + 0.99); printf "%.1f / %.1f", v[r50], v[r99] }')
   printf '| %s | %s | %s | %s | %s | %s |\n' "$name" "$creates" "$failed" "$((wrong_denials + missing))" "$latency" \
     "$note (answers: $codes)" | tee -a "$WORK/table.md"
@@ -375,6 +381,65 @@ fault_answered_clients() {
   echo "$ANSWERED_CLIENTS per replica from 127.0.0.2, each answered once then idle, from before the load: RECOVERY"
 }
 fault_etcd_restart() { restart etcd; }
+
+# A tenant's hostile claims under load (#47 items 2 and 7): a fleet of HOSTILE_NODES DRA nodes of
+# HOSTILE_DEVICES GPUs each, the tenant's ResourceClaimTemplates that the API server accepts (each of
+# hostile_claims.py's is tried; a refusal is reported: Kubernetes' own cost limit stopped it), and pods using
+# them at HOSTILE_RATE per second beside the load. Every create must still get its answer (the hostile pods
+# 201, allowed with dra-claims' over-budget warning), and the others' latency shows what they cost.
+fault_hostile_claim() {
+  local ns=faults-hostile-claim f out accepted=() refused=() i count
+  python3 "$HERE/hostile_claims.py" "$WORK/claims" "$HOSTILE_NODES" "$HOSTILE_DEVICES" || return 1
+  kc create -f "$WORK/claims/fleet.json" >/dev/null || { echo "the DRA fleet was refused"; return 1; }
+  for f in counted-repeats costly-uuid; do
+    python3 -c 'import json, sys; t = json.load(open(sys.argv[1])); t["metadata"]["name"] = sys.argv[2]; print(json.dumps(t))' \
+      "$WORK/claims/$f.json" "$f" >"$WORK/claims/t-$f.json"
+    if out=$(kc -n "$ns" create -f "$WORK/claims/t-$f.json" 2>&1); then
+      accepted+=("$f")
+      sed "s/\"resourceClaimTemplateName\": \"hostile\"/\"resourceClaimTemplateName\": \"$f\"/" \
+        "$WORK/claims/hostile-pod.json" >"$WORK/claims/pod-$f.json"
+    else
+      # One line for the table: the API server's first reason (an invalid expression, or its cost).
+      printf '%s\n' "$out" >"$WORK/claims/refused-$f.txt"
+      out=$(tr '\n' ' ' <<<"$out" | grep -o -E '(compilation failed|[a-z ]*cost)[^|*]{0,100}' | head -1)
+      refused+=("$f (${out:-see $WORK/claims/refused-$f.txt})")
+    fi
+  done
+  ((${#accepted[@]})) || { echo "the API server refused every hostile template: ${refused[*]}"; return 0; }
+  sleep 3   # the replicas' views take the fleet and the templates in
+  count=$(((SECS - 8) * HOSTILE_RATE))
+  for ((i = 0; i < count; i++)); do
+    ((i == 0)) || echo "next"
+    f=${accepted[$((i % ${#accepted[@]}))]}
+    cat <<CFG
+url = "$GPUADMIT_E2E_API_URL/api/v1/namespaces/$ns/pods"
+cacert = "$STATE/pki/ca.crt"
+cert = "$STATE/pki/admin.crt"
+key = "$STATE/pki/admin.key"
+header = "Content-Type: application/json"
+data-binary = "@$WORK/claims/pod-$f.json"
+output = "/dev/null"
+write-out = "hostile %{http_code} %{time_total}\\n"
+max-time = 30
+rate = "$HOSTILE_RATE/s"
+silent
+CFG
+  done >"$WORK/hostile.cfg"
+  : >"$WORK/recovery"
+  (
+    curl --config "$WORK/hostile.cfg" >"$WORK/hostile-claim.hostile.out" 2>/dev/null || true
+    local answered budget
+    answered=$(awk '$2 == 201' "$WORK/hostile-claim.hostile.out" | wc -l)
+    budget=$(($(metric 0 'gpuadmit_admission_reviews_over_budget_total{endpoint="mutate"}' | cut -d. -f1) +
+      $(metric 0 'gpuadmit_admission_reviews_over_budget_total{endpoint="validate"}' | cut -d. -f1)))
+    echo "$count hostile pods, $answered created (201), their p50 / p99 $(awk '{ print $3 * 1000 }' "$WORK/hostile-claim.hostile.out" |
+      sort -n | awk '{ v[NR] = $1 } END { printf "%.0f / %.0f ms", v[int(0.5 * NR + 0.99)], v[int(0.99 * NR + 0.99)] }'); replica 0 counted $budget reviews over budget" >"$WORK/recovery"
+    # Gone before the next row (fake nodes go with --force: no kubelet confirms a graceful delete).
+    kc delete -f "$WORK/claims/fleet.json" --force --grace-period=0 --wait=false >/dev/null 2>&1 || true
+  ) &
+  echo $! >"$WORK/recovery.pid"
+  echo "templates accepted by the API server: ${accepted[*]}${refused:+; refused: ${refused[*]}}; $HOSTILE_NODES DRA nodes x $HOSTILE_DEVICES GPUs; RECOVERY"
+}
 
 printf '| fault | creates | failed | wrong verdicts | create p50 / p99 ms | what happened |\n| --- | --- | --- | --- | --- | --- |\n' | tee "$WORK/table.md"
 for f in $ONLY; do
