@@ -303,6 +303,12 @@ def main(path, namespace):
                     g = c.get(probe, {}).get("httpGet", {})
                     if g.get("path") != path_ or g.get("scheme") != "HTTPS" or g.get("port") != probe_port:
                         bad(f"{where}: {probe} must GET {path_} over HTTPS on the {probe_port} port, got {g}")
+                # The serving key is readable by the pod's fsGroup alone when the chart sets one.
+                fs_group = spec.get("securityContext", {}).get("fsGroup")
+                for v in spec.get("volumes", []):
+                    if v["name"] == "tls" and "secret" in v and fs_group is not None \
+                            and v["secret"].get("defaultMode") != 0o440:
+                        bad(f"{where}: with fsGroup {fs_group} the tls volume needs defaultMode 0440, got {v['secret'].get('defaultMode')}")
                 for m in c.get("volumeMounts", []):
                     if m.get("subPath"):
                         bad(f"{where}: subPath mount {m['name']} never sees Secret/ConfigMap updates")
