@@ -100,7 +100,7 @@ namespace {
 std::string kind_names(policy::ViewKinds kinds) {
   std::string out;
   for (const Kind kind : kAllKinds) {
-    if ((kinds & policy::view_kind_bit(static_cast<policy::ViewKind>(index(kind)))) == 0) continue;
+    if ((kinds & policy::view_kind_bit(kind)) == 0) continue;
     out += (out.empty() ? "" : ",") + std::string(info(kind).resource);
   }
   return out;

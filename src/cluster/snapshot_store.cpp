@@ -216,9 +216,6 @@ policy::ClusterView SnapshotStore::view() const {
 
 policy::ViewKinds SnapshotStore::stale_kinds(bool is_synced, std::int64_t now,
                                              std::int64_t stale_after) const noexcept {
-  static_assert(static_cast<std::size_t>(policy::ViewKind::kResourceClaimTemplate) ==
-                    index(Kind::kResourceClaimTemplate),
-                "policy::ViewKind follows cluster::Kind");
   // Unanswered probes (a partition, an API server in its shutdown) leave every kind in doubt.
   const std::int64_t answered = last_probe_answer_ns_.load(std::memory_order_relaxed);
   if (!is_synced || (answered != kNever && now - answered > stale_after)) return policy::kEveryViewKind;
@@ -228,7 +225,7 @@ policy::ViewKinds SnapshotStore::stale_kinds(bool is_synced, std::int64_t now,
     if (k.watching.load(std::memory_order_acquire) || !k.available.load(std::memory_order_relaxed)) continue;
     const std::int64_t contact = k.last_contact_ns.load(std::memory_order_relaxed);
     if (now - (contact == kNever ? created_ns_ : contact) > stale_after)
-      stale |= policy::view_kind_bit(static_cast<policy::ViewKind>(i));
+      stale |= policy::view_kind_bit(kAllKinds[i]);
   }
   return stale;
 }

@@ -161,26 +161,31 @@ cat >"$WORK/half.json" <<'JSON'
           "containers": [{"name": "train", "image": "registry.invalid/train:1",
                           "resources": {"limits": {"nvidia.com/gpu": "0.5"}}}]}}
 JSON
-# curl_config NS COUNT: COUNT creates in NS, every tenth the half GPU; "<kind> <http code>" per create.
+# curl_create NS FILE LABEL RATE: one create of FILE's pod in NS, at most RATE a second; "LABEL <http code>
+# <seconds>" per create.
+curl_create() {
+  cat <<CFG
+url = "$GPUADMIT_E2E_API_URL/api/v1/namespaces/$1/pods"
+cacert = "$STATE/pki/ca.crt"
+cert = "$STATE/pki/admin.crt"
+key = "$STATE/pki/admin.key"
+header = "Content-Type: application/json"
+data-binary = "@$2"
+output = "/dev/null"
+write-out = "$3 %{http_code} %{time_total}\\n"
+max-time = 30
+rate = "$4/s"
+silent
+CFG
+}
+# curl_config NS COUNT: COUNT creates in NS, every tenth the half GPU.
 curl_config() {
   local ns=$1 count=$2 i body
   for ((i = 0; i < count; i++)); do
     ((i == 0)) || echo "next"
     body=gpu
     ((i % 10 != 9)) || body=half
-    cat <<CFG
-url = "$GPUADMIT_E2E_API_URL/api/v1/namespaces/$ns/pods"
-cacert = "$STATE/pki/ca.crt"
-cert = "$STATE/pki/admin.crt"
-key = "$STATE/pki/admin.key"
-header = "Content-Type: application/json"
-data-binary = "@$WORK/$body.json"
-output = "/dev/null"
-write-out = "$body %{http_code} %{time_total}\\n"
-max-time = 30
-rate = "$RATE/s"
-silent
-CFG
+    curl_create "$ns" "$WORK/$body.json" "$body" "$RATE"
   done
 }
 
@@ -411,19 +416,7 @@ fault_hostile_claim() {
   for ((i = 0; i < count; i++)); do
     ((i == 0)) || echo "next"
     f=${accepted[$((i % ${#accepted[@]}))]}
-    cat <<CFG
-url = "$GPUADMIT_E2E_API_URL/api/v1/namespaces/$ns/pods"
-cacert = "$STATE/pki/ca.crt"
-cert = "$STATE/pki/admin.crt"
-key = "$STATE/pki/admin.key"
-header = "Content-Type: application/json"
-data-binary = "@$WORK/claims/pod-$f.json"
-output = "/dev/null"
-write-out = "hostile %{http_code} %{time_total}\\n"
-max-time = 30
-rate = "$HOSTILE_RATE/s"
-silent
-CFG
+    curl_create "$ns" "$WORK/claims/pod-$f.json" hostile "$HOSTILE_RATE"
   done >"$WORK/hostile.cfg"
   : >"$WORK/recovery"
   (

@@ -17,20 +17,13 @@
 #include "gpuadmit/common/result.hpp"
 #include "gpuadmit/k8s/dra_objects.hpp"
 #include "gpuadmit/k8s/objects.hpp"
+#include "gpuadmit/policy/cluster_snapshot.hpp"
 
 namespace gpuadmit::cluster {
 
-// The order is the order of ClusterObject's alternatives.
-enum class Kind : std::uint8_t {
-  kNode,
-  kResourceQuota,
-  kStorageClass,
-  kPersistentVolumeClaim,
-  kDeviceClass,
-  kResourceSlice,
-  kResourceClaim,
-  kResourceClaimTemplate,
-};
+// The kinds as the policy layer names them (its staleness per kind reads them); the order is the order of
+// ClusterObject's alternatives.
+using Kind = policy::ViewKind;
 
 inline constexpr std::size_t kKindCount = 8;
 inline constexpr std::array<Kind, kKindCount> kAllKinds{

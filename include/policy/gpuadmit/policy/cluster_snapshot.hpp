@@ -22,8 +22,8 @@
 
 namespace gpuadmit::policy {
 
-// The kinds of objects in the view, in the cluster layer's order (cluster::Kind), so that staleness can be
-// told per kind: the rules read different kinds, and a tenant creates some of them.
+// The kinds of objects in the view (the cluster layer watches them as cluster::Kind), so that staleness can
+// be told per kind: the rules read different kinds, and a tenant creates some of them.
 enum class ViewKind : std::uint8_t {
   kNode,
   kResourceQuota,
