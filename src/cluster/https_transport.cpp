@@ -42,6 +42,17 @@ constexpr std::size_t kChunkBytes = 64 * 1024;
 constexpr std::size_t kMaxErrorBodyBytes = 1U << 20U;  // a Status object is small; keep a bounded prefix
 constexpr std::size_t kMaxTokenBytes = 1U << 20U;
 
+// A mounted file read whole, up to a byte more than kMaxTokenBytes (the caller refuses that); "" when it
+// cannot be opened. The token and the CA are read this way before each request.
+std::string read_mounted(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text;
+  std::array<char, 4096> chunk{};
+  while (in && (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) && text.size() <= kMaxTokenBytes)
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
 bool is_ip_literal(const std::string& host) {
   error_code ec;
   (void)net::ip::make_address(host, ec);
@@ -122,15 +133,7 @@ class HttpsTransport final : public ApiTransport {
   // next request. If the file is briefly unreadable (the kubelet swaps the mount), the last token is used.
   Result<std::string> bearer_token() const {
     if (config_.token_file.empty()) return config_.token;
-    std::ifstream in(config_.token_file, std::ios::binary);
-    std::string token;
-    if (in) {
-      std::array<char, 4096> chunk{};
-      while ((in.read(chunk.data(), chunk.size()) || in.gcount() > 0) && token.size() <= kMaxTokenBytes) {
-        token.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
-      }
-      token = std::string(trim_space(token));
-    }
+    const std::string token(trim_space(read_mounted(config_.token_file)));
     const std::lock_guard lock(token_mutex_);
     if (!token.empty() && token.size() <= kMaxTokenBytes) {
       last_token_ = token;
@@ -146,11 +149,7 @@ class HttpsTransport final : public ApiTransport {
   std::shared_ptr<ssl::context> current_context() const {
     const std::lock_guard lock(context_mutex_);
     if (config_.ca_file.empty()) return context_;
-    std::ifstream in(config_.ca_file, std::ios::binary);
-    std::string pem;
-    std::array<char, 4096> chunk{};
-    while (in && (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) && pem.size() <= kMaxTokenBytes)
-      pem.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    std::string pem = read_mounted(config_.ca_file);
     if (pem.empty() || pem.size() > kMaxTokenBytes || pem == context_ca_) return context_;
     auto context = make_context(config_, pem);
     if (!context) return context_;

@@ -18,32 +18,22 @@ std::string unreadable_marker(const Error& error) {
 std::unique_ptr<PolicyStore> PolicyStore::open(std::optional<std::filesystem::path> file) {
   if (!file) {
     return std::unique_ptr<PolicyStore>(
-        new PolicyStore(std::nullopt, std::string(),
-                        std::make_shared<const policy::RuleSet>(config::default_rule_set()), {}));
+        new PolicyStore(std::nullopt, std::make_shared<const policy::RuleSet>(config::default_rule_set())));
   }
-  auto content = read_file(*file);
-  if (!content) {
-    const std::string marker = unreadable_marker(content.error());
-    return std::unique_ptr<PolicyStore>(
-        new PolicyStore(std::move(file), marker, nullptr, content.error().message));
-  }
-  auto rules = config::load_policy(*content, file->string());
-  if (!rules) {
-    return std::unique_ptr<PolicyStore>(
-        new PolicyStore(std::move(file), std::move(*content), nullptr, rules.error().message));
-  }
-  return std::unique_ptr<PolicyStore>(new PolicyStore(
-      std::move(file), std::move(*content), std::make_shared<const policy::RuleSet>(std::move(*rules)), {}));
+  // The first load is a reload from nothing: what it finds wrong becomes unloaded_reason().
+  auto store = std::unique_ptr<PolicyStore>(new PolicyStore(std::move(file), nullptr));
+  (void)store->reload_if_changed();
+  return store;
 }
 
-PolicyStore::PolicyStore(std::optional<std::filesystem::path> file, std::string content,
-                         std::shared_ptr<const policy::RuleSet> rules, std::string unloaded_reason)
+PolicyStore::PolicyStore(std::optional<std::filesystem::path> file,
+                         std::shared_ptr<const policy::RuleSet> rules)
     : file_(std::move(file)),
-      last_content_(std::move(content)),
+      // Equal to no content nor unreadable_marker(): the first reload always reads.
+      last_content_(1, '\0'),
       fallback_(rules),
       current_(rules ? std::make_shared<const policy::PolicySet>(policy::PolicySet{std::move(rules), {}})
-                     : nullptr),
-      unloaded_reason_(std::move(unloaded_reason)) {}
+                     : nullptr) {}
 
 std::string PolicyStore::unloaded_reason() const {
   const std::lock_guard lock(reason_mutex_);

@@ -85,12 +85,16 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 PORT=("$(free_port)" "$(free_port)")
 REPLICA_PID=("" "")
 
+# launch_replica I: starts replica I, without waiting for anything.
+launch_replica() {
+  "$BIN" serve --listen "127.0.0.1:${PORT[$1]}" --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
+    --policy "$WORK/policy.yaml" --drain-seconds 5 --kubeconfig "$WORK/via-proxy.kubeconfig" \
+    >>"$WORK/replica-$1.log" 2>&1 &
+  REPLICA_PID[$1]=$!
+}
 start_replica() {
   local i=$1 t
-  "$BIN" serve --listen "127.0.0.1:${PORT[$i]}" --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
-    --policy "$WORK/policy.yaml" --drain-seconds 5 --kubeconfig "$WORK/via-proxy.kubeconfig" \
-    >>"$WORK/replica-$i.log" 2>&1 &
-  REPLICA_PID[i]=$!
+  launch_replica "$i"
   for ((t = 0; t < 300; t++)); do
     curl -fsS --max-time 1 --cacert "$CERTS/trust.pem" "https://127.0.0.1:${PORT[$i]}/readyz" >/dev/null 2>&1 && return 0
     kill -0 "${REPLICA_PID[$i]}" 2>/dev/null || die "replica $i exited: $(tail -3 "$WORK/replica-$i.log")"
@@ -284,10 +288,7 @@ fault_restart_on_broken_policy() {
   cp "$WORK/policy.yaml" "$WORK/policy.good"
   printf 'apiVersion: gpuadmit.io/v1alpha1\nkind: Policy\nspec:\n  rules:\n    node-fit: {action: sometimes}\n' >"$WORK/policy.yaml"
   stop_replica 0
-  "$BIN" serve --listen "127.0.0.1:${PORT[0]}" --tls-cert-file "$CERTS/tls.crt" --tls-private-key-file "$CERTS/tls.key" \
-    --policy "$WORK/policy.yaml" --drain-seconds 5 --kubeconfig "$WORK/via-proxy.kubeconfig" \
-    >>"$WORK/replica-0.log" 2>&1 &
-  REPLICA_PID[0]=$!
+  launch_replica 0
   for ((t = 0; t < 100; t++)); do
     curl -fsS --max-time 1 --cacert "$CERTS/trust.pem" "https://127.0.0.1:${PORT[0]}/healthz" >/dev/null 2>&1 && break
     sleep 0.1

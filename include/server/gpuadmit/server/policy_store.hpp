@@ -52,8 +52,7 @@ class PolicyStore {
   [[nodiscard]] std::vector<std::string> object_problems(const nlohmann::json& object) const;
 
  private:
-  PolicyStore(std::optional<std::filesystem::path> file, std::string content,
-              std::shared_ptr<const policy::RuleSet> rules, std::string unloaded_reason);
+  PolicyStore(std::optional<std::filesystem::path> file, std::shared_ptr<const policy::RuleSet> rules);
   // Swaps in the policies of the file's rules and the objects last applied (reload_mutex_ held).
   Resolution resolve_locked(const std::string& now);
   // A version of the file that did not load (reload_mutex_ held): while none has, it is why.
