@@ -81,12 +81,14 @@ ARG REVISION=unknown
 LABEL org.opencontainers.image.title="gpuadmit" \
       org.opencontainers.image.description="Kubernetes admission webhook for GPU workloads" \
       org.opencontainers.image.source="https://github.com/gpuadmit/gpuadmit" \
+      org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.base.name="gcr.io/distroless/cc-debian12:nonroot" \
       org.opencontainers.image.base.digest="sha256:9dac0a79194e45a7da0158a9c6da57b217585af0786db3845d1f0ec1a0dd182f"
 COPY --from=build /staging/ /
 COPY --from=build /gpuadmit /usr/local/bin/gpuadmit
+COPY LICENSE /usr/share/doc/gpuadmit/LICENSE
 # distroless's nonroot user; the chart runs it with runAsUser 65532 and a read-only root filesystem:
 # nothing is written at run time.
 USER 65532:65532

@@ -41,7 +41,7 @@ On by default (`audit.enabled`): every `audit.interval` (1h, Kyverno's backgroun
 the holder of the Lease `<fullname>-audit` in the release namespace, judges the pods and workloads that already
 exist with the policy in force and writes one PolicyReport `gpuadmit` per namespace (`kubectl get policyreports
 -A`, or Policy Reporter), deleting the ones it no longer needs, and exports
-`gpuadmit_audit_violations{{rule,namespace,action}}` on /metrics. It adds a ClusterRole `<fullname>-audit` (list of
+`gpuadmit_audit_violations{{rule,resource_namespace,action}}` on /metrics. It adds a ClusterRole `<fullname>-audit` (list of
 pods and of the `webhooks.workloads` kinds; get, list, create, patch and delete of policyreports) and a Role
 `<fullname>-audit` for the Lease (create; get and update of that one Lease), each with its binding. The
 PolicyReport CRD is in the chart's `crds/`: `helm install` installs it unless it exists (Kyverno and Policy

@@ -65,6 +65,8 @@ step fuzz-ci make --no-print-directory fuzz-ci
 step rss tests/load/rss_flat.sh "$RELEASE_BIN" 60 512
 step differential tests/differential/quantity/run.sh build/asan/tests/gpuadmit_quantity_probe
 step differential-dracel tests/differential/dracel/run.sh build/asan/tests/gpuadmit_dracel_probe
+# actionlint (from its Go module) over .github/workflows, and the release workflow's must-haves (docs/release.md).
+step release-lint tests/release/run.sh
 
 t=$SECONDS
 log "waiting for the Go test tools"

@@ -176,27 +176,34 @@ Outcome denied(Outcome out, const policy::Decision& decision) {
   return answer(std::move(out), Verdict::kDenied, response);
 }
 
-// /mutate's allow: the fixes as a JSON Patch, and the notices about them as warnings (/validate shows the
-// findings' warnings, once).
-Outcome patched(Outcome out, const policy::Decision& decision) {
-  Response response = judged(out, decision);
-  response.warnings = warning_lines(decision.notices);
-  out.patch_operations = decision.patch.size();
-  if (decision.patch.empty()) return answer(std::move(out), Verdict::kAllowed, response);
-  response.patch = decision.patch.dump();
-  return answer(std::move(out), Verdict::kPatched, response);
-}
-
-// An object annotated gpuadmit.io/probe (any non-empty value) gets this warning from /validate whatever the
-// policy says, so `helm test` (or anyone) can tell that the API server really calls gpuadmit, under any
-// policy, on any cluster, without a GPU.
+// An object annotated gpuadmit.io/probe (any non-empty value) gets this warning from /validate, and the
+// annotation gpuadmit.io/probe-reply from /mutate, whatever the policy says, so `helm test` (or anyone) can
+// tell that the API server really calls gpuadmit, under any policy, on any cluster, without a GPU. The
+// annotation is what a hook without a shell can check: kubectl's jsonpath output with
+// --allow-missing-template-keys=false fails when it is missing.
 constexpr std::string_view kProbeAnnotation = "gpuadmit.io/probe";
 constexpr std::string_view kProbeWarning = "gpuadmit.io/probe: reviewed by gpuadmit";
+constexpr std::string_view kProbeReplyPath = "/metadata/annotations/gpuadmit.io~1probe-reply";
+constexpr std::string_view kProbeReply = "mutated by gpuadmit";
 
 bool is_probe(const k8s::JsonValue& object) {
   const k8s::JsonValue* meta = object_member(object, "metadata");
   const k8s::JsonValue* annotations = meta != nullptr ? object_member(*meta, "annotations") : nullptr;
   return annotations != nullptr && !k8s::string_member(*annotations, kProbeAnnotation).empty();
+}
+
+// /mutate's allow: the fixes as a JSON Patch (with the probe's reply), and the notices about them as
+// warnings (/validate shows the findings' warnings, once).
+Outcome patched(Outcome out, const policy::Decision& decision, bool probe) {
+  Response response = judged(out, decision);
+  response.warnings = warning_lines(decision.notices);
+  out.patch_operations = decision.patch.size();
+  if (decision.patch.empty() && !probe) return answer(std::move(out), Verdict::kAllowed, response);
+  nlohmann::json patch = decision.patch;
+  // The probe annotation exists, so the annotations map does: "add" sets the member (or replaces it).
+  if (probe) patch.push_back({{"op", "add"}, {"path", kProbeReplyPath}, {"value", kProbeReply}});
+  response.patch = patch.dump();
+  return answer(std::move(out), Verdict::kPatched, response);
 }
 
 // /validate's allow: the warn findings as kubectl warnings (and the probe's answer).
@@ -344,8 +351,9 @@ Outcome review(std::string_view body, Endpoint endpoint, const policy::PolicySet
   // validation runs between the two webhooks and rejects a fractional GPU or a GPU request that differs
   // from its limit with its own terse message, so /validate would never get to explain them.
   if (!decision->allowed()) return denied(std::move(envelope.facts), *decision);
-  if (mode == policy::Mode::kMutate) return patched(std::move(envelope.facts), *decision);
-  return warned(std::move(envelope.facts), *decision, is_probe(*envelope.object));
+  const bool probe = is_probe(*envelope.object);
+  if (mode == policy::Mode::kMutate) return patched(std::move(envelope.facts), *decision, probe);
+  return warned(std::move(envelope.facts), *decision, probe);
 }
 
 Outcome review(std::string_view body, Endpoint endpoint, const policy::RuleSet& rules,

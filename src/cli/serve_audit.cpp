@@ -81,7 +81,7 @@ class LeaseAudit final : public server::BackgroundAudit {
     render_family(out, "gpuadmit_audit_violations",
                   "Objects the last background audit found breaking a rule, by namespace, rule and what "
                   "admission would do now (deny, fix, warn, audit).",
-                  "gauge", {"rule", "namespace", "action"}, std::move(violations));
+                  "gauge", {"rule", "resource_namespace", "action"}, std::move(violations));
     render_family(out, "gpuadmit_audit_objects", "Objects the last background audit judged.", "gauge", {},
                   {{{}, last_.audited}});
     render_family(out, "gpuadmit_audit_runs_total", "Background audits run by this replica, by result.",

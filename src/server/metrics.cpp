@@ -3,8 +3,10 @@
 #include "gpuadmit/policy/catalogue.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <stdexcept>
 #include <type_traits>
 
 namespace gpuadmit::server {
@@ -88,8 +90,22 @@ double Histogram::sum() const noexcept {
   return static_cast<double>(sum_nanos_.load(std::memory_order_relaxed)) / 1e9;
 }
 
+// The labels the Prometheus Operator gives every target of a ServiceMonitor (and Prometheus' own job and
+// instance): a series carrying one arrives renamed to exported_<label> (honorLabels false, the default), and
+// queries on it match the target's value instead, so gpuadmit never uses them.
+constexpr std::array<std::string_view, 7> kTargetLabels{"namespace", "service", "pod",     "container",
+                                                        "endpoint",  "job",     "instance"};
+
 FamilyBase::FamilyBase(std::string name, std::string help, std::vector<std::string> label_names)
-    : name_(std::move(name)), help_(std::move(help)), label_names_(std::move(label_names)) {}
+    : name_(std::move(name)), help_(std::move(help)), label_names_(std::move(label_names)) {
+  for (const std::string& label : label_names_) {
+    if (std::find(kTargetLabels.begin(), kTargetLabels.end(), label) != kTargetLabels.end()) {
+      throw std::invalid_argument(name_ + ": label \"" + label +
+                                  "\" is one Prometheus attaches to every Kubernetes target; name it "
+                                  "for what it counts (resource_namespace, webhook)");
+    }
+  }
+}
 
 std::string FamilyBase::series(std::string_view suffix, const std::vector<std::string>& values,
                                std::string_view extra_label) const {

@@ -123,10 +123,16 @@ grep -Eq '^USER (0|root)' <<<"$runtime_stage" && bad "runtime stage switches to 
 grep -q '^ENTRYPOINT \["/usr/local/bin/gpuadmit"\]' <<<"$runtime_stage" || bad "ENTRYPOINT must be the binary"
 grep -q '^COPY --from=build /gpuadmit /usr/local/bin/gpuadmit$' <<<"$runtime_stage" || bad "runtime stage does not copy the binary to /usr/local/bin/gpuadmit"
 grep -E '^RUN ' <<<"$runtime_stage" | grep -qv '^RUN \[' && bad "runtime stage has a shell-form RUN; distroless has no shell"
-for label in title description source version revision base.name base.digest; do
+for label in title description source licenses version revision base.name base.digest; do
   grep -q "org.opencontainers.image.$label=" <<<"$runtime_stage" || bad "runtime stage lacks the OCI label org.opencontainers.image.$label"
 done
 grep -q "org.opencontainers.image.base.name=\"$RUNTIME_IMAGE\"" <<<"$runtime_stage" || bad "label base.name is not \"$RUNTIME_IMAGE\""
+# The licence the repository's LICENSE file grants, in the label and the file itself in the image.
+if ! grep -q 'Apache License' "$ROOT/LICENSE" || ! grep -q 'Version 2.0, January 2004' "$ROOT/LICENSE"; then
+  bad "LICENSE is not the Apache License 2.0"
+fi
+grep -q 'org.opencontainers.image.licenses="Apache-2.0"' <<<"$runtime_stage" || bad "label licenses is not \"Apache-2.0\" (LICENSE)"
+grep -q '^COPY LICENSE ' <<<"$runtime_stage" || bad "the runtime stage does not copy LICENSE into the image"
 [[ -n $runtime_digest ]] && { grep -q "org.opencontainers.image.base.digest=\"$runtime_digest\"" <<<"$runtime_stage" \
   || bad "label base.digest is not the runtime FROM's digest $runtime_digest"; }
 

@@ -266,6 +266,29 @@ def check_audit(docs, namespace, bad):
                 bad(f"{kind}Binding/{name}: must bind {kind}/{name} to {sa}, got {binding}")
 
 
+SHELLS = {"sh", "bash", "ash", "dash", "busybox"}
+
+
+def pod_spec(d):
+    if d["kind"] == "Pod":
+        return d["spec"]
+    if d["kind"] in ("Deployment", "Job", "DaemonSet", "StatefulSet"):
+        return d["spec"]["template"]["spec"]
+    return None
+
+
+# Every container, the hooks' and the helm test's included, runs in exec form: upstream images (kubectl's
+# among them) have shipped with and without a shell, and a hook that needs one fails `helm uninstall`.
+def check_exec_form(docs, bad):
+    for d in docs:
+        spec = pod_spec(d)
+        for c in (spec or {}).get("containers", []) + (spec or {}).get("initContainers", []):
+            argv = c.get("command", []) + c.get("args", [])
+            if argv and argv[0].rsplit("/", 1)[-1] in SHELLS:
+                bad(f"{d['kind']}/{d['metadata']['name']}: container {c['name']} runs a shell ({argv[0]}); "
+                    "use the exec form")
+
+
 def main(path, namespace):
     docs = [d for d in yaml.safe_load_all(open(path)) if d]
     problems = []
@@ -399,6 +422,7 @@ def main(path, namespace):
     check_client_auth_and_metrics(docs, bad)
     check_certificate_renewal(docs, namespace, bad)
     check_audit(docs, namespace, bad)
+    check_exec_form(docs, bad)
     for need in ("Deployment", "Service", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         if need not in kinds:
             bad(f"missing {need}")

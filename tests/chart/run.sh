@@ -217,6 +217,16 @@ priority_quota_rendered() {
   ! render --show-only templates/resourcequota.yaml --set priorityClassQuota.enabled=false >/dev/null 2>&1 || { echo "rendered when off"; return 1; }
 }
 
+# deploy/gpuadmit.yaml runs the background audit (--audit-interval), so deploy/ holds the PolicyReport CRD
+# it writes to, the chart's crds/ file byte for byte, and gpuadmit.yaml's header says to create it.
+deploy_ships_report_crd() {
+  grep -q -- '--audit-interval' "$ROOT/deploy/gpuadmit.yaml" || return 0
+  [[ -f $ROOT/deploy/policyreport-crd.yaml ]] || { echo "deploy/policyreport-crd.yaml is missing"; return 1; }
+  cmp <(grep -v '^#' "$CHART/crds/policyreports.yaml") <(grep -v '^#' "$ROOT/deploy/policyreport-crd.yaml") || return 1
+  grep -q 'kubectl create -f deploy/policyreport-crd.yaml' "$ROOT/deploy/gpuadmit.yaml" ||
+    { echo "deploy/gpuadmit.yaml's header does not say to create the PolicyReport CRD"; return 1; }
+}
+
 # The policy CRDs have one source, `gpuadmit policy crds`: files/policy-crds.json is its output byte for
 # byte (regenerate: BIN policy crds >charts/gpuadmit/files/policy-crds.json, then deploy/render.sh); the chart
 # renders exactly its items, adding only the chart's labels and helm.sh/resource-policy: keep; crds.install=false
@@ -623,6 +633,7 @@ phase_static() {
   check "deploy/gpuadmit.yaml: the webhook configurations first (kubectl delete -f removes them before the server)" \
     python3 -c 'import sys, yaml; k = [d["kind"] for d in yaml.safe_load_all(open(sys.argv[1])) if d]; print(k[:3]); sys.exit(sorted(k[:2]) != ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])' "$ROOT/deploy/gpuadmit.yaml"
   check "deploy/gpuadmit.yaml invariants" python3 "$HERE/check_manifests.py" "$ROOT/deploy/gpuadmit.yaml" "$NS"
+  check "deploy/ ships the PolicyReport CRD the background audit of deploy/gpuadmit.yaml writes to" deploy_ships_report_crd
   check "example policies and chart policies valid; each policy.preset is its deploy/policies file" policies_valid
   check "Dockerfile: pinned bases, distroless runtime, staged libraries = ldd of the binary" "$HERE/check-dockerfile.sh" "$BIN"
 }
@@ -948,28 +959,30 @@ fail_open_by_default() {
 }
 
 # helm uninstall's pre-delete hook, as Helm runs it: its ServiceAccount and RBAC are created, then the
-# Job's script runs (here, since no kubelet runs pods: kubectl acts as the hook's ServiceAccount). The
-# webhook configurations are gone while the Deployment and the Service still stand; then the rest is
-# uninstalled with --no-hooks (Helm would wait for a Job no node runs).
+# Job's command runs (here, since no kubelet runs pods: kubectl acts as the hook's ServiceAccount), in exec
+# form as the kubelet runs it, with no shell. The webhook configurations are gone while the Deployment and
+# the Service still stand; then the rest is uninstalled with --no-hooks (Helm would wait for a Job no node
+# runs).
 uninstall_deletes_webhooks_first() {
-  local bin=$WORK/as-cleanup-sa
+  local bin=$WORK/as-cleanup-sa argv=()
   render --show-only templates/webhooks-cleanup.yaml >"$WORK/cleanup.yaml" || return 1
-  python3 - "$WORK/cleanup.yaml" "$WORK/cleanup-rbac.yaml" "$WORK/cleanup.sh" <<'PY' || return 1
+  python3 - "$WORK/cleanup.yaml" "$WORK/cleanup-rbac.yaml" "$WORK/cleanup.argv" <<'PY' || return 1
 import sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 assert all(d["metadata"]["annotations"]["helm.sh/hook"] == "pre-delete" for d in docs), "not all pre-delete hooks"
 yaml.safe_dump_all([d for d in docs if d["kind"] != "Job"], open(sys.argv[2], "w"))
 job = [d for d in docs if d["kind"] == "Job"][0]
-open(sys.argv[3], "w").write(job["spec"]["template"]["spec"]["containers"][0]["command"][2])
+c = job["spec"]["template"]["spec"]["containers"][0]
+open(sys.argv[3], "w").write("\0".join(c["command"] + c.get("args", [])) + "\0")
 PY
+  mapfile -d '' -t argv <"$WORK/cleanup.argv"
   kc apply -f "$WORK/cleanup-rbac.yaml" >/dev/null || return 1
-  mkdir -p "$bin"
-  printf '#!/bin/sh\nexec %q --as=system:serviceaccount:%s:%s-webhooks-cleanup "$@"\n' "$KUBECTL" "$NS" "$NS" >"$bin/kubectl"
-  chmod +x "$bin/kubectl"
+  as_service_account "$bin" "$NS-webhooks-cleanup"
   # The hook may delete the two configurations and nothing else.
   kc auth can-i delete validatingwebhookconfigurations/other --as="system:serviceaccount:$NS:$NS-webhooks-cleanup" &&
     { echo "the hook's ServiceAccount may delete other webhook configurations"; return 1; }
-  PATH=$bin:$PATH sh -c "$(<"$WORK/cleanup.sh")" || return 1
+  echo "the hook's command: ${argv[*]}"
+  PATH=$bin:$PATH "${argv[@]}" || return 1
   ! kc get mutatingwebhookconfiguration mutate.gpuadmit.io 2>/dev/null &&
     ! kc get validatingwebhookconfiguration validate.gpuadmit.io 2>/dev/null || { echo "a webhook configuration is left"; return 1; }
   kc -n "$NS" get deployment/gpuadmit service/gpuadmit -o name || { echo "the server went before the webhooks"; return 1; }
@@ -1440,27 +1453,46 @@ PY
   return "$rc"
 }
 
-# helm_test_script: the test pod's shell script, run here; kubectl acts as the test's ServiceAccount.
+# as_service_account DIR SA: DIR/kubectl, a kubectl acting as ServiceAccount SA of the release namespace.
+as_service_account() {
+  mkdir -p "$1"
+  printf '#!/bin/sh\nexec %q --as=system:serviceaccount:%s:%s "$@"\n' "$KUBECTL" "$NS" "$2" >"$1/kubectl"
+  chmod +x "$1/kubectl"
+}
+
+# helm_test_script: the test pod's command, run here in exec form as the kubelet runs it (no shell), kubectl
+# acting as the test's ServiceAccount and the probe's ConfigMap where the pod mounts it (under $WORK).
 helm_test_script() {
-  local bin=$WORK/as-test-sa
-  mkdir -p "$bin"
-  printf '#!/bin/sh\nexec %q --as=system:serviceaccount:%s:%s-test "$@"\n' "$KUBECTL" "$NS" "$NS" >"$bin/kubectl"
-  chmod +x "$bin/kubectl"
-  PATH=$bin:$PATH sh -c "$(<"$WORK/helm-test.sh")"
+  local bin=$WORK/as-test-sa argv=()
+  as_service_account "$bin" "$NS-test"
+  mapfile -d '' -t argv <"$WORK/helm-test.argv"
+  PATH=$bin:$PATH "${argv[@]}"
 }
 
 helm_test_passes() {
   local i
-  # The hook's ServiceAccount, Role and RoleBinding (what `helm test` creates before the pod), and the script.
+  # The hook's ServiceAccount, Role, RoleBinding and ConfigMap (what `helm test` creates before the pod), and
+  # the pod's command with its ConfigMap volume's mount path moved under $WORK.
   render --show-only templates/tests/test-webhook.yaml --set webhooks.url="https://127.0.0.1:$LIVE_PORT" \
     --set certificates.helm.enabled=false --set certificates.existingSecret.name=gpuadmit-dev \
     --set certificates.existingSecret.caBundle=Cg== >"$WORK/helm-test.yaml" || return 1
-  python3 - "$WORK/helm-test.yaml" "$WORK/helm-test-rbac.yaml" "$WORK/helm-test.sh" <<'PY' || return 1
-import sys, yaml
+  python3 - "$WORK/helm-test.yaml" "$WORK/helm-test-rbac.yaml" "$WORK/helm-test.argv" "$WORK/helm-test-volumes" <<'PY' || return 1
+import os, sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 yaml.safe_dump_all([d for d in docs if d["kind"] != "Pod"], open(sys.argv[2], "w"))
-pod = [d for d in docs if d["kind"] == "Pod"][0]
-open(sys.argv[3], "w").write(pod["spec"]["containers"][0]["command"][2])
+pod = [d for d in docs if d["kind"] == "Pod"][0]["spec"]
+c = pod["containers"][0]
+maps = {v["name"]: v["configMap"]["name"] for v in pod["volumes"] if "configMap" in v}
+data = {d["metadata"]["name"]: d["data"] for d in docs if d["kind"] == "ConfigMap"}
+argv = c["command"] + c.get("args", [])
+for m in c["volumeMounts"]:
+    if m["name"] in maps:
+        local = os.path.join(sys.argv[4], m["name"])
+        os.makedirs(local, exist_ok=True)
+        for key, text in data[maps[m["name"]]].items():
+            open(os.path.join(local, key), "w").write(text)
+        argv = [a.replace(m["mountPath"] + "/", local + "/") for a in argv]
+open(sys.argv[3], "w").write("\0".join(argv) + "\0")
 PY
   kc apply -f "$WORK/helm-test-rbac.yaml" || return 1
   # The new configurations reach the API server's informer asynchronously.
@@ -1469,6 +1501,15 @@ PY
     sleep 1
   done
   return 1
+}
+
+# In a test namespace that enforces Pod Security restricted, the probe pod is admitted and the test passes.
+helm_test_passes_under_restricted() {
+  local rc=0
+  kc label namespace default pod-security.kubernetes.io/enforce=restricted --overwrite >/dev/null || return 1
+  helm_test_script || rc=1
+  kc label namespace default pod-security.kubernetes.io/enforce- >/dev/null || rc=1
+  return "$rc"
 }
 
 # The helm test does not depend on the policy: it passes under each example policy too.
@@ -1488,7 +1529,7 @@ helm_test_fails_without_gpuadmit() {
   local out rc=0
   out=$(helm_test_script 2>&1) || rc=$?
   echo "$out"
-  ((rc != 0)) && grep -q "FAIL: no gpuadmit.io/probe warning" <<<"$out"
+  ((rc != 0)) && grep -q "probe-reply is not found" <<<"$out"
 }
 
 live_uninstall() {
@@ -1731,6 +1772,7 @@ phase_cluster() {
   check "helm install with webhooks.url at a gpuadmit on loopback" live_start
   check "helm test's dry-run probe pod passes (test ServiceAccount, installed webhooks; no GPU node needed)" helm_test_passes
   check "helm test passes under warn-only-rollout, strict and kubeflow too" helm_test_passes_under_every_example_policy
+  check "helm test passes when its namespace enforces Pod Security restricted" helm_test_passes_under_restricted
   check "chart's policy webhook, live gpuadmit as the chart's ServiceAccount: invalid policy refused naming its field, valid ones Active" \
     live_policy_objects
   check "client authentication enforced when on: the API server's reviews pass the installed webhooks, a bare curl gets 401; /metrics on its own port" \

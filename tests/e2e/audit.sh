@@ -35,7 +35,7 @@
 # replicas started on loopback (POD_NAME replica-a and replica-b, the kubeconfig's cluster view):
 #   the PolicyReport NS/gpuadmit names pod b under node-fit and pod a under gpu-tolerations and
 #   guaranteed-qos (result fail), the CPU pod passes; the other namespace's report has no results, pass 1;
-#   the Lease holder exports gpuadmit_audit_violations{rule="node-fit",namespace=NS,action="deny"} 1 and
+#   the Lease holder exports gpuadmit_audit_violations{rule="node-fit",resource_namespace=NS,action="deny"} 1 and
 #   gpuadmit_audit_leader 1, the other replica leader 0 and no audit run; the holder killed with SIGKILL,
 #   the other takes the Lease over (after its 15 s) and audits, within 40 s; SIGTERM gives the Lease up
 #   (holder empty).
@@ -466,7 +466,7 @@ metric_exported() {
   case $LEADER in replica-a) FOLLOWER=replica-b ;; replica-b) FOLLOWER=replica-a ;;
     *) echo "Lease $NS/$LEASE holder is '$LEADER', want replica-a or replica-b"; return 1 ;; esac
   echo "Lease holder: $LEADER"
-  local line="gpuadmit_audit_violations{rule=\"node-fit\",namespace=\"$NS\",action=\"deny\"} 1" start=$SECONDS
+  local line="gpuadmit_audit_violations{rule=\"node-fit\",resource_namespace=\"$NS\",action=\"deny\"} 1" start=$SECONDS
   # The reports are written just before the series are swapped in: a moment's wait at most.
   until metrics_of "$LEADER" >"$WORK/leader.metrics" && grep -qxF "$line" "$WORK/leader.metrics"; do
     ((SECONDS - start < 10)) || break

@@ -424,8 +424,8 @@ fault_hostile_claim() {
     curl --config "$WORK/hostile.cfg" >"$WORK/hostile-claim.hostile.out" 2>/dev/null || true
     local answered budget
     answered=$(awk '$2 == 201' "$WORK/hostile-claim.hostile.out" | wc -l)
-    budget=$(($(metric 0 'gpuadmit_admission_reviews_over_budget_total{endpoint="mutate"}' | cut -d. -f1) +
-      $(metric 0 'gpuadmit_admission_reviews_over_budget_total{endpoint="validate"}' | cut -d. -f1)))
+    budget=$(($(metric 0 'gpuadmit_admission_reviews_over_budget_total{webhook="mutate"}' | cut -d. -f1) +
+      $(metric 0 'gpuadmit_admission_reviews_over_budget_total{webhook="validate"}' | cut -d. -f1)))
     echo "$count hostile pods, $answered created (201), their p50 / p99 $(awk '{ print $3 * 1000 }' "$WORK/hostile-claim.hostile.out" |
       sort -n | awk '{ v[NR] = $1 } END { printf "%.0f / %.0f ms", v[int(0.5 * NR + 0.99)], v[int(0.99 * NR + 0.99)] }'); replica 0 counted $budget reviews over budget" >"$WORK/recovery"
     # Gone before the next row (fake nodes go with --force: no kubelet confirms a graceful delete).

@@ -65,7 +65,7 @@ TEST_CASE("a validate review of a violation is a 403 Forbidden denial with the m
   CHECK(response["status"]["reason"] == "Forbidden");
   CHECK_THAT(response["status"]["message"].get<std::string>(), Catch::Contains("[gpu-whole-units]"));
   CHECK_FALSE(response.contains("patch"));
-  CHECK(webhook.metric(R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="denied"})") == 1);
+  CHECK(webhook.metric(R"(gpuadmit_admission_reviews_total{webhook="validate",verdict="denied"})") == 1);
   CHECK(webhook.metric(
             R"(gpuadmit_admission_rule_findings_total{rule="gpu-whole-units",action="enforce"})") == 1);
 }
@@ -92,7 +92,7 @@ TEST_CASE("a body that is not an AdmissionReview is a 400 with a one-line reason
   REQUIRE(reply);
   CHECK(reply->status == 400);
   CHECK(reply->body.find('\n') == reply->body.size() - 1);
-  CHECK(webhook.metric(R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="malformed"})") == 1);
+  CHECK(webhook.metric(R"(gpuadmit_admission_reviews_total{webhook="validate",verdict="malformed"})") == 1);
 }
 
 }  // namespace

@@ -392,6 +392,38 @@ TEST_CASE(
   CHECK(probed == expected);
 }
 
+TEST_CASE(
+    "a probe annotation gets gpuadmit's reply annotation from mutate, so a shell-free helm test sees it",
+    "[review][probe]") {
+  // endpoint, annotated, the pod requests a GPU (so the policy's own fixes are in the patch too), whether
+  // the reply is expected
+  auto [endpoint, annotated, gpu, expected] = GENERATE(table<Endpoint, bool, bool, bool>({
+      {Endpoint::kMutate, true, false, true},
+      {Endpoint::kMutate, true, true, true},
+      {Endpoint::kMutate, false, false, false},
+      {Endpoint::kMutate, false, true, false},
+      {Endpoint::kValidate, true, false, false},
+  }));
+  CAPTURE(static_cast<int>(endpoint), annotated, gpu);
+  json pod = json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "gpuadmit-probe", "namespace": "default"},
+      "spec": {"containers": [{"name": "probe", "image": "registry.invalid/gpuadmit-probe:0"}]}})");
+  if (annotated) pod["metadata"]["annotations"] = {{"gpuadmit.io/probe", "helm-test"}};
+  if (gpu) pod["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}}}};
+  const json r = response_of(review(gpuadmit::test::admission_review(pod), endpoint, kRules));
+  REQUIRE(r["response"]["allowed"] == true);
+  const json patch = r["response"].contains("patch")
+                         ? json::parse(base64_decode(r["response"]["patch"].get<std::string>()))
+                         : json::array();
+  const json patched = patch.empty() ? pod : pod.patch(patch);
+  const json reply =
+      patched["metadata"].value("annotations", json::object()).value("gpuadmit.io/probe-reply", json());
+  CHECK(reply.is_string() == expected);
+  if (expected) CHECK(reply == "mutated by gpuadmit");
+  // The policy's own fixes are still made beside the reply.
+  if (gpu) CHECK(patched["spec"]["tolerations"].is_array());
+}
+
 TEST_CASE("a pod is judged by its namespace's policy where a GPUPolicy set one, else by the cluster's",
           "[review][policy-set]") {
   gpuadmit::policy::RuleSet lenient;  // not a tightening: PolicySet only picks, the loader checks

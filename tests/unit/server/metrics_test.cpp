@@ -19,7 +19,7 @@ TEST_CASE("counters render with HELP, TYPE and escaped label values") {
 
 TEST_CASE("histograms render cumulative buckets, +Inf, sum and count") {
   constexpr std::array<double, 3> kBuckets{0.001, 0.01, 0.1};
-  Family<Histogram> family("latency_seconds", "Latency.", {"endpoint"}, kBuckets);
+  Family<Histogram> family("latency_seconds", "Latency.", {"webhook"}, kBuckets);
   Histogram& histogram = family.with({"mutate"});
   for (const double seconds : {0.0005, 0.001, 0.005, 0.5}) histogram.observe(seconds);
   std::string out;
@@ -27,12 +27,26 @@ TEST_CASE("histograms render cumulative buckets, +Inf, sum and count") {
   CHECK(out ==
         "# HELP latency_seconds Latency.\n"
         "# TYPE latency_seconds histogram\n"
-        "latency_seconds_bucket{endpoint=\"mutate\",le=\"0.001\"} 2\n"
-        "latency_seconds_bucket{endpoint=\"mutate\",le=\"0.01\"} 3\n"
-        "latency_seconds_bucket{endpoint=\"mutate\",le=\"0.1\"} 3\n"
-        "latency_seconds_bucket{endpoint=\"mutate\",le=\"+Inf\"} 4\n"
-        "latency_seconds_sum{endpoint=\"mutate\"} 0.5065\n"
-        "latency_seconds_count{endpoint=\"mutate\"} 4\n");
+        "latency_seconds_bucket{webhook=\"mutate\",le=\"0.001\"} 2\n"
+        "latency_seconds_bucket{webhook=\"mutate\",le=\"0.01\"} 3\n"
+        "latency_seconds_bucket{webhook=\"mutate\",le=\"0.1\"} 3\n"
+        "latency_seconds_bucket{webhook=\"mutate\",le=\"+Inf\"} 4\n"
+        "latency_seconds_sum{webhook=\"mutate\"} 0.5065\n"
+        "latency_seconds_count{webhook=\"mutate\"} 4\n");
+}
+
+TEST_CASE("a label that Prometheus attaches to every Kubernetes target is refused, so no series is renamed") {
+  // The Prometheus Operator's ServiceMonitor gives each target namespace, service, pod, container, endpoint,
+  // job and instance; a series with one of them arrives as exported_<label>, and queries on it match the
+  // target's value instead.
+  const std::string label =
+      GENERATE("namespace", "service", "pod", "container", "endpoint", "job", "instance");
+  CAPTURE(label);
+  CHECK_THROWS_WITH(Family<Counter>("test_total", "A test.", {"rule", label}),
+                    Catch::Contains("test_total") && Catch::Contains("label \"" + label + "\""));
+  CHECK_THROWS(
+      SampledFamily("test_objects", "A test.", "gauge", {label}, [] { return SampledFamily::Series{}; }));
+  CHECK_NOTHROW(Family<Counter>("test_total", "A test.", {"rule", "resource_namespace", "webhook"}));
 }
 
 TEST_CASE("a sampled counter renders the value its function returns at each scrape") {
@@ -74,10 +88,10 @@ TEST_CASE("the webhook's metrics start at zero for every known series") {
   const Metrics metrics("1.2.3");
   const std::string text = metrics.render();
   for (const char* line : {
-           R"(gpuadmit_admission_reviews_total{endpoint="mutate",verdict="allowed"} 0)",
-           R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="error"} 0)",
-           R"(gpuadmit_admission_errors_total{endpoint="validate"} 0)",
-           R"(gpuadmit_admission_review_duration_seconds_bucket{endpoint="mutate",le="0.0001"} 0)",
+           R"(gpuadmit_admission_reviews_total{webhook="mutate",verdict="allowed"} 0)",
+           R"(gpuadmit_admission_reviews_total{webhook="validate",verdict="error"} 0)",
+           R"(gpuadmit_admission_errors_total{webhook="validate"} 0)",
+           R"(gpuadmit_admission_review_duration_seconds_bucket{webhook="mutate",le="0.0001"} 0)",
            R"(gpuadmit_tls_certificate_reloads_total{result="failure"} 0)",
            R"(gpuadmit_policy_reloads_total{result="success"} 0)",
            "gpuadmit_http_requests_in_flight 0",

@@ -88,12 +88,12 @@ TEST_CASE("the review handler hands the body and the policy snapshot to the revi
     CHECK(fake->last_rules == store->current().get());
     const std::string text = metrics.render();
     CHECK_THAT(
-        text, Catch::Contains(R"(gpuadmit_admission_reviews_total{endpoint="validate",verdict="denied"} 1)"));
+        text, Catch::Contains(R"(gpuadmit_admission_reviews_total{webhook="validate",verdict="denied"} 1)"));
     CHECK_THAT(text,
                Catch::Contains(
                    R"(gpuadmit_admission_rule_findings_total{rule="guaranteed-qos",action="enforce"} 1)"));
     CHECK_THAT(text,
-               Catch::Contains(R"(gpuadmit_admission_review_duration_seconds_count{endpoint="validate"} 1)"));
+               Catch::Contains(R"(gpuadmit_admission_review_duration_seconds_count{webhook="validate"} 1)"));
   }
   SECTION("another media type is 415 and never reaches the review") {
     const Response response = handler({"POST", "/validate", "application/yaml", "a: 1"});
@@ -114,7 +114,7 @@ TEST_CASE("a review that throws is answered 500 and counted as could not decide"
   const Response response =
       review_handler(admission::Endpoint::kMutate, deps)({"POST", "/mutate", "application/json", "{}"});
   CHECK(response.status == 500);
-  CHECK_THAT(metrics.render(), Catch::Contains(R"(gpuadmit_admission_errors_total{endpoint="mutate"} 1)"));
+  CHECK_THAT(metrics.render(), Catch::Contains(R"(gpuadmit_admission_errors_total{webhook="mutate"} 1)"));
 }
 
 TEST_CASE("the API server's timeout on the call is read from the target") {
@@ -163,7 +163,7 @@ TEST_CASE("each review gets a deadline: the server's, or half the API server's t
   CHECK(before);
   CHECK(said == "not evaluated: the review passed its deadline of " + expected);
   CHECK_THAT(metrics.render(),
-             Catch::Contains(R"(gpuadmit_admission_reviews_over_budget_total{endpoint="mutate"} 1)"));
+             Catch::Contains(R"(gpuadmit_admission_reviews_over_budget_total{webhook="mutate"} 1)"));
 }
 
 TEST_CASE("readyz turns 503 with the reason while draining or while a condition is unmet") {

@@ -130,8 +130,8 @@ class Metrics {
   void record_response(int status);
 
   Family<Counter> reviews{"gpuadmit_admission_reviews_total",
-                          "AdmissionReviews answered, by endpoint and verdict.",
-                          {"endpoint", "verdict"}};
+                          "AdmissionReviews answered, by webhook (mutate, validate) and verdict.",
+                          {"webhook", "verdict"}};
   Family<Counter> rule_findings{
       "gpuadmit_admission_rule_findings_total",
       "Rules that reported or fixed something in a review, by rule and configured action.",
@@ -139,17 +139,17 @@ class Metrics {
   Family<Histogram> review_duration{
       "gpuadmit_admission_review_duration_seconds",
       "Time to decide one AdmissionReview, from body received to response built.",
-      {"endpoint"},
+      {"webhook"},
       kReviewDurationBuckets};
   Family<Counter> review_errors{"gpuadmit_admission_errors_total",
-                                "Reviews gpuadmit could not decide (denied with code 500), by endpoint.",
-                                {"endpoint"}};
+                                "Reviews gpuadmit could not decide (denied with code 500), by webhook.",
+                                {"webhook"}};
   Family<Counter> reviews_over_budget{
       "gpuadmit_admission_reviews_over_budget_total",
       "Reviews that spent their device-selector budget or passed their deadline before every selector of "
       "the pod's DRA claims was evaluated (answered with a dra-claims warning, or a denial under overBudget: "
-      "enforce), by endpoint.",
-      {"endpoint"}};
+      "enforce), by webhook.",
+      {"webhook"}};
   Family<Gauge> requests_in_flight{
       "gpuadmit_http_requests_in_flight", "HTTP requests read and not yet answered.", {}};
   Family<Counter> http_responses{
