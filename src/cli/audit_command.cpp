@@ -21,7 +21,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kAuditUsage = R"(Usage:
-  gpuadmit audit [--kubeconfig FILE] [--context NAME] [--policy FILE] [-n NS] [-o text|json]
+  gpuadmit audit [--kubeconfig FILE] [--context NAME] [--user NAME] [--policy FILE] [-n NS] [-o text|json]
   gpuadmit audit --cluster FILE [--policy FILE] [-n NS] [-o text|json]
 
 Judges the Pods, PersistentVolumeClaims and workloads (the policy's spec.workloads kinds) that already
@@ -36,8 +36,10 @@ cluster's nodes, quotas, storage classes and claims, such as
 'kubectl get nodes,resourcequotas,storageclasses,persistentvolumeclaims,pods,deployments,jobs -A -o yaml'.
 
 Flags:
-      --kubeconfig    kubeconfig file (default: $KUBECONFIG, else the in-cluster service account)
-      --context       kubeconfig context (default: the file's current-context)
+      --kubeconfig    kubeconfig file (default: the files $KUBECONFIG lists, merged as kubectl merges them,
+                      else ~/.kube/config, else the in-cluster service account)
+      --context       kubeconfig context (default: current-context)
+      --user          kubeconfig user instead of the context's
       --cluster       a saved cluster instead of a live one
       --policy        a policy file, or a ClusterGPUPolicy (default: the embedded policy)
   -n, --namespace     audit this namespace only
@@ -51,7 +53,7 @@ constexpr Command kAuditCommand{"gpuadmit audit", kAuditUsage};
 
 struct AuditOptions {
   std::optional<std::string> kubeconfig;
-  std::string context;
+  cluster::KubeconfigSelection selection;
   std::optional<std::string> cluster_file;
   std::optional<std::string> policy;
   std::string namespace_;
@@ -85,7 +87,7 @@ Result<admission::Audit> audit_file(const AuditOptions& options, const policy::P
 // A live cluster: the dump's four kinds are the view; claims and workloads (of the kinds the API serves) are
 // held, pods judged page by page.
 Result<admission::Audit> audit_live(const AuditOptions& options, const policy::PolicySet& policies) {
-  auto transport = connect(options.kubeconfig, options.context);
+  auto transport = connect(options.kubeconfig, options.selection);
   if (!transport) return transport.error();
   auto live = live_view(**transport);
   if (!live) return live.error();
@@ -122,6 +124,7 @@ std::optional<AuditOptions> audit_options(Args args, int& exit_code) {
   const auto flags = command_flags(args,
                                    {{"kubeconfig", ""},
                                     {"context", ""},
+                                    {"user", ""},
                                     {"cluster", ""},
                                     {"policy", ""},
                                     {"namespace", "n"},
@@ -130,7 +133,7 @@ std::optional<AuditOptions> audit_options(Args args, int& exit_code) {
                                    kAuditCommand, exit_code);
   if (!flags) return std::nullopt;
   AuditOptions options{flags->last("kubeconfig"),
-                       flags->last("context").value_or(""),
+                       {flags->last("context").value_or(""), "", flags->last("user").value_or("")},
                        flags->last("cluster"),
                        flags->last("policy"),
                        flags->last("namespace").value_or(""),
@@ -143,9 +146,10 @@ std::optional<AuditOptions> audit_options(Args args, int& exit_code) {
     exit_code = command_error(kAuditCommand, "--output must be text or json, not \"" + options.output + "\"");
     return std::nullopt;
   }
-  if (options.cluster_file && (options.kubeconfig || !options.context.empty())) {
-    exit_code =
-        usage_error(kAuditCommand, "--cluster reads a saved cluster; it takes no --kubeconfig or --context");
+  if (options.cluster_file &&
+      (options.kubeconfig || !options.selection.context.empty() || !options.selection.user.empty())) {
+    exit_code = usage_error(kAuditCommand,
+                            "--cluster reads a saved cluster; it takes no --kubeconfig, --context or --user");
     return std::nullopt;
   }
   return options;

@@ -17,7 +17,7 @@ namespace gpuadmit::cli {
 namespace {
 
 constexpr std::string_view kClusterUsage = R"(Usage:
-  gpuadmit cluster dump [--kubeconfig FILE] [--context NAME] [-o json|yaml] [--output-file FILE]
+  gpuadmit cluster dump [--kubeconfig FILE] [--context NAME] [--user NAME] [-o json|yaml] [--output-file FILE]
                         [--with-objects [-n NS] [--policy FILE]]
 
 Lists the Nodes, ResourceQuotas, StorageClasses and PersistentVolumeClaims of a live cluster once, with
@@ -31,8 +31,10 @@ serves (of one namespace with -n): a saved cluster for 'gpuadmit audit --cluster
 --cluster FILE', to audit or diagnose later, elsewhere, or in a bug report.
 
 Flags:
-      --kubeconfig    kubeconfig file (default: $KUBECONFIG, else the in-cluster service account)
-      --context       kubeconfig context (default: the file's current-context)
+      --kubeconfig    kubeconfig file (default: the files $KUBECONFIG lists, merged as kubectl merges them,
+                      else ~/.kube/config, else the in-cluster service account)
+      --context       kubeconfig context (default: current-context)
+      --user          kubeconfig user instead of the context's
   -o, --output        json (default) or yaml
       --output-file   write to this file (replaced atomically) instead of stdout
       --with-objects  also the pods, events and workloads
@@ -64,7 +66,7 @@ constexpr Command kDump{"gpuadmit cluster dump", kClusterUsage};
 
 struct DumpOptions {
   std::optional<std::string> kubeconfig;
-  std::string context;
+  cluster::KubeconfigSelection selection;
   std::string output;
   std::string destination;  // "" for stdout
   bool with_objects = false;
@@ -76,6 +78,7 @@ std::optional<DumpOptions> dump_options(Args args, int& exit_code) {
   const auto flags = command_flags(args,
                                    {{"kubeconfig", ""},
                                     {"context", ""},
+                                    {"user", ""},
                                     {"output", "o"},
                                     {"output-file", ""},
                                     {"with-objects", "", false},
@@ -89,7 +92,7 @@ std::optional<DumpOptions> dump_options(Args args, int& exit_code) {
     return std::nullopt;
   }
   DumpOptions options{flags->last("kubeconfig"),
-                      flags->last("context").value_or(""),
+                      {flags->last("context").value_or(""), "", flags->last("user").value_or("")},
                       flags->last("output").value_or("json"),
                       flags->last("output-file").value_or(""),
                       flags->has("with-objects"),
@@ -144,7 +147,7 @@ Result<bool> add_objects(cluster::ApiTransport& transport, const DumpOptions& op
 }
 
 Result<Listed> list_cluster(const DumpOptions& options) {
-  auto transport = connect(options.kubeconfig, options.context);
+  auto transport = connect(options.kubeconfig, options.selection);
   if (!transport) return transport.error();
   auto dump = cluster::dump_cluster(**transport);
   if (!dump) return dump.error();

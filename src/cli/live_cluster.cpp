@@ -5,11 +5,20 @@
 
 namespace gpuadmit::cli {
 
+Result<cluster::ApiConfig> api_config(const std::optional<std::string>& kubeconfig,
+                                      const cluster::KubeconfigSelection& selection) {
+  return cluster::resolve_api_config(kubeconfig, selection);
+}
+
+Result<std::shared_ptr<cluster::ApiTransport>> connect(cluster::ApiConfig config) {
+  return cluster::make_https_transport(std::move(config));
+}
+
 Result<std::shared_ptr<cluster::ApiTransport>> connect(const std::optional<std::string>& kubeconfig,
-                                                       const std::string& context) {
-  auto config = cluster::resolve_api_config(kubeconfig, context);
+                                                       const cluster::KubeconfigSelection& selection) {
+  auto config = api_config(kubeconfig, selection);
   if (!config) return config.error();
-  return cluster::make_https_transport(std::move(*config));
+  return connect(std::move(*config));
 }
 
 Result<LiveView> live_view(cluster::ApiTransport& transport) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuadmit/admission/audit.hpp"
+#include "gpuadmit/cluster/api_config.hpp"
 #include "gpuadmit/cluster/discovery.hpp"
 #include "gpuadmit/cluster/dump.hpp"
 #include "gpuadmit/cluster/transport.hpp"
@@ -19,9 +20,13 @@
 
 namespace gpuadmit::cli {
 
-// --kubeconfig (else $KUBECONFIG, else the in-cluster service account) and --context.
+// --kubeconfig, else $KUBECONFIG's files merged, else ~/.kube/config, else the in-cluster service account
+// (kubectl's rules, cluster/api_config.hpp), with --context and --user.
+Result<cluster::ApiConfig> api_config(const std::optional<std::string>& kubeconfig,
+                                      const cluster::KubeconfigSelection& selection);
+Result<std::shared_ptr<cluster::ApiTransport>> connect(cluster::ApiConfig config);
 Result<std::shared_ptr<cluster::ApiTransport>> connect(const std::optional<std::string>& kubeconfig,
-                                                       const std::string& context);
+                                                       const cluster::KubeconfigSelection& selection);
 
 // The kinds of `cluster dump` (cluster/kinds.hpp), and the view the rules judge against.
 struct LiveView {

@@ -17,7 +17,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kWhyUsage = R"(Usage:
-  gpuadmit why NAME|KIND/NAME [-n NS] [--kubeconfig FILE] [--context NAME] [--policy FILE] [-o text|json]
+  gpuadmit why NAME|KIND/NAME [-n NS] [--kubeconfig FILE] [--context NAME] [--user NAME] [--policy FILE]
+                             [-o text|json]
   gpuadmit why NAME|KIND/NAME [-n NS] --cluster FILE [--policy FILE] [-o text|json]
 
 Explains a stuck or killed GPU pod, or a workload without pods, in the order of the usual diagnosis: why it
@@ -34,9 +35,11 @@ kubeconfig. Offline (--cluster FILE): a saved List holding them and the cluster'
 events -A -o yaml'.
 
 Flags:
-  -n, --namespace     the object's namespace (default: default)
-      --kubeconfig    kubeconfig file (default: $KUBECONFIG, else the in-cluster service account)
-      --context       kubeconfig context (default: the file's current-context)
+  -n, --namespace     the object's namespace (default: the kubeconfig context's, else default)
+      --kubeconfig    kubeconfig file (default: the files $KUBECONFIG lists, merged as kubectl merges them,
+                      else ~/.kube/config, else the in-cluster service account)
+      --context       kubeconfig context (default: current-context)
+      --user          kubeconfig user instead of the context's
       --cluster       a saved cluster instead of a live one
       --policy        a policy file, or a ClusterGPUPolicy (default: the embedded policy)
   -o, --output        text (default) or json
@@ -110,9 +113,14 @@ struct Live {
   policy::ClusterView view;
 };
 
-Result<Live> read_live(const std::optional<std::string>& kubeconfig, const std::string& context,
-                       const policy::RuleSet& rules, const Target& target) {
-  auto transport = connect(kubeconfig, context);
+// `target`'s namespace, when -n gave none, is the kubeconfig context's (else default), as kubectl's.
+Result<Live> read_live(const std::optional<std::string>& kubeconfig,
+                       const cluster::KubeconfigSelection& selection, const policy::RuleSet& rules,
+                       Target& target, bool namespace_given) {
+  auto config = api_config(kubeconfig, selection);
+  if (!config) return config.error();
+  if (!namespace_given && !config->namespace_.empty()) target.namespace_ = config->namespace_;
+  auto transport = connect(std::move(*config));
   if (!transport) return transport.error();
   cluster::ApiTransport& api = **transport;
   auto kind = served_kind(api, rules, target.kind);
@@ -171,13 +179,14 @@ int why_command(Args args) {
                                    {{"namespace", "n"},
                                     {"kubeconfig", ""},
                                     {"context", ""},
+                                    {"user", ""},
                                     {"cluster", ""},
                                     {"policy", ""},
                                     {"output", "o"},
                                     {"help", "h", false}},
                                    kWhy, exit_code);
   if (!flags) return exit_code;
-  const auto target = target_of(*flags);
+  auto target = target_of(*flags);
   if (!target) return usage_error(kWhy, target.error().message);
   const std::string output = flags->last("output").value_or("text");
   if (output != "text" && output != "json") return command_error(kWhy, "--output must be text or json");
@@ -198,7 +207,9 @@ int why_command(Args args) {
     }
     diagnosis = admission::diagnose(input, policies, &*view);
   } else {
-    auto live = read_live(flags->last("kubeconfig"), flags->last("context").value_or(""), *rules, *target);
+    const cluster::KubeconfigSelection selection{flags->last("context").value_or(""), "",
+                                                 flags->last("user").value_or("")};
+    auto live = read_live(flags->last("kubeconfig"), selection, *rules, *target, flags->has("namespace"));
     if (!live) return command_error(kWhy, live.error().message);
     diagnosis = admission::diagnose(live->input, policies, &live->view);
   }

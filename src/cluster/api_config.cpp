@@ -5,7 +5,9 @@
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <system_error>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -91,23 +93,57 @@ Result<bool> parse_server_url(std::string_view url, ApiConfig& config) {
   return true;
 }
 
-// A named entry of one of the kubeconfig's lists (clusters, users, contexts): its inner map.
-Result<YAML::Node> find_named(const YAML::Node& root, const char* list, const char* inner,
-                              const std::string& name) {
+// The kubeconfig files merged as kubectl merges them: the first file to set current-context, or to name a
+// cluster, user or context, wins, and an entry is taken whole from that file (whose directory anchors its
+// relative paths).
+struct Entry {
+  YAML::Node value;  // the inner map (`cluster`, `user`, `context`)
+  fs::path file;
+};
+struct Merged {
+  std::string current_context;
+  std::map<std::string, Entry> clusters;
+  std::map<std::string, Entry> users;
+  std::map<std::string, Entry> contexts;
+};
+
+// Adds one list of a file's entries (clusters, users, contexts) to `into`, keeping names already there.
+Result<bool> merge_list(const YAML::Node& root, const char* list, const char* inner, const fs::path& file,
+                        std::map<std::string, Entry>& into) {
   const YAML::Node entries = root[list];
-  if (entries && !entries.IsSequence()) return make_error(std::string(list) + ": expected a list");
-  if (entries) {
-    for (const YAML::Node& entry : entries) {
-      if (entry.IsMap() && entry["name"] && entry["name"].IsScalar() && entry["name"].Scalar() == name) {
-        const YAML::Node value = entry[inner];
-        if (!value) return YAML::Node(YAML::NodeType::Map);
-        if (!value.IsMap())
-          return make_error(std::string(list) + "[" + name + "]." + inner + ": expected a map");
-        return value;
-      }
+  if (!entries || entries.IsNull()) return true;
+  if (!entries.IsSequence()) return make_error(std::string(list) + ": expected a list");
+  for (const YAML::Node& entry : entries) {
+    if (!entry.IsMap() || !entry["name"] || !entry["name"].IsScalar()) {
+      return make_error(std::string(list) + ": an entry without a name");
     }
+    const std::string name = entry["name"].Scalar();
+    YAML::Node value = entry[inner];
+    if (!value || value.IsNull()) value = YAML::Node(YAML::NodeType::Map);
+    if (!value.IsMap()) return make_error(std::string(list) + "[" + name + "]." + inner + ": expected a map");
+    into.try_emplace(name, Entry{value, file});
   }
-  return make_error(std::string(list) + ": no entry named \"" + name + "\"");
+  return true;
+}
+
+Result<bool> merge_file(const YAML::Node& root, const fs::path& file, Merged& merged) {
+  if (root.IsNull()) return true;  // an empty file sets nothing
+  if (!root.IsMap()) return make_error("expected a map at the top level");
+  const YAML::Node current = root["current-context"];
+  if (merged.current_context.empty() && current && current.IsScalar())
+    merged.current_context = current.Scalar();
+  if (auto ok = merge_list(root, "clusters", "cluster", file, merged.clusters); !ok) return ok;
+  if (auto ok = merge_list(root, "users", "user", file, merged.users); !ok) return ok;
+  return merge_list(root, "contexts", "context", file, merged.contexts);
+}
+
+Result<Entry> named(const std::map<std::string, Entry>& entries, const char* what, const std::string& name,
+                    const std::string& sources) {
+  const auto it = entries.find(name);
+  if (it == entries.end()) {
+    return make_error("kubeconfig " + sources + ": no " + std::string(what) + " named \"" + name + "\"");
+  }
+  return it->second;
 }
 
 std::string scalar(const YAML::Node& map, const char* key) {
@@ -212,30 +248,60 @@ Result<bool> read_user(const YAML::Node& user, const fs::path& file, const std::
   return true;
 }
 
-Result<ApiConfig> parse_kubeconfig(const YAML::Node& root, const fs::path& file,
-                                   const std::string& context_name) {
-  if (!root.IsMap()) return make_error("expected a map at the top level");
-  std::string context = context_name;
-  if (context.empty()) context = scalar(root, "current-context");
-  if (context.empty()) return make_error("no current-context (and no --context given)");
-  auto ctx = find_named(root, "contexts", "context", context);
+// The selected context's cluster and user, with --context, --cluster and --user applied as kubectl applies
+// them. `sources` names the files in messages.
+Result<ApiConfig> select(const Merged& merged, const KubeconfigSelection& selection,
+                         const std::string& sources) {
+  const std::string context = selection.context.empty() ? merged.current_context : selection.context;
+  if (context.empty())
+    return make_error("kubeconfig " + sources + ": no current-context (and no --context given)");
+  auto ctx = named(merged.contexts, "context", context, sources);
   if (!ctx) return ctx.error();
-  const std::string cluster_name = scalar(*ctx, "cluster");
-  const std::string user_name = scalar(*ctx, "user");
-  if (cluster_name.empty()) return make_error("context \"" + context + "\" names no cluster");
-  auto cluster = find_named(root, "clusters", "cluster", cluster_name);
+  const std::string cluster_name =
+      selection.cluster.empty() ? scalar(ctx->value, "cluster") : selection.cluster;
+  const std::string user_name = selection.user.empty() ? scalar(ctx->value, "user") : selection.user;
+  if (cluster_name.empty()) {
+    return make_error("kubeconfig " + sources + ": context \"" + context +
+                      "\" names no cluster (give --cluster)");
+  }
+  auto cluster = named(merged.clusters, "cluster", cluster_name, sources);
   if (!cluster) return cluster.error();
 
   ApiConfig config;
-  config.source = "kubeconfig " + file.string() + " (context " + context + ")";
-  if (auto read = read_cluster(*cluster, file, "clusters[" + cluster_name + "].cluster", config); !read) {
+  config.source = "kubeconfig " + sources + " (context " + context + ")";
+  config.namespace_ = scalar(ctx->value, "namespace");
+  const std::string cluster_where =
+      "kubeconfig " + cluster->file.string() + ": clusters[" + cluster_name + "].cluster";
+  if (auto read = read_cluster(cluster->value, cluster->file, cluster_where, config); !read)
     return read.error();
-  }
   if (user_name.empty()) return config;  // anonymous: allowed, the API server decides
-  auto user = find_named(root, "users", "user", user_name);
+  auto user = named(merged.users, "user", user_name, sources);
   if (!user) return user.error();
-  if (auto read = read_user(*user, file, "users[" + user_name + "].user", config); !read) return read.error();
+  const std::string user_where = "kubeconfig " + user->file.string() + ": users[" + user_name + "].user";
+  if (auto read = read_user(user->value, user->file, user_where, config); !read) return read.error();
   return config;
+}
+
+std::string joined(const std::vector<fs::path>& files) {
+  std::string out;
+  for (const fs::path& file : files) out += (out.empty() ? "" : ", ") + file.string();
+  return out;
+}
+
+// Parses one file's text into `merged`; errors name the file.
+Result<bool> merge_text(std::string_view text, const fs::path& file, Merged& merged) {
+  if (text.size() > kMaxConfigFileBytes) {
+    return make_error("kubeconfig " + file.string() + " is larger than " +
+                      std::to_string(kMaxConfigFileBytes) + " bytes");
+  }
+  try {
+    if (auto ok = merge_file(YAML::Load(std::string(text)), file, merged); !ok) {
+      return make_error("kubeconfig " + file.string() + ": " + ok.error().message);
+    }
+    return true;
+  } catch (const YAML::Exception& e) {
+    return make_error("kubeconfig " + file.string() + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -281,78 +347,25 @@ Result<ApiConfig> in_cluster_config(const InClusterPaths& paths,
   return config;
 }
 
+Result<ApiConfig> load_kubeconfigs(const std::vector<fs::path>& files, const KubeconfigSelection& selection) {
+  Merged merged;
+  for (const fs::path& file : files) {
+    auto text = read_small_file(file, "kubeconfig");
+    if (!text) return text.error();
+    if (auto ok = merge_text(*text, file, merged); !ok) return ok.error();
+  }
+  return select(merged, selection, joined(files));
+}
+
 Result<ApiConfig> load_kubeconfig(const fs::path& file, const std::string& context) {
-  auto text = read_small_file(file, "kubeconfig");
-  if (!text) return text.error();
-  return kubeconfig_from_text(*text, file, context);
+  return load_kubeconfigs({file}, {context, "", ""});
 }
 
 Result<ApiConfig> kubeconfig_from_text(std::string_view text, const fs::path& file,
                                        const std::string& context) {
-  if (text.size() > kMaxConfigFileBytes) {
-    return make_error("kubeconfig " + file.string() + " is larger than " +
-                      std::to_string(kMaxConfigFileBytes) + " bytes");
-  }
-  try {
-    auto config = parse_kubeconfig(YAML::Load(std::string(text)), file, context);
-    if (!config) return make_error("kubeconfig " + file.string() + ": " + config.error().message);
-    return config;
-  } catch (const YAML::Exception& e) {
-    return make_error("kubeconfig " + file.string() + ": " + e.what());
-  }
-}
-
-Result<ApiConfig> resolve_api_config(const std::optional<std::string>& kubeconfig, const std::string& context,
-                                     const InClusterPaths& paths) {
-  if (kubeconfig && !kubeconfig->empty()) return load_kubeconfig(*kubeconfig, context);
-  const char* from_env = std::getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe): read at start-up only
-  if (from_env != nullptr && *from_env != '\0') {
-    const std::string value(from_env);
-    if (value.find(':') != std::string::npos) {
-      return make_error(
-          "KUBECONFIG lists several files; merging them is not supported (use --kubeconfig FILE)");
-    }
-    return load_kubeconfig(value, context);
-  }
-  return in_cluster_config(paths);
-}
-
-Result<std::string> decode_base64(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  std::uint32_t accumulator = 0;
-  int bits = 0;
-  std::size_t padding = 0;
-  for (const char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      ++padding;
-      continue;
-    }
-    if (padding > 0) return make_error("invalid base64: data after padding");
-    std::uint32_t value = 0;
-    if (c >= 'A' && c <= 'Z') {
-      value = static_cast<std::uint32_t>(c - 'A');
-    } else if (c >= 'a' && c <= 'z') {
-      value = static_cast<std::uint32_t>(c - 'a' + 26);
-    } else if (c >= '0' && c <= '9') {
-      value = static_cast<std::uint32_t>(c - '0' + 52);
-    } else if (c == '+') {
-      value = 62;
-    } else if (c == '/') {
-      value = 63;
-    } else {
-      return make_error("invalid base64: unexpected character");
-    }
-    accumulator = (accumulator << 6U) | value;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((accumulator >> static_cast<unsigned>(bits)) & 0xFFU));
-    }
-  }
-  if (padding > 2 || bits >= 6) return make_error("invalid base64: truncated");
-  return out;
+  Merged merged;
+  if (auto ok = merge_text(text, file, merged); !ok) return ok.error();
+  return select(merged, {context, "", ""}, file.string());
 }
 
 }  // namespace gpuadmit::cluster

@@ -43,7 +43,9 @@ if has_version; then
 else
   t0=$(date +%s)
   log "building helm $VERSION ..."
-  ( while sleep 30; do log "  ... still building helm ($(($(date +%s) - t0))s)"; done ) &
+  # Its sleep outlives a kill of the loop: it must hold neither stdout (a caller's $(...) would wait for it)
+  # nor the lock (fd 9). log writes to stderr.
+  ( while sleep 30; do log "  ... still building helm ($(($(date +%s) - t0))s)"; done ) >/dev/null 9>&- &
   hb=$!
   trap 'kill $hb 2>/dev/null || true; rm -f "$BIN/.helm.tmp"' EXIT
   ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"

@@ -36,7 +36,9 @@ if built; then
 else
   t0=$(date +%s)
   log "building promtool $VERSION ..."
-  ( while sleep 30; do log "  ... still building promtool ($(($(date +%s) - t0))s)"; done ) &
+  # Its sleep outlives a kill of the loop: it must hold neither stdout (a caller's $(...) would wait for it)
+  # nor the lock (fd 9). log writes to stderr.
+  ( while sleep 30; do log "  ... still building promtool ($(($(date +%s) - t0))s)"; done ) >/dev/null 9>&- &
   hb=$!
   trap 'kill $hb 2>/dev/null || true; rm -f "$BIN/.promtool.tmp"' EXIT
   (cd "$MOD" && nice -n "$NICE" go build -trimpath -ldflags "-s -w" -o "$BIN/.promtool.tmp" \

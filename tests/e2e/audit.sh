@@ -332,6 +332,31 @@ audit_text() {
   grep -Eq "^$NS +node-fit +deny +1 +pod/sixteen-gpus" "$WORK/text.out" || { echo "want a node-fit deny line for pod/sixteen-gpus"; return 1; }
 }
 
+# No --kubeconfig: audit through $KUBECONFIG = a missing file, then the cluster's (kubectl skips the missing
+# one); then, with no $KUBECONFIG, through HOME/.kube/config alone, a copy whose context's namespace is NS,
+# which `why` takes for its -n (kubectl's default namespace).
+kubeconfig_rules() {
+  local home=$WORK/home rc=0
+  mkdir -p "$home/.kube"
+  KUBECONFIG="$WORK/no-such-kubeconfig:$KUBECONFIG" timeout -k 5 120 "$BIN" audit -n "$NS" -o json \
+    >"$WORK/rules-env.out" 2>"$WORK/rules-env.err" || rc=$?
+  echo "KUBECONFIG=<missing>:<the cluster's> gpuadmit audit -n NS: exit $rc"
+  ((rc == 1)) && grep -q sixteen-gpus "$WORK/rules-env.out" || { cat "$WORK/rules-env.err"; return 1; }
+  python3 - "$KUBECONFIG" "$NS" "$home/.kube/config" <<'PY' || return 1
+import sys, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+for c in config["contexts"]:
+    if c["name"] == config["current-context"]:
+        c["context"]["namespace"] = sys.argv[2]
+yaml.safe_dump(config, open(sys.argv[3], "w"))
+PY
+  rc=0
+  env -u KUBECONFIG HOME="$home" timeout -k 5 120 "$BIN" why pod/sixteen-gpus -o json \
+    >"$WORK/rules-home.out" 2>"$WORK/rules-home.err" || rc=$?
+  echo "HOME=<a home whose .kube/config's context has namespace NS> gpuadmit why pod/sixteen-gpus: exit $rc"
+  ((rc == 0)) && grep -q node-fit "$WORK/rules-home.out" || { cat "$WORK/rules-home.err"; return 1; }
+}
+
 audit_clean() {
   run_audit clean 0 -n "$CLEAN_NS" -o json || return 1
   python3 - "$WORK/clean.out" <<'PY'
@@ -460,7 +485,7 @@ sys.exit(1 if problems else 0)
 PY
 }
 
-LEADER= FOLLOWER=
+LEADER="" FOLLOWER=""
 metric_exported() {
   LEADER=$(holder)
   case $LEADER in replica-a) FOLLOWER=replica-b ;; replica-b) FOLLOWER=replica-a ;;
@@ -534,6 +559,7 @@ if ((CONTROLLERS)); then
 fi
 check "audit -n NS (text): the NAMESPACE header, the node-fit line, 'objects audited in'" audit_text
 check "audit -n <the namespace with a CPU pod only> -o json: exit 0, no rows" audit_clean
+check "kubectl's kubeconfig rules: \$KUBECONFIG listing a missing file then the cluster's; ~/.kube/config alone, its context's namespace for why" kubeconfig_rules
 check "cluster dump --with-objects -n NS, then audit --cluster of it: the live audit's rows and summary" dump_then_audit
 check "serve --audit-interval: the PolicyReport CRD (wgpolicyk8s.io/v1alpha2) installed" policyreport_crd &&
   check "... two replicas on one Lease ($NS/$LEASE) ready" replicas_ready &&

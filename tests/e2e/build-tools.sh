@@ -76,7 +76,9 @@ build() {
   name=$(basename "$out")
   t0=$(date +%s)
   log "building $name ($pkg) ..."
-  ( while sleep 30; do log "  ... still building $name ($(($(date +%s) - t0))s)"; done ) &
+  # Its sleep outlives a kill of the loop: it must hold neither stdout (a caller's $(...) would wait for it)
+  # nor the lock (fd 9). log writes to stderr.
+  ( while sleep 30; do log "  ... still building $name ($(($(date +%s) - t0))s)"; done ) >/dev/null 9>&- &
   HEARTBEAT_PID=$!
   if ! (cd "$moddir" && nice -n "$NICE" go build -trimpath -ldflags "$ldflags" -o "$(dirname "$out")/.$name.tmp" "$pkg"); then
     die "go build of $pkg failed"

@@ -171,7 +171,7 @@ TEST_CASE("kubeconfig: what is not supported is refused with a message naming th
       {"a CA file that does not exist",
        kubeconfig(server + "    certificate-authority: missing.crt\n", "    token: t\n"), "missing.crt"},
       {"a current-context that does not exist", kubeconfig(server + ca_data, "    token: t\n", "nope"),
-       "contexts: no entry named \"nope\""},
+       "no context named \"nope\""},
       {"no current-context", "apiVersion: v1\nkind: Config\n", "no current-context"},
       {"not YAML", "clusters: [unclosed", "kubeconfig "},
       {"not a map", "- a\n- b\n", "expected a map at the top level"},

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuadmit/common/result.hpp"
 
@@ -29,6 +30,7 @@ struct ApiConfig {
   std::string token;                 // a fixed bearer token (kubeconfig `token`)
   std::filesystem::path token_file;  // re-read for every request: bound tokens rotate (about hourly)
   std::string source;                // for messages: "in-cluster" or "kubeconfig FILE (context C)"
+  std::string namespace_;  // the kubeconfig context's namespace ("": none), kubectl's default for -n
 
   [[nodiscard]] std::string url() const;  // https://host:port/prefix
   // The host as a URL or a Host header writes it: an IPv6 address in brackets.
@@ -46,18 +48,42 @@ struct InClusterPaths {
 Result<ApiConfig> in_cluster_config(const InClusterPaths& paths = {},
                                     const std::map<std::string, std::string>* env = nullptr);
 
-// The current context of one kubeconfig file (`context` overrides it). Supported: server URL (https only),
+// --context, --cluster and --user, as kubectl applies them: the context (else current-context), and the
+// cluster and user that replace the context's.
+struct KubeconfigSelection {
+  std::string context;
+  std::string cluster;
+  std::string user;
+};
+
+// The selected context of kubeconfig files merged as kubectl merges them: the first file to set
+// current-context, or to name a cluster, user or context, wins, and each entry is taken whole from that file,
+// whose directory anchors its relative paths. Supported: server URL (https only),
 // certificate-authority(-data), tls-server-name, client-certificate(-data) + client-key(-data), token,
-// tokenFile. Refused with a message: exec and auth-provider plugins, username/password, impersonation,
-// proxy-url, insecure-skip-tls-verify. Relative file paths are relative to the kubeconfig's directory.
+// tokenFile, the context's namespace. Refused with a message naming the file and field: exec and
+// auth-provider plugins, username/password, impersonation, proxy-url, insecure-skip-tls-verify.
+Result<ApiConfig> load_kubeconfigs(const std::vector<std::filesystem::path>& files,
+                                   const KubeconfigSelection& selection);
+// One file (`context` overrides its current-context).
 Result<ApiConfig> load_kubeconfig(const std::filesystem::path& file, const std::string& context = {});
 // The same, on a kubeconfig's text already read: `file` names it in messages and anchors relative paths.
 Result<ApiConfig> kubeconfig_from_text(std::string_view text, const std::filesystem::path& file,
                                        const std::string& context = {});
 
-// --kubeconfig FILE when given, else $KUBECONFIG (a single path), else the in-cluster configuration.
+// Which kubeconfig files kubectl reads: --kubeconfig FILE alone (it must exist); else the files $KUBECONFIG
+// lists (':'-separated; empty and missing entries skipped, as client-go skips them); else
+// HOME/.kube/config if it exists; else none, and the in-cluster service account is used.
+struct KubeconfigFiles {
+  std::vector<std::filesystem::path> paths;
+  std::vector<std::filesystem::path> missing;  // $KUBECONFIG entries that do not exist, for messages
+};
+KubeconfigFiles kubeconfig_files(const std::optional<std::string>& flag, std::string_view kubeconfig_env,
+                                 const std::filesystem::path& home);
+
+// kubectl's rules on this process's $KUBECONFIG and $HOME, else the in-cluster configuration.
 Result<ApiConfig> resolve_api_config(const std::optional<std::string>& kubeconfig,
-                                     const std::string& context = {}, const InClusterPaths& paths = {});
+                                     const KubeconfigSelection& selection = {},
+                                     const InClusterPaths& paths = {});
 
 // Standard base64 (RFC 4648) with or without padding; whitespace is ignored, anything else is an error.
 Result<std::string> decode_base64(std::string_view text);
