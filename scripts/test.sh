@@ -79,6 +79,8 @@ TOOLS_PID=
 TIMES+=("$(printf '%-22s %5d' "go-tools (wait)" $((SECONDS - t)))")
 
 step chart tests/chart/run.sh "$RELEASE_BIN"
+# docs/gitops.md's Argo CD and Flux rules against every patch gpuadmit makes to the truth corpus (gojq, as Argo CD).
+step gitops tests/gitops/run.sh "$RELEASE_BIN"
 step watch-e2e bash -c "cmake --build --preset release -j $JOBS --target gpuadmit_cluster_e2e_tests &&
   GPUADMIT_BIN=$RELEASE_BIN tests/e2e/watch/run.sh build/release/tests/gpuadmit_cluster_e2e_tests"
 step truth-ci make --no-print-directory truth-ci
