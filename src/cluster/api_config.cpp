@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "gpuadmit/common/text.hpp"
+#include "kubeconfig_exec.hpp"
 
 namespace gpuadmit::cluster {
 namespace {
@@ -205,11 +206,11 @@ Result<bool> read_cluster(const YAML::Node& cluster, const fs::path& file, const
 
 // Refuses the ways of authenticating that are not supported: plugins, basic authentication, impersonation.
 Result<bool> check_user_supported(const YAML::Node& user, const std::string& where) {
-  for (const char* unsupported : {"exec", "auth-provider"}) {
-    if (is_set(user, unsupported)) {
-      return make_error(where + "." + unsupported +
-                        ": credential plugins are not supported; use a client certificate or a token");
-    }
+  if (is_set(user, "auth-provider")) {
+    return make_error(
+        where +
+        ".auth-provider: not supported (kubectl removed the gcp and azure providers in 1.26); use "
+        "the exec plugin that replaced it: gke-gcloud-auth-plugin, kubelogin, aws eks get-token");
   }
   for (const char* unsupported : {"username", "password"}) {
     if (is_set(user, unsupported)) {
@@ -238,6 +239,15 @@ Result<bool> read_user(const YAML::Node& user, const fs::path& file, const std::
   config.client_certificate_pem = std::move(*certificate);
   config.client_key_pem = std::move(*key);
   config.token = scalar(user, "token");
+  auto exec = read_exec(user, file, where);
+  if (!exec) return exec.error();
+  config.exec = std::move(*exec);
+  if (config.exec &&
+      (!config.token.empty() || is_set(user, "tokenFile") || !config.client_certificate_pem.empty())) {
+    return make_error(where +
+                      ": exec together with a token, tokenFile or client certificate: give one way to "
+                      "authenticate");
+  }
   const std::string token_file = scalar(user, "tokenFile");
   if (!token_file.empty()) {
     config.token_file = relative_to(file, token_file);
@@ -279,6 +289,9 @@ Result<ApiConfig> select(const Merged& merged, const KubeconfigSelection& select
   if (!user) return user.error();
   const std::string user_where = "kubeconfig " + user->file.string() + ": users[" + user_name + "].user";
   if (auto read = read_user(user->value, user->file, user_where, config); !read) return read.error();
+  if (config.exec && !config.exec->cluster_info_json.empty()) {
+    config.exec->cluster_info_json = exec_cluster_info(cluster->value, config);
+  }
   return config;
 }
 

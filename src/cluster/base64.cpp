@@ -41,4 +41,24 @@ Result<std::string> decode_base64(std::string_view text) {
   return out;
 }
 
+std::string encode_base64(std::string_view bytes) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::uint32_t accumulator = 0;
+  int bits = 0;
+  for (const char c : bytes) {
+    accumulator = (accumulator << 8U) | static_cast<unsigned char>(c);
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kAlphabet[(accumulator >> static_cast<unsigned>(bits)) & 0x3FU]);
+    }
+  }
+  if (bits > 0) out.push_back(kAlphabet[(accumulator << static_cast<unsigned>(6 - bits)) & 0x3FU]);
+  while (out.size() % 4 != 0) out.push_back('=');
+  return out;
+}
+
 }  // namespace gpuadmit::cluster

@@ -22,6 +22,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "body_sink.hpp"
+#include "gpuadmit/cluster/exec_credential.hpp"
 #include "gpuadmit/cluster/transport.hpp"
 #include "gpuadmit/common/text.hpp"
 #include "gpuadmit/tls/openssl_error.hpp"
@@ -95,7 +96,8 @@ class HttpsTransport final : public ApiTransport {
         context_(std::move(context)),
         context_ca_(config_.ca_pem),
         verify_name_(config_.tls_server_name.empty() ? config_.host : config_.tls_server_name),
-        host_header_(host_header(config_)) {}
+        host_header_(host_header(config_)),
+        exec_(config_.exec ? std::make_shared<ExecCredentialCache>(*config_.exec) : nullptr) {}
 
   Result<ApiResponse> get(std::string_view target, std::stop_token stop) override {
     return exchange({http::verb::get, target, {}}, nullptr,
@@ -132,6 +134,7 @@ class HttpsTransport final : public ApiTransport {
   // 5-10 minutes), so this is cheaper than any change detection, and a rotated token is picked up on the
   // next request. If the file is briefly unreadable (the kubelet swaps the mount), the last token is used.
   Result<std::string> bearer_token() const {
+    if (exec_) return exec_->token();
     if (config_.token_file.empty()) return config_.token;
     const std::string token(trim_space(read_mounted(config_.token_file)));
     const std::lock_guard lock(token_mutex_);
@@ -236,8 +239,20 @@ class HttpsTransport final : public ApiTransport {
     bool apply = false;
   };
 
+  // A credential plugin's token refused with 401 (revoked, or expired early) is fetched again, once, as
+  // client-go does.
   Result<ApiResponse> exchange(const Outgoing& outgoing, const WatchCallbacks* watch_callbacks,
                                SteadyTime deadline, const std::stop_token& stop) const {
+    std::string sent;
+    auto response = exchange_once(outgoing, watch_callbacks, deadline, stop, sent);
+    if (!exec_ || !response || response->status != 401) return response;
+    exec_->refused(sent);
+    return exchange_once(outgoing, watch_callbacks, deadline, stop, sent);
+  }
+
+  Result<ApiResponse> exchange_once(const Outgoing& outgoing, const WatchCallbacks* watch_callbacks,
+                                    SteadyTime deadline, const std::stop_token& stop,
+                                    std::string& sent) const {
     auto token = bearer_token();
     if (!token) return token.error();
     const std::shared_ptr<ssl::context> context = current_context();
@@ -246,7 +261,8 @@ class HttpsTransport final : public ApiTransport {
     const std::stop_callback on_stop(stop, [&c] { net::post(c.ioc, [&c] { c.abort(); }); });
     if (stop.stop_requested()) return make_error("stopped");
     if (auto connected = connect(c, stop); !connected) return connected.error();
-    if (auto sent = send_request(c, outgoing, *token, stop); !sent) return sent.error();
+    sent = *token;
+    if (auto written = send_request(c, outgoing, *token, stop); !written) return written.error();
     return read_response(c, watch_callbacks, deadline, stop);
   }
 
@@ -330,7 +346,8 @@ class HttpsTransport final : public ApiTransport {
   std::string verify_name_;
   std::string host_header_;
   mutable std::mutex token_mutex_;
-  mutable std::string last_token_;  // guarded by token_mutex_
+  mutable std::string last_token_;             // guarded by token_mutex_
+  std::shared_ptr<ExecCredentialCache> exec_;  // a credential plugin's, else null
 };
 
 Result<std::shared_ptr<ssl::context>> make_context(const ApiConfig& config, const std::string& ca_pem) {

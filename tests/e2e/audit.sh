@@ -357,6 +357,47 @@ PY
   ((rc == 0)) && grep -q node-fit "$WORK/rules-home.out" || { cat "$WORK/rules-home.err"; return 1; }
 }
 
+# A kubeconfig whose user is a credential plugin (exec), as GKE's, EKS's and AKS's are: the plugin, a script,
+# prints the cluster's static token (cluster.sh's tokens.csv); its first run prints a wrong one, which the
+# API server refuses with 401, and gpuadmit runs it once more. A missing plugin's error gives its installHint,
+# and interactiveMode Always is refused without a terminal (CI).
+exec_plugin() {
+  local dir=$WORK/exec token rc=0 runs
+  mkdir -p "$dir"
+  token=$(cut -d, -f1 "$GPUADMIT_E2E_TOKEN_FILE")
+  cat >"$dir/login.sh" <<SH
+#!/bin/sh
+n=\$((\$(cat "$dir/runs" 2>/dev/null || echo 0) + 1)); echo \$n >"$dir/runs"
+if [ \$n = 1 ]; then t=revoked; else t=$token; fi
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s","expirationTimestamp":"2099-01-01T00:00:00Z"}}' "\$t"
+SH
+  chmod +x "$dir/login.sh"
+  python3 - "$KUBECONFIG" "$dir" <<'PY' || return 1
+import sys, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+exec_user = lambda command, mode: {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": command,
+                                            "interactiveMode": mode, "installHint": "Install it with: make login-plugin"}}
+config["users"] = [{"name": "plugin", "user": exec_user("./login.sh", "Never")},
+                   {"name": "missing", "user": exec_user("no-such-login-plugin", "Never")},
+                   {"name": "prompting", "user": exec_user("./login.sh", "Always")}]
+for c in config["contexts"]:
+    c["context"]["user"] = "plugin"
+yaml.safe_dump(config, open(sys.argv[2] + "/kubeconfig", "w"))
+PY
+  timeout -k 5 120 "$BIN" audit --kubeconfig "$dir/kubeconfig" -n "$NS" -o json >"$dir/audit.out" 2>"$dir/audit.err" || rc=$?
+  runs=$(cat "$dir/runs")
+  echo "audit through the exec plugin: exit $rc, the plugin ran $runs times (a 401 on its first token)"
+  ((rc == 1 && runs == 2)) && grep -q sixteen-gpus "$dir/audit.out" || { cat "$dir/audit.err"; return 1; }
+  rc=0
+  timeout -k 5 60 "$BIN" audit --kubeconfig "$dir/kubeconfig" --user missing -n "$NS" </dev/null >/dev/null 2>"$dir/missing.err" || rc=$?
+  echo "a missing plugin: exit $rc: $(tail -n 1 "$dir/missing.err")"
+  ((rc == 2)) && grep -q 'no-such-login-plugin.*Install it with: make login-plugin' "$dir/missing.err" || return 1
+  rc=0
+  timeout -k 5 60 "$BIN" audit --kubeconfig "$dir/kubeconfig" --user prompting -n "$NS" </dev/null >/dev/null 2>"$dir/prompting.err" || rc=$?
+  echo "interactiveMode Always without a terminal: exit $rc: $(tail -n 1 "$dir/prompting.err")"
+  ((rc == 2)) && grep -q 'interactiveMode is Always, but standard input is not a terminal' "$dir/prompting.err"
+}
+
 audit_clean() {
   run_audit clean 0 -n "$CLEAN_NS" -o json || return 1
   python3 - "$WORK/clean.out" <<'PY'
@@ -560,6 +601,7 @@ fi
 check "audit -n NS (text): the NAMESPACE header, the node-fit line, 'objects audited in'" audit_text
 check "audit -n <the namespace with a CPU pod only> -o json: exit 0, no rows" audit_clean
 check "kubectl's kubeconfig rules: \$KUBECONFIG listing a missing file then the cluster's; ~/.kube/config alone, its context's namespace for why" kubeconfig_rules
+check "a credential plugin (exec): its token used, run again after a 401; a missing one's installHint; Always refused without a terminal" exec_plugin
 check "cluster dump --with-objects -n NS, then audit --cluster of it: the live audit's rows and summary" dump_then_audit
 check "serve --audit-interval: the PolicyReport CRD (wgpolicyk8s.io/v1alpha2) installed" policyreport_crd &&
   check "... two replicas on one Lease ($NS/$LEASE) ready" replicas_ready &&

@@ -260,7 +260,10 @@ gen_pki() {
     # kube-controller-manager's serviceaccount-token controller signs legacy token Secrets with it.
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key
     openssl pkey -in sa.key -pubout -out sa.pub
-    chmod 600 ./*.key
+    # A static bearer token (--token-auth-file) for the tests of kubeconfig credential plugins (exec), whose
+    # plugin script prints it as a managed cluster's login would: a cluster admin, like the admin kubeconfig.
+    printf '%s,e2e-exec-user,e2e-exec-user,"system:masters"\n' "$(openssl rand -hex 24)" >tokens.csv
+    chmod 600 ./*.key tokens.csv
   ) >"$STATE/logs/openssl.log" 2>&1 || { show_log_tail openssl; die "certificate generation failed"; }
 }
 
@@ -594,6 +597,7 @@ cmd_up() {
     --tls-cert-file="$STATE/pki/apiserver.crt" \
     --tls-private-key-file="$STATE/pki/apiserver.key" \
     --client-ca-file="$STATE/pki/ca.crt" \
+    --token-auth-file="$STATE/pki/tokens.csv" \
     --requestheader-client-ca-file="$STATE/pki/front-proxy-ca.crt" \
     --requestheader-allowed-names=front-proxy-client \
     --requestheader-username-headers=X-Remote-User \
@@ -644,6 +648,8 @@ cmd_up() {
     printf 'export GPUADMIT_E2E_ETCD_BIN=%q\n' "$ebin"
     printf 'export GPUADMIT_E2E_API_URL=%q\n' "https://127.0.0.1:$API_PORT"
     printf 'export GPUADMIT_E2E_CA=%q\n' "$STATE/pki/ca.crt"
+    # The static token kube-apiserver accepts (tokens.csv), for a credential plugin of the tests to print.
+    printf 'export GPUADMIT_E2E_TOKEN_FILE=%q\n' "$STATE/pki/tokens.csv"
     # What kube-apiserver presents to webhooks, and the CA a webhook should trust for it (--client-ca-file).
     printf 'export GPUADMIT_E2E_WEBHOOK_CLIENT_CA=%q\n' "$STATE/pki/webhook-client-ca.crt"
     printf 'export GPUADMIT_E2E_WEBHOOK_CLIENT_CERT=%q GPUADMIT_E2E_WEBHOOK_CLIENT_KEY=%q\n' \

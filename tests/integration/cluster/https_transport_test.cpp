@@ -452,6 +452,43 @@ TEST_CASE("the token file is read for every request, and a briefly missing file 
         std::vector<std::string>{"Bearer first", "Bearer rotated", "Bearer rotated"});
 }
 
+// A credential plugin (GKE's, EKS's, AKS's login): its token is sent and kept; a 401 runs the plugin again
+// and the request is retried once; a second 401 is returned as it is.
+TEST_CASE("an exec plugin's token is sent, kept, and fetched again once after a 401", "[transport]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gpuadmit-exec-transport-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  // Each run prints the token "run-N" (N counts the runs).
+  const std::filesystem::path plugin = dir / "plugin.sh";
+  std::ofstream(plugin)
+      << "#!/bin/sh\nn=$(($(cat \"$0.count\" 2>/dev/null || echo 0) + 1)); echo $n >\"$0.count\"\n"
+         "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+         "\"status\":{\"token\":\"run-%s\"}}' $n\n";
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  // run-1 is refused (revoked); run-2 is accepted; "/always-401" refuses everything.
+  TlsServer server([](const auto& request, Peer& peer) {
+    const bool refused =
+        request[http::field::authorization] == "Bearer run-1" || request.target() == "/always-401";
+    peer.respond(refused ? 401 : 200, "{}");
+  });
+  cluster::ApiConfig config = config_for(server);
+  config.token.clear();
+  config.exec = cluster::ExecPlugin{
+      plugin.string(), {}, {}, "client.authentication.k8s.io/v1", "", cluster::InteractiveMode::kNever,
+      "test exec",     ""};
+  auto transport = transport_for(config);
+  auto first = transport->get("/a", {});
+  REQUIRE(first.ok());
+  CHECK(first->status == 200);
+  REQUIRE(transport->get("/b", {}).ok());
+  auto refused = transport->get("/always-401", {});
+  REQUIRE(refused.ok());
+  CHECK(refused->status == 401);
+  CHECK(server.authorizations() == std::vector<std::string>{"Bearer run-1", "Bearer run-2", "Bearer run-2",
+                                                            "Bearer run-2", "Bearer run-3"});
+  std::filesystem::remove_all(dir);
+}
+
 // A cluster CA rotation (#47 item 6): the kubelet writes both CAs into the service account's ca.crt, then
 // the API server moves to a certificate of the new one. A transport that read the file once at start would
 // lose the API server then, and the view would stay stale until a restart.

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "gpuadmit/cluster/api_config.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace gpuadmit::test {
 namespace {
@@ -18,30 +19,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kCa = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
-class Dir {
- public:
-  Dir() {
-    std::string pattern = (fs::temp_directory_path() / "gpuadmit-kubeconfig-rules-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  Dir(const Dir&) = delete;
-  Dir& operator=(const Dir&) = delete;
-  ~Dir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  fs::path write(const std::string& name, const std::string& content) const {
-    const fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using Dir = ScratchDir;
 
 // A cluster entry trusting ./ca.crt (relative: resolved against the file that names it).
 std::string cluster(const std::string& name, const std::string& server) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuadmit/cluster/exec_credential.hpp"
 #include "gpuadmit/common/result.hpp"
 
 namespace gpuadmit::cluster {
@@ -29,6 +30,7 @@ struct ApiConfig {
   std::string client_key_pem;
   std::string token;                 // a fixed bearer token (kubeconfig `token`)
   std::filesystem::path token_file;  // re-read for every request: bound tokens rotate (about hourly)
+  std::optional<ExecPlugin> exec;    // a credential plugin: its token, fetched when needed
   std::string source;                // for messages: "in-cluster" or "kubeconfig FILE (context C)"
   std::string namespace_;  // the kubeconfig context's namespace ("": none), kubectl's default for -n
 
@@ -60,8 +62,9 @@ struct KubeconfigSelection {
 // current-context, or to name a cluster, user or context, wins, and each entry is taken whole from that file,
 // whose directory anchors its relative paths. Supported: server URL (https only),
 // certificate-authority(-data), tls-server-name, client-certificate(-data) + client-key(-data), token,
-// tokenFile, the context's namespace. Refused with a message naming the file and field: exec and
-// auth-provider plugins, username/password, impersonation, proxy-url, insecure-skip-tls-verify.
+// tokenFile, exec credential plugins (client.authentication.k8s.io/v1 and v1beta1, returning a token), the
+// context's namespace. Refused with a message naming the file and field: auth-provider, username/password,
+// impersonation, proxy-url, insecure-skip-tls-verify.
 Result<ApiConfig> load_kubeconfigs(const std::vector<std::filesystem::path>& files,
                                    const KubeconfigSelection& selection);
 // One file (`context` overrides its current-context).
@@ -87,5 +90,6 @@ Result<ApiConfig> resolve_api_config(const std::optional<std::string>& kubeconfi
 
 // Standard base64 (RFC 4648) with or without padding; whitespace is ignored, anything else is an error.
 Result<std::string> decode_base64(std::string_view text);
+std::string encode_base64(std::string_view bytes);
 
 }  // namespace gpuadmit::cluster
