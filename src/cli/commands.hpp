@@ -23,5 +23,9 @@ int recommend_command(Args args);
 int audit_command(Args args);
 int why_command(Args args);
 int version_command(Args args);
+int completion_command(Args args);
+// `gpuadmit __complete WORDS...` (and kubectl_complete-gpuadmit): cobra's completion protocol; the commands
+// come from `top_usage`, the binary's own usage text.
+int complete_command(Args words, std::string_view top_usage);
 
 }  // namespace gpuadmit::cli

@@ -26,6 +26,7 @@ Commands:
   audit     Judge the pods and workloads that already exist, live or saved, and patch nothing
   why       Explain a stuck or killed GPU pod, or a workload without pods, with the fix
   version   Print the version
+  completion Print a shell completion script (bash, zsh, fish; and kubectl's plugin completion)
 
 Run 'gpuadmit <command> --help' for a command's flags.
 )";
@@ -34,6 +35,12 @@ Run 'gpuadmit <command> --help' for a command's flags.
 
 int main(int argc, char** argv) {
   const std::vector<std::string_view> args(argv + 1, argv + argc);
+  // kubectl (1.26+) completes `kubectl gpuadmit ...` by running kubectl_complete-gpuadmit WORDS...: a link
+  // of that name to this binary (gpuadmit completion --help).
+  const std::string_view self = argc > 0 ? std::string_view(argv[0]) : std::string_view();
+  if (self.substr(self.rfind('/') + 1) == "kubectl_complete-gpuadmit") {
+    return gpuadmit::cli::complete_command(gpuadmit::cli::Args(args.data(), args.size()), kUsage);
+  }
   if (const auto answered = gpuadmit::cli::answer_bare_or_help(args, kUsage)) return *answered;
   const std::string_view command = args[0];
   const gpuadmit::cli::Args rest(args.data() + 1, args.size() - 1);
@@ -48,6 +55,8 @@ int main(int argc, char** argv) {
     if (command == "audit") return gpuadmit::cli::audit_command(rest);
     if (command == "why") return gpuadmit::cli::why_command(rest);
     if (command == "version" || command == "--version") return gpuadmit::cli::version_command(rest);
+    if (command == "completion") return gpuadmit::cli::completion_command(rest);
+    if (command == "__complete") return gpuadmit::cli::complete_command(rest, kUsage);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuadmit %s: internal error: %s\n", std::string(command).c_str(), e.what());
     return gpuadmit::cli::kExitUsage;
