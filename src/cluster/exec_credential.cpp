@@ -17,7 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it nowhere in a header
+// POSIX declares it in no header; the process environment a plugin inherits.
+extern char**
+    environ;  // NOLINT(readability-redundant-declaration,cppcoreguidelines-avoid-non-const-global-variables)
 
 namespace gpuadmit::cluster {
 namespace {

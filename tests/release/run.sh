@@ -15,9 +15,21 @@
 #      for amd64 and arm64 (ubuntu-24.04-arm for the latter) and publishes a GitHub release with SHA256SUMS;
 #      no workflow has write permissions at the top level; ci.yml runs `make test` in debian:bookworm with
 #      a timeout; and every debian:bookworm container is the Dockerfile's build-stage digest.
+#   4. The krew manifest plugins/gpuadmit.yaml, with krew's own tools (tests/release/build-krew-validate.sh,
+#      the version pinned in tools/krew): its @X@ placeholders are exactly those release.yml's Krew manifest
+#      step fills; release.yml's own Checksums and Krew manifest steps render it (for v0.1.0 and v0.1.0-rc.1,
+#      repository gpuadmit/gpuadmit) over stand-in archives made by the Package step's own tar command (its
+#      members, a stub script as the binary); validate-krew-manifest accepts the result (-skip-install: its
+#      install step downloads the uri); the uris, files: and bin: match the Package step's archives, and no
+#      key is unknown to krew; `krew install --manifest --archive` of each platform verifies the sha256, links
+#      kubectl-gpuadmit to the right stub and installs every file of the archive. Then it must fail: the
+#      amd64 platform with the arm64 archive (checksum), and copies with spec.version lacking its v, a
+#      platform without a selector, or two overlapping selectors. A `note` line says when the archive holds no
+#      licence file (krew-index requires one).
 #
 # Usage: tests/release/run.sh   (from anywhere). Exit status: 0 all checks passed, 1 a check failed.
-# Env: GPUADMIT_CACHE_DIR, GPUADMIT_BUILD_NICE (passed to build-actionlint.sh), SHELLCHECK (path to use).
+# Env: GPUADMIT_CACHE_DIR, GPUADMIT_BUILD_NICE (passed to build-actionlint.sh and build-krew-validate.sh),
+# SHELLCHECK (path to use).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -361,5 +373,281 @@ if ((rc == 0 || ${#missed[@]} > 0)); then
   die "the policy check did not reject a broken copy of release.yml (exit $rc; not reported: ${missed[*]:-})"
 fi
 ok "a copy of release.yml with a tag-pinned action, no SBOM, one platform and no id-token is rejected ($(grep -c FAIL "$WORK/mut.out") failures)"
+
+
+# 4. The krew manifest (plugins/gpuadmit.yaml), rendered by release.yml's own steps and checked by krew's own
+# tools (tests/release/build-krew-validate.sh: validate-krew-manifest and krew, the version pinned in
+# tools/krew). Nothing is downloaded: the archives are stand-ins built with the Package step's own tar
+# command (its members, a stub `gpuadmit` script in place of the binary), and krew installs from them with
+# --archive, checking the sha256 the Krew manifest step read from SHA256SUMS.
+MANIFEST=$ROOT/plugins/gpuadmit.yaml
+[[ -f $MANIFEST ]] || die "no krew manifest at plugins/gpuadmit.yaml (issue #53)"
+envs=$("$HERE/build-krew-validate.sh") || die "building validate-krew-manifest and krew failed"
+eval "$envs"
+KW=$WORK/krew
+mkdir -p "$KW"
+export KREW_NO_UPGRADE_CHECK=1 # krew: no request for its latest release
+
+cat >"$KW/krew.py" <<'PY'
+"""extract ROOT OUT: the run: scripts of release.yml's Package, Checksums and Krew manifest steps, as files
+check MANIFEST VERSION TAG REPO ARCHIVES MEMBERS: the rendered manifest against what the workflow publishes
+mutate KIND IN OUT: a copy of a rendered manifest with one deliberate break"""
+import fnmatch
+import posixpath
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+
+def die(msg):
+    print(f"krew.py: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def extract(root, out):
+    doc = yaml.safe_load((root / ".github/workflows/release.yml").read_text())
+    steps = {}
+    for job in (doc.get("jobs") or {}).values():
+        for s in job.get("steps") or []:
+            if "name" in s and "run" in s:
+                steps.setdefault(s["name"], s["run"])
+    for name in ("Package", "Checksums", "Krew manifest", "Create the GitHub release"):
+        if name not in steps:
+            die(f"release.yml has no step named {name!r} with a run: script")
+    pkg = steps["Package"]
+    m = re.search(r'^[ \t]*(name=\S+)[ \t]*$', pkg, re.M)
+    if not m:
+        die("release.yml's Package step has no name=... line (the archive's base name)")
+    (out / "name.sh").write_text(m.group(1) + "\n")
+    m = re.search(r'^[ \t]*(tar [^\n]*-C stage -cf - ([^|\n]+?) \|[ \t]*\n[ \t]*gzip [^\n]*>"dist/\$name\.tar\.gz")[ \t]*$',
+                  pkg, re.M)
+    if not m:
+        die('release.yml\'s Package step has no `tar ... -C stage -cf - FILES |` + `gzip ... >"dist/$name.tar.gz"` pipeline')
+    (out / "tar.sh").write_text(m.group(1) + "\n")
+    (out / "members").write_text("\n".join(m.group(2).split()) + "\n")
+    (out / "checksums.sh").write_text(steps["Checksums"])
+    krew = steps["Krew manifest"]
+    (out / "krew-step.sh").write_text(krew)
+    (out / "placeholders").write_text("\n".join(sorted(set(re.findall(r'-e "s\|(@[A-Z0-9_]+@)\|', krew)))) + "\n")
+    if not re.search(r'gh release create .*\bdist/\*', steps["Create the GitHub release"], re.S):
+        die("release.yml's Create the GitHub release step does not upload dist/* (the archives and gpuadmit.yaml)")
+
+
+ALLOWED = {
+    "": {"apiVersion", "kind", "metadata", "spec"},
+    "metadata": {"name"},
+    "spec": {"version", "homepage", "shortDescription", "description", "caveats", "platforms"},
+    "platform": {"selector", "uri", "sha256", "files", "bin"},
+    "selector": {"matchLabels", "matchExpressions"},
+    "file": {"from", "to"},
+}
+
+
+def keys(where, obj, fails):
+    if not isinstance(obj, dict):
+        fails.append(f"{where or 'the document'} is not a mapping")
+        return {}
+    kind = where.split(".")[-1].split("[")[0] if where else ""
+    kind = {"platforms": "platform", "files": "file"}.get(kind, kind)
+    for k in set(obj) - ALLOWED[kind]:
+        fails.append(f"{where or 'top level'}: unknown key {k!r} (krew ignores it silently)")
+    return obj
+
+
+def check(path, version, tag, repo, archives, members):
+    fails = []
+    doc = keys("", yaml.safe_load(Path(path).read_text()), fails)
+    keys("metadata", doc.get("metadata") or {}, fails)
+    spec = keys("spec", doc.get("spec") or {}, fails)
+    if spec.get("version") != f"v{version}":
+        fails.append(f"spec.version is {spec.get('version')!r}, not 'v{version}'")
+    if spec.get("homepage") != f"https://github.com/{repo}":
+        fails.append(f"spec.homepage is {spec.get('homepage')!r}, not https://github.com/{repo}")
+    short = spec.get("shortDescription") or ""
+    if not 0 < len(short) <= 50:
+        fails.append(f"spec.shortDescription has {len(short)} characters (1 to 50: one line in `kubectl krew search`)")
+    for k in ("description", "caveats"):
+        if not str(spec.get(k) or "").strip():
+            fails.append(f"spec.{k} is empty")
+    names = dict(line.split() for line in Path(archives).read_text().splitlines())
+    tarred = Path(members).read_text().split()
+    arches = []
+    for i, p in enumerate(spec.get("platforms") or []):
+        w = f"spec.platforms[{i}]"
+        keys(w, p, fails)
+        sel = keys(f"{w}.selector", p.get("selector") or {}, fails)
+        ml = sel.get("matchLabels") or {}
+        if set(ml) != {"os", "arch"} or ml.get("os") != "linux" or sel.get("matchExpressions"):
+            fails.append(f"{w}: selector is {sel}, not matchLabels {{os: linux, arch: ...}}")
+            continue
+        arch = ml["arch"]
+        arches.append(arch)
+        if arch not in names:
+            fails.append(f"{w}: arch {arch!r} is not one the binaries job builds ({sorted(names)})")
+            continue
+        want = f"https://github.com/{repo}/releases/download/{tag}/{names[arch]}"
+        if p.get("uri") != want:
+            fails.append(f"{w}: uri is {p.get('uri')!r}, not {want} (the Package step's archive for {arch})")
+        installed = set()
+        for j, op in enumerate(p.get("files") or [{"from": "*", "to": "."}]):
+            keys(f"{w}.files[{j}]", op, fails)
+            hit = [x for x in tarred if fnmatch.fnmatch(x, op.get("from", ""))]
+            if not hit:
+                fails.append(f"{w}.files[{j}]: from {op.get('from')!r} matches nothing in the archive ({' '.join(tarred)})")
+            to = posixpath.normpath(op.get("to", ""))
+            installed |= {posixpath.basename(x) if to == "." else to for x in hit}
+        for x in tarred:
+            if not any(fnmatch.fnmatch(x, op.get("from", "")) for op in (p.get("files") or [{"from": "*"}])):
+                fails.append(f"{w}: the archive's {x!r} is not installed by files:")
+        if posixpath.normpath(str(p.get("bin", ""))) not in installed:
+            fails.append(f"{w}: bin {p.get('bin')!r} is not among the installed files {sorted(installed)}")
+    if sorted(arches) != sorted(names):
+        fails.append(f"platforms are linux/{sorted(arches)}, the binaries job builds linux/{sorted(names)}")
+    for f in fails:
+        print(f"  FAIL {f}")
+    if fails:
+        sys.exit(1)
+    print(f"{','.join('linux/' + a for a in arches)}|{' '.join(tarred)}")
+
+
+def mutate(kind, src, dst):
+    doc = yaml.safe_load(Path(src).read_text())
+    if kind == "version":
+        doc["spec"]["version"] = doc["spec"]["version"].lstrip("v")
+    elif kind == "selector":
+        del doc["spec"]["platforms"][-1]["selector"]
+    elif kind == "overlap":
+        doc["spec"]["platforms"][-1]["selector"] = doc["spec"]["platforms"][0]["selector"]
+    else:
+        die(f"unknown mutation {kind}")
+    Path(dst).write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+cmd, args = sys.argv[1], sys.argv[2:]
+if cmd == "extract":
+    extract(Path(args[0]), Path(args[1]))
+elif cmd == "check":
+    check(*args)
+elif cmd == "mutate":
+    mutate(*args)
+else:
+    die(f"unknown command {cmd}")
+PY
+python3 "$KW/krew.py" extract "$ROOT" "$KW" || die "cannot read the Package, Checksums and Krew manifest steps from release.yml"
+mapfile -t MEMBERS <"$KW/members"
+KREW_ARCHES=(amd64 arm64)
+
+# Placeholders: every @X@ in the manifest is one the Krew manifest step's sed fills, and it fills no other.
+used=$(grep -o '@[A-Z0-9_]\{1,\}@' "$MANIFEST" | sort -u | paste -sd' ')
+filled=$(paste -sd' ' "$KW/placeholders")
+[[ $used == "$filled" ]] || die "plugins/gpuadmit.yaml uses placeholders [$used]; release.yml's Krew manifest step fills [$filled]"
+ok "krew: plugins/gpuadmit.yaml's placeholders are exactly the ones release.yml's sed fills ($used)"
+
+# render VERSION TAG: a workspace laid out as the release job's (plugins/, dist/ with both archives), where
+# the Checksums and Krew manifest steps run as GitHub runs them (bash -e -o pipefail); prints its path.
+render() {
+  local version=$1 tag=$2 ws=$KW/ws-$1 arch m
+  mkdir -p "$ws/plugins" "$ws/dist"
+  cp "$MANIFEST" "$ws/plugins/gpuadmit.yaml"
+  : >"$ws/archives"
+  for arch in "${KREW_ARCHES[@]}"; do
+    rm -rf "$ws/stage"
+    mkdir -p "$ws/stage"
+    for m in "${MEMBERS[@]}"; do
+      case $m in
+        gpuadmit) printf '#!/bin/sh\necho "gpuadmit %s (stand-in for linux/%s)"\n' "$version" "$arch" >"$ws/stage/$m"
+          chmod 755 "$ws/stage/$m" ;;
+        *) [[ -f $ROOT/$m ]] || die "release.yml's Package step tars $m, which is neither the binary nor a file at the top of the repository"
+          cp "$ROOT/$m" "$ws/stage/$m" ;;
+      esac
+    done
+    # shellcheck disable=SC2016  # expanded by the inner bash, with the step's own variables
+    (cd "$ws" && VERSION=$version ARCH=$arch mtime=1700000000 bash -e -o pipefail -c \
+      "$(cat "$KW/name.sh")"$'\n''printf "%s %s\n" "$ARCH" "$name.tar.gz" >>archives'$'\n'"$(cat "$KW/tar.sh")") ||
+      die "the Package step's tar command failed for linux/$arch"
+  done
+  (cd "$ws" && bash -e -o pipefail "$KW/checksums.sh" >"$ws/checksums.out" 2>&1) || { cat "$ws/checksums.out" >&2; die "the Checksums step failed"; }
+  if ! (cd "$ws" && VERSION=$version GITHUB_REF_NAME=$tag GITHUB_REPOSITORY=gpuadmit/gpuadmit \
+    bash -e -o pipefail "$KW/krew-step.sh" >"$ws/krew-step.out" 2>&1); then
+    cat "$ws/krew-step.out" >&2
+    die "release.yml's Krew manifest step failed on plugins/gpuadmit.yaml ($tag)"
+  fi
+  [[ -s $ws/dist/gpuadmit.yaml ]] || die "the Krew manifest step wrote no dist/gpuadmit.yaml ($tag)"
+  printf '%s\n' "$ws"
+}
+
+# validate FILE: validate-krew-manifest without its install step (which downloads the uri: the install is
+# done below with krew --archive instead).
+validate() { "$GPUADMIT_KREW_VALIDATE" -manifest "$1" -skip-install; }
+
+for pair in 0.1.0:v0.1.0 0.1.0-rc.1:v0.1.0-rc.1; do
+  version=${pair%%:*} tag=${pair#*:}
+  ws=$(render "$version" "$tag")
+  out=$(python3 "$KW/krew.py" check "$ws/dist/gpuadmit.yaml" "$version" "$tag" gpuadmit/gpuadmit "$ws/archives" "$KW/members") ||
+    { printf '%s\n' "$out" >&2; die "the rendered krew manifest ($tag) does not match what release.yml publishes"; }
+  if ! validate "$ws/dist/gpuadmit.yaml" >"$ws/validate.out" 2>&1; then
+    cat "$ws/validate.out" >&2
+    die "validate-krew-manifest rejected plugins/gpuadmit.yaml rendered for $tag"
+  fi
+  ok "krew: rendered by release.yml's Checksums + Krew manifest steps for $tag (gpuadmit/gpuadmit, sha256 of the stand-in archives): validate-krew-manifest OK (structure, v$version semver, sha256s, selectors ${out%%|*}, no overlap); uris, files: and bin: match the Package step's archives (${out#*|})"
+done
+ws=$KW/ws-0.1.0
+rendered=$ws/dist/gpuadmit.yaml
+
+# Install each platform with krew from its archive: the sha256 must match, bin: must be linked as
+# kubectl-gpuadmit, and every file of the archive must land in the plugin's directory.
+license=
+for arch in "${KREW_ARCHES[@]}"; do
+  kr=$KW/krew-root-$arch
+  archive=$ws/dist/$(awk -v a="$arch" '$1 == a { print $2 }' "$ws/archives")
+  if ! KREW_ROOT=$kr KREW_OS=linux KREW_ARCH=$arch "$GPUADMIT_KREW" install --manifest="$rendered" --archive="$archive" \
+    </dev/null >"$KW/install-$arch.out" 2>&1; then
+    cat "$KW/install-$arch.out" >&2
+    die "krew install of plugins/gpuadmit.yaml (linux/$arch) from its archive failed"
+  fi
+  link=$kr/bin/kubectl-gpuadmit
+  [[ -L $link ]] || die "krew install (linux/$arch) made no kubectl-gpuadmit link in $kr/bin"
+  got=$("$link" version 2>&1) || die "kubectl-gpuadmit (linux/$arch) does not run: $got"
+  [[ $got == "gpuadmit 0.1.0 (stand-in for linux/$arch)" ]] || die "kubectl-gpuadmit (linux/$arch) ran the wrong file: '$got'"
+  store=$kr/store/gpuadmit/v0.1.0
+  installed=$(cd "$store" && find . -type f -printf '%P\n' | sort | paste -sd' ')
+  want=$(printf '%s\n' "${MEMBERS[@]##*/}" | sort | paste -sd' ')
+  [[ $installed == "$want" ]] || die "krew install (linux/$arch) installed [$installed], the archive holds [$want]"
+  license=$(cd "$store" && find . -type f -printf '%f\n' | grep -iE '^(licen[cs]es?|copying)(\.txt|\.md)?$' | head -n 1) || true
+  target=$(readlink "$link")
+  ok "krew: install --archive (linux/$arch): sha256 verified; ${link#"$kr"/} -> ${target#"$kr"/} runs ('$got'); installed: $installed"
+done
+
+# The checks can fail: a wrong archive for its platform, and three broken copies of the rendered manifest.
+rc=0
+KREW_ROOT=$KW/krew-root-wrong KREW_OS=linux KREW_ARCH=amd64 "$GPUADMIT_KREW" install --manifest="$rendered" \
+  --archive="$ws/dist/$(awk '$1 == "arm64" { print $2 }' "$ws/archives")" </dev/null >"$KW/wrong.out" 2>&1 || rc=$?
+if ((rc == 0)) || ! grep -q 'checksum does not match' "$KW/wrong.out"; then
+  cat "$KW/wrong.out" >&2
+  die "krew installed the linux/amd64 platform from the arm64 archive (exit $rc): the sha256 check is not working"
+fi
+ok "krew: installing linux/amd64 from the arm64 archive is refused ("checksum does not match", exit $rc)"
+for case in "version:not starting with 'v'" 'selector:nil selector is not supported' 'overlap:overlapping selectors'; do
+  kind=${case%%:*} want=${case#*:}
+  mkdir -p "$KW/bad-$kind"
+  python3 "$KW/krew.py" mutate "$kind" "$rendered" "$KW/bad-$kind/gpuadmit.yaml" || die "cannot write the $kind mutation"
+  rc=0
+  validate "$KW/bad-$kind/gpuadmit.yaml" >"$KW/bad-$kind.out" 2>&1 || rc=$?
+  if ((rc == 0)) || ! grep -qF -- "$want" "$KW/bad-$kind.out"; then
+    cat "$KW/bad-$kind.out" >&2
+    die "validate-krew-manifest accepted a manifest with a broken $kind (exit $rc; expected '$want')"
+  fi
+  case $kind in
+    version) what="spec.version 0.1.0 (no v)" ;;
+    selector) what="the arm64 platform without a selector" ;;
+    overlap) what="both platforms selecting linux/amd64" ;;
+  esac
+  ok "krew: validate-krew-manifest rejects a copy with $what (exit $rc: $(grep -o -m1 -F -- "$want" "$KW/bad-$kind.out"))"
+done
+if [[ -z $license ]]; then
+  printf '  note krew: the archive holds no licence file (release.yml packages only: %s); krew-index'"'"'s check (validate-krew-manifest with its install step) requires one\n' "${MEMBERS[*]}"
+fi
 
 printf 'release-lint: passed (%d checks)\n' "$checks"
