@@ -21,8 +21,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kAuditUsage = R"(Usage:
-  gpuadmit audit [--kubeconfig FILE] [--context NAME] [--user NAME] [--policy FILE] [-n NS] [-o text|json]
-  gpuadmit audit --cluster FILE [--policy FILE] [-n NS] [-o text|json]
+  gpuadmit audit [--kubeconfig FILE] [--context NAME] [--user NAME] [--policy FILE] [-n NS|-A] [-o text|json]
+  gpuadmit audit --cluster FILE [--policy FILE] [-n NS|-A] [-o text|json]
 
 Judges the Pods, PersistentVolumeClaims and workloads (the policy's spec.workloads kinds) that already
 exist, as admission would judge them if they were created now, and patches nothing: objects made before
@@ -43,6 +43,8 @@ Flags:
       --cluster       a saved cluster instead of a live one
       --policy        a policy file, or a ClusterGPUPolicy (default: the embedded policy)
   -n, --namespace     audit this namespace only
+  -A, --all-namespaces
+                      every namespace (the default; as kubectl users type it)
   -o, --output        text (default) or json
 
 Needs get/list on pods, the workload kinds and what 'gpuadmit cluster dump' lists (docs/cluster.md).
@@ -128,6 +130,7 @@ std::optional<AuditOptions> audit_options(Args args, int& exit_code) {
                                     {"cluster", ""},
                                     {"policy", ""},
                                     {"namespace", "n"},
+                                    {"all-namespaces", "A", false},
                                     {"output", "o"},
                                     {"help", "h", false}},
                                    kAuditCommand, exit_code);
@@ -140,6 +143,10 @@ std::optional<AuditOptions> audit_options(Args args, int& exit_code) {
                        flags->last("output").value_or("text")};
   if (!flags->positional.empty()) {
     exit_code = usage_error(kAuditCommand, "unexpected argument \"" + flags->positional[0] + "\"");
+    return std::nullopt;
+  }
+  if (flags->has("all-namespaces") && flags->has("namespace")) {
+    exit_code = usage_error(kAuditCommand, "-n and -A (--all-namespaces) exclude each other");
     return std::nullopt;
   }
   if (options.output != "text" && options.output != "json") {

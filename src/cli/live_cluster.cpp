@@ -1,5 +1,7 @@
 #include "live_cluster.hpp"
 
+#include <cstdio>
+
 #include "gpuadmit/cluster/api_config.hpp"
 #include "gpuadmit/cluster/reflector.hpp"
 
@@ -7,7 +9,16 @@ namespace gpuadmit::cli {
 
 Result<cluster::ApiConfig> api_config(const std::optional<std::string>& kubeconfig,
                                       const cluster::KubeconfigSelection& selection) {
-  return cluster::resolve_api_config(kubeconfig, selection);
+  auto config = cluster::resolve_api_config(kubeconfig, selection);
+  if (config && config->insecure_skip_tls_verify) {
+    std::fprintf(
+        stderr,
+        "WARNING: %s has insecure-skip-tls-verify: the API server's certificate is NOT verified, so anyone "
+        "on the network path can read this session and change what gpuadmit reports. Give the cluster's "
+        "certificate-authority instead.\n",
+        config->source.c_str());
+  }
+  return config;
 }
 
 Result<std::shared_ptr<cluster::ApiTransport>> connect(cluster::ApiConfig config) {

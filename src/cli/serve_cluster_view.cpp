@@ -69,6 +69,12 @@ TransportFactory api_transport_factory(const ClusterViewFlags& flags,
         auto config = flags.kubeconfig ? cluster::load_kubeconfig(*flags.kubeconfig, flags.context)
                                        : cluster::in_cluster_config(paths, env_copy ? &*env_copy : nullptr);
         if (!config) return make_error(what + ": " + config.error().message);
+        // The webhook's verdicts rest on what it reads: a view anyone on the path could forge is refused.
+        if (config->insecure_skip_tls_verify) {
+          return make_error(what + ": " + config->source +
+                            " has insecure-skip-tls-verify; serve needs the API server verified (give its "
+                            "certificate-authority)");
+        }
         auto transport = cluster::make_https_transport(std::move(*config));
         if (!transport) return make_error(what + ": " + transport.error().message);
         return std::move(*transport);

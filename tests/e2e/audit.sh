@@ -355,6 +355,21 @@ PY
     >"$WORK/rules-home.out" 2>"$WORK/rules-home.err" || rc=$?
   echo "HOME=<a home whose .kube/config's context has namespace NS> gpuadmit why pod/sixteen-gpus: exit $rc"
   ((rc == 0)) && grep -q node-fit "$WORK/rules-home.out" || { cat "$WORK/rules-home.err"; return 1; }
+  # insecure-skip-tls-verify (no CA): honoured, with a warning on standard error.
+  python3 - "$KUBECONFIG" "$WORK/insecure.kubeconfig" <<'PY' || return 1
+import sys, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+for c in config["clusters"]:
+    c["cluster"].pop("certificate-authority-data", None)
+    c["cluster"].pop("certificate-authority", None)
+    c["cluster"]["insecure-skip-tls-verify"] = True
+yaml.safe_dump(config, open(sys.argv[2], "w"))
+PY
+  rc=0
+  timeout -k 5 120 "$BIN" audit --kubeconfig "$WORK/insecure.kubeconfig" -n "$NS" -o json >"$WORK/insecure.out" \
+    2>"$WORK/insecure.err" || rc=$?
+  echo "insecure-skip-tls-verify: exit $rc, $(grep -c WARNING "$WORK/insecure.err") warning"
+  ((rc == 1)) && grep -q sixteen-gpus "$WORK/insecure.out" && grep -q 'NOT verified' "$WORK/insecure.err"
 }
 
 # A kubeconfig whose user is a credential plugin (exec), as GKE's, EKS's and AKS's are: the plugin, a script,
@@ -600,7 +615,7 @@ if ((CONTROLLERS)); then
 fi
 check "audit -n NS (text): the NAMESPACE header, the node-fit line, 'objects audited in'" audit_text
 check "audit -n <the namespace with a CPU pod only> -o json: exit 0, no rows" audit_clean
-check "kubectl's kubeconfig rules: \$KUBECONFIG listing a missing file then the cluster's; ~/.kube/config alone, its context's namespace for why" kubeconfig_rules
+check "kubectl's kubeconfig rules: \$KUBECONFIG listing a missing file then the cluster's; ~/.kube/config alone, its context's namespace for why; insecure-skip-tls-verify with a warning" kubeconfig_rules
 check "a credential plugin (exec): its token used, run again after a 401; a missing one's installHint; Always refused without a terminal" exec_plugin
 check "cluster dump --with-objects -n NS, then audit --cluster of it: the live audit's rows and summary" dump_then_audit
 check "serve --audit-interval: the PolicyReport CRD (wgpolicyk8s.io/v1alpha2) installed" policyreport_crd &&

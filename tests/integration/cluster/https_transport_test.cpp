@@ -489,6 +489,19 @@ TEST_CASE("an exec plugin's token is sent, kept, and fetched again once after a 
   std::filesystem::remove_all(dir);
 }
 
+// A kubeconfig's insecure-skip-tls-verify: the server's certificate, of a CA nobody configured, is accepted.
+TEST_CASE("insecure-skip-tls-verify connects without verifying the server's certificate", "[transport]") {
+  TlsServer server([](const auto&, Peer& peer) { peer.respond(200, "{}"); });
+  cluster::ApiConfig config = config_for(server, "localhost.invalid");  // not the certificate's name either
+  config.host = "127.0.0.1";
+  config.tls_server_name = "localhost.invalid";
+  config.ca_pem.clear();
+  config.insecure_skip_tls_verify = true;
+  auto response = transport_for(config)->get("/a", {});
+  REQUIRE(response.ok());
+  CHECK(response->status == 200);
+}
+
 // A cluster CA rotation (#47 item 6): the kubelet writes both CAs into the service account's ca.crt, then
 // the API server moves to a certificate of the new one. A transport that read the file once at start would
 // lose the API server then, and the view would stay stale until a restart.

@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -80,6 +83,25 @@ void list_the_other_kinds(FakeTransport& transport) {
 }
 
 }  // namespace
+
+// The webhook's verdicts rest on what it reads: serve refuses a kubeconfig that turns verification off, which
+// the CLI honours with a warning.
+TEST_CASE("serve refuses a kubeconfig with insecure-skip-tls-verify", "[serve]") {
+  const TempDir dir;
+  const std::filesystem::path file = dir.path() / "kubeconfig";
+  std::ofstream(file) << "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                         "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                         "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:6443', "
+                         "insecure-skip-tls-verify: true}}]\n"
+                         "users: [{name: u, user: {token: t}}]\n";
+  cli::ClusterViewFlags flags;
+  flags.kubeconfig = file.string();
+  const std::map<std::string, std::string> env;
+  auto transport = cli::api_transport_factory(flags, &env, {}, "cluster view")();
+  REQUIRE_FALSE(transport.ok());
+  CHECK_THAT(transport.error().message, Catch::Contains("cluster view: kubeconfig") &&
+                                            Catch::Contains("has insecure-skip-tls-verify; serve needs"));
+}
 
 TEST_CASE("readyz says the cluster view is not synced until every kind has been listed, then is ready",
           "[serve]") {

@@ -165,4 +165,18 @@ TEST_CASE("kubeconfig merge: what is missing or malformed is named with its file
   }
 }
 
+TEST_CASE("kubeconfig: insecure-skip-tls-verify is honoured without a CA, as kubectl honours it",
+          "[kubeconfig-rules]") {
+  Dir dir;
+  const fs::path file = dir.write(
+      "config",
+      config("a",
+             "- name: c1\n  cluster: {server: 'https://10.0.0.1:6443', insecure-skip-tls-verify: true}\n",
+             user("u1", "t"), context("a", "c1", "u1")));
+  auto loaded = cluster::load_kubeconfigs({file}, {});
+  REQUIRE(loaded);
+  CHECK(loaded->insecure_skip_tls_verify);
+  CHECK(loaded->ca_pem.empty());
+}
+
 }  // namespace gpuadmit::test

@@ -22,7 +22,10 @@ struct ApiConfig {
   std::string path_prefix;  // from a server URL such as https://proxy/k8s/clusters/c1; "" or "/..." without
                             // '/' at the end
   std::string tls_server_name;  // the name the serving certificate must carry; "" means `host`
-  std::string ca_pem;           // trusted CAs; never empty (there is no "skip verification")
+  std::string ca_pem;           // trusted CAs; empty only with insecure_skip_tls_verify
+  // A kubeconfig's insecure-skip-tls-verify: the API server's certificate is not verified. The CLI warns on
+  // every run; serve refuses it (its verdicts rest on what it reads).
+  bool insecure_skip_tls_verify = false;
   // Where ca_pem came from, when a file: re-read before each connection, so a rotated cluster CA (the
   // kubelet updates the service account's ca.crt from kube-root-ca.crt) is trusted without a restart.
   std::filesystem::path ca_file;
@@ -63,8 +66,8 @@ struct KubeconfigSelection {
 // whose directory anchors its relative paths. Supported: server URL (https only),
 // certificate-authority(-data), tls-server-name, client-certificate(-data) + client-key(-data), token,
 // tokenFile, exec credential plugins (client.authentication.k8s.io/v1 and v1beta1, returning a token), the
-// context's namespace. Refused with a message naming the file and field: auth-provider, username/password,
-// impersonation, proxy-url, insecure-skip-tls-verify.
+// context's namespace, insecure-skip-tls-verify (without a CA, as client-go requires). Refused with a message
+// naming the file and field: auth-provider, username/password, impersonation, proxy-url.
 Result<ApiConfig> load_kubeconfigs(const std::vector<std::filesystem::path>& files,
                                    const KubeconfigSelection& selection);
 // One file (`context` overrides its current-context).
