@@ -311,7 +311,11 @@ TEST_CASE("at the cap, the client holding the most connections gives up one of i
   const bool answered = GENERATE(true, false);
   CAPTURE(answered);
   TestWebhook webhook({.configure = [](server::WebhookConfig& c) { c.server.limits.max_connections = 3; }});
-  const auto from = [&](const char* address) { return webhook.client({.source_address = address}); };
+  const auto from = [&](const char* address) {
+    ClientOptions options;
+    options.source_address = address;
+    return webhook.client(options);
+  };
   HttpsClient api_server = from("127.0.0.2");
   REQUIRE((answered ? static_cast<bool>(api_server.request("GET", "/healthz"))
                     : static_cast<bool>(api_server.connect())));

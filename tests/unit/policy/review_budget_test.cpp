@@ -124,8 +124,10 @@ TEST_CASE("compiling a review's selectors is charged to its budget", "[dra-claim
   ReviewBudget budget;
   const auto judged = judge(claim_pod("costly-to-compile"), gpuadmit::test::policy_with(""), budget, view);
   CHECK(judged.spent >= gpuadmit::policy::kReviewStepBudget);
-  CHECK(judged.spent <= gpuadmit::policy::kReviewStepBudget +
-                            gpuadmit::policy::kMaxSelectorLength * gpuadmit::policy::kCompileStepsPerByte);
+  // kMaxSelectorLength is a size (unsigned); the budget counts in signed steps.
+  constexpr auto kMostCompiled = static_cast<std::int64_t>(gpuadmit::policy::kMaxSelectorLength) *
+                                 gpuadmit::policy::kCompileStepsPerByte;
+  CHECK(judged.spent <= gpuadmit::policy::kReviewStepBudget + kMostCompiled);
   CHECK(all_of(judged.decision.violations).empty());
   CHECK_THAT(
       all_of(judged.decision.warnings),
