@@ -63,54 +63,40 @@ std::string usage_of(std::string_view command) {
   return out;
 }
 
-// "  name   description" lines of the top usage's Commands: section.
-std::vector<Candidate> commands_of(std::string_view top_usage) {
+// The captures 1 and 2 of every line of `text` that `pattern` matches whole (after `from_line`, if given),
+// each word once.
+std::vector<Candidate> matches(std::string_view text, const std::regex& pattern,
+                               std::string_view from_line = {}) {
   std::vector<Candidate> out;
-  const std::regex line(R"(^  ([a-z]+) +(.*)$)");
-  bool in_commands = false;
-  std::string text(top_usage);
+  bool started = from_line.empty();
   std::size_t start = 0;
   while (start < text.size()) {
     const std::size_t end = std::min(text.find('\n', start), text.size());
-    const std::string l = text.substr(start, end - start);
+    const std::string line(text.substr(start, end - start));
     start = end + 1;
-    if (l == "Commands:") in_commands = true;
+    started = started || line == from_line;
     std::smatch m;
-    if (in_commands && std::regex_match(l, m, line)) out.push_back({m[1], m[2]});
-  }
-  return out;
-}
-
-// Flags ("  -o, --output   text or json") and subcommands ("  gpuadmit policy validate FILE...") of a usage.
-std::vector<Candidate> flags_of(const std::string& usage) {
-  std::vector<Candidate> out;
-  const std::regex flag(R"(^ +(?:-[a-zA-Z], )?(--[a-z][a-z0-9-]*) *(.*)$)");
-  std::size_t start = 0;
-  while (start < usage.size()) {
-    const std::size_t end = std::min(usage.find('\n', start), usage.size());
-    const std::string l = usage.substr(start, end - start);
-    start = end + 1;
-    std::smatch m;
-    if (std::regex_match(l, m, flag)) out.push_back({m[1], m[2]});
-  }
-  return out;
-}
-
-std::vector<Candidate> subcommands_of(const std::string& usage, std::string_view command) {
-  std::vector<Candidate> out;
-  const std::regex sub("^  gpuadmit " + std::string(command) + " ([a-z][a-z-]*)\\b *(.*)$");
-  std::size_t start = 0;
-  while (start < usage.size()) {
-    const std::size_t end = std::min(usage.find('\n', start), usage.size());
-    const std::string l = usage.substr(start, end - start);
-    start = end + 1;
-    std::smatch m;
-    if (std::regex_match(l, m, sub) &&
+    if (started && std::regex_match(line, m, pattern) &&
         std::none_of(out.begin(), out.end(), [&](const Candidate& c) { return c.word == m[1]; })) {
       out.push_back({m[1], m[2]});
     }
   }
   return out;
+}
+
+// "  name   description" lines of the top usage's Commands: section.
+std::vector<Candidate> commands_of(std::string_view top_usage) {
+  return matches(top_usage, std::regex(R"(^  ([a-z]+) +(.*)$)"), "Commands:");
+}
+
+// Flags ("  -o, --output   text or json") of a usage.
+std::vector<Candidate> flags_of(const std::string& usage) {
+  return matches(usage, std::regex(R"(^ +(?:-[a-zA-Z], )?(--[a-z][a-z0-9-]*) *(.*)$)"));
+}
+
+// Subcommands ("  gpuadmit policy validate FILE...") of a usage.
+std::vector<Candidate> subcommands_of(const std::string& usage, std::string_view command) {
+  return matches(usage, std::regex("^  gpuadmit " + std::string(command) + " ([a-z][a-z-]*)\\b *(.*)$"));
 }
 
 int answer(const std::vector<Candidate>& candidates, std::string_view prefix, int directive) {
