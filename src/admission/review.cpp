@@ -199,10 +199,14 @@ Outcome patched(Outcome out, const policy::Decision& decision, bool probe) {
   response.warnings = warning_lines(decision.notices);
   out.patch_operations = decision.patch.size();
   if (decision.patch.empty() && !probe) return answer(std::move(out), Verdict::kAllowed, response);
-  nlohmann::json patch = decision.patch;
-  // The probe annotation exists, so the annotations map does: "add" sets the member (or replaces it).
-  if (probe) patch.push_back({{"op", "add"}, {"path", kProbeReplyPath}, {"value", kProbeReply}});
-  response.patch = patch.dump();
+  if (probe) {
+    // The probe annotation exists, so the annotations map does: "add" sets the member (or replaces it).
+    nlohmann::json patch = decision.patch;
+    patch.push_back({{"op", "add"}, {"path", kProbeReplyPath}, {"value", kProbeReply}});
+    response.patch = patch.dump();
+  } else {
+    response.patch = decision.patch.dump();  // every other review: no copy of the patch
+  }
   return answer(std::move(out), Verdict::kPatched, response);
 }
 
