@@ -1,6 +1,8 @@
 // Standard base64 (RFC 4648), for a kubeconfig's *-data fields.
 #include "gpuadmit/cluster/api_config.hpp"
 
+#include <openssl/evp.h>
+
 namespace gpuadmit::cluster {
 
 Result<std::string> decode_base64(std::string_view text) {
@@ -41,23 +43,13 @@ Result<std::string> decode_base64(std::string_view text) {
   return out;
 }
 
+// OpenSSL's block encoder, as the server's certificate code encodes (certs.cpp, certificate_renewal.cpp).
 std::string encode_base64(std::string_view bytes) {
-  static constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::uint32_t accumulator = 0;
-  int bits = 0;
-  for (const char c : bytes) {
-    accumulator = (accumulator << 8U) | static_cast<unsigned char>(c);
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kAlphabet[(accumulator >> static_cast<unsigned>(bits)) & 0x3FU]);
-    }
-  }
-  if (bits > 0) out.push_back(kAlphabet[(accumulator << static_cast<unsigned>(6 - bits)) & 0x3FU]);
-  while (out.size() % 4 != 0) out.push_back('=');
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');  // and its NUL
+  const int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),  // NOLINT: OpenSSL's types
+                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
   return out;
 }
 
