@@ -9,6 +9,7 @@ packages=(
   libboost1.81-dev libssl-dev openssl nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev catch2
   curl ca-certificates python3 wrk
   python3-yaml python3-jsonschema
+  shellcheck
   libgoogle-perftools-dev
   "$@"
 )
