@@ -99,7 +99,7 @@ truth: build
 	@rc=0; GPUADMIT_TRUTH_TIMEOUT=$${GPUADMIT_TRUTH_TIMEOUT:-14400} tests/truth/run.sh --gpuadmit $(RELEASE_BIN) --out build/truth --policy $(TRUTH_POLICIES) $(TRUTH_ARGS) || rc=$$?; \
 	  if [ -f build/truth/matrix.md ]; then cp build/truth/matrix.md docs/truth-matrix.md; fi; exit $$rc
 
-# What `make test` runs of it, to stay inside CI's budget: every manifest in 1 of the 11 columns (spread evenly,
+# What `make test` runs of it, to stay inside CI's budget: every manifest in 1 of the 12 columns (spread evenly,
 # the same pairs on every run: tests/truth/README.md), under the embedded policy and strict.yaml (the one that
 # enforces every rule). `make truth` runs every pair and adds the other policies.
 TRUTH_CI_SAMPLE ?= 1

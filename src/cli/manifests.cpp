@@ -211,9 +211,10 @@ namespace {
 
 // The kinds a cluster view holds (policy::snapshot_from_list).
 bool held_in_view(std::string_view kind) {
-  static constexpr std::array<std::string_view, 8> kHeld{
+  static constexpr std::array<std::string_view, 9> kHeld{
       "Node",        "ResourceQuota", "StorageClass",  "PersistentVolumeClaim",
-      "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"};
+      "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
+      "NodePool"};
   return std::find(kHeld.begin(), kHeld.end(), kind) != kHeld.end();
 }
 

@@ -11,7 +11,7 @@ Result<Dump> dump_cluster(ApiTransport& transport, std::stop_token stop, std::si
     int status = 0;
     auto listed = list_all(transport, kind, page_size, stop, &status);
     if (!listed && unavailable_answer(kind, status)) {
-      dump.unavailable.push_back({kind, listed.error().message});
+      dump.unavailable.push_back({kind, listed.error().message, status});
       continue;
     }
     if (!listed) return listed.error();

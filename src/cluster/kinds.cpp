@@ -24,6 +24,7 @@ constexpr std::array<KindInfo, kKindCount> kInfo{{
      true},
     {"resourceclaimtemplates", "ResourceClaimTemplate", "resource.k8s.io/v1",
      "/apis/resource.k8s.io/v1/resourceclaimtemplates", true},
+    {"nodepools", "NodePool", "karpenter.sh/v1", "/apis/karpenter.sh/v1/nodepools", true},
 }};
 
 template <typename T>
@@ -65,6 +66,8 @@ Result<ClusterObject> parse_object(Kind kind, const nlohmann::json& object) {
       return widen(k8s::parse_resource_claim(object));
     case Kind::kResourceClaimTemplate:
       return widen(k8s::parse_resource_claim_template(object));
+    case Kind::kNodePool:
+      return widen(k8s::parse_node_pool(object));
   }
   return make_error("unknown kind");
 }

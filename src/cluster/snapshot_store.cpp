@@ -292,9 +292,11 @@ bool SnapshotStore::rebuild() {
     objects.resource_slices = shared_values_of<k8s::ResourceSlice>(of(Kind::kResourceSlice));
     objects.resource_claims = shared_values_of<k8s::ResourceClaim>(of(Kind::kResourceClaim));
     objects.claim_templates = shared_values_of<k8s::ResourceClaimTemplate>(of(Kind::kResourceClaimTemplate));
+    objects.node_pools = shared_values_of<k8s::NodePool>(of(Kind::kNodePool));
     // dra-claims speaks of missing claims only when all four kinds are watched (served and allowed).
     objects.dra_listed = std::all_of(kAllKinds.begin(), kAllKinds.end(), [&](Kind kind) {
-      return !info(kind).optional || kinds_[index(kind)].available.load(std::memory_order_relaxed);
+      return (policy::view_kind_bit(kind) & policy::kDeviceViewKinds) == 0 ||
+             kinds_[index(kind)].available.load(std::memory_order_relaxed);
     });
   }
   // The expensive part (indexes, sorting) runs without the cache lock, so watch events are not held up.

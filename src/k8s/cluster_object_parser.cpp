@@ -1,5 +1,6 @@
-// The cluster's objects the policy reads: Node, ResourceQuota, StorageClass and PersistentVolumeClaim (a
-// claim is also an object under review). They arrive as nlohmann::json (the cluster view's cache, the
+// The cluster's objects the policy reads: Node, ResourceQuota, StorageClass, PersistentVolumeClaim (a
+// claim is also an object under review) and Karpenter's NodePool. They arrive as nlohmann::json (the cluster
+// view's cache, the
 // --cluster file, a claim under review), so unlike the pod they are read in that form only.
 #include "gpuadmit/k8s/cluster_object_parser.hpp"
 
@@ -12,6 +13,19 @@ namespace fields {
 namespace {
 
 using nlohmann::json;
+
+// `taints` of a Node's spec or of a NodePool's node template.
+std::vector<Taint> taints_at(const json& spec, const Path& spec_path) {
+  std::vector<Taint> out;
+  if (const json* taints = array_at(spec, "taints", spec_path)) {
+    for (std::size_t i = 0; i < taints->size(); ++i) {
+      const Path p = (spec_path / "taints")[i];
+      out.push_back({string_at((*taints)[i], "key", p), string_at((*taints)[i], "value", p),
+                     string_at((*taints)[i], "effect", p)});
+    }
+  }
+  return out;
+}
 
 Node parse_node_or_throw(const json& object) {
   const Path root;
@@ -26,14 +40,7 @@ Node parse_node_or_throw(const json& object) {
       if (!is_boolean(*unschedulable)) fail(spec_path / "unschedulable", "a boolean", *unschedulable);
       node.unschedulable = boolean(*unschedulable);
     }
-    if (const json* taints = array_at(*spec, "taints", spec_path)) {
-      for (std::size_t i = 0; i < taints->size(); ++i) {
-        const Path taints_path = spec_path / "taints";
-        const Path p = taints_path[i];
-        node.taints.push_back({string_at((*taints)[i], "key", p), string_at((*taints)[i], "value", p),
-                               string_at((*taints)[i], "effect", p)});
-      }
-    }
+    node.taints = taints_at(*spec, spec_path);
   }
   if (const json* status = object_at(object, "status", root)) {
     const Path status_path = root / "status";
@@ -123,6 +130,35 @@ PersistentVolumeClaim parse_claim_or_throw(const json& object) {
   return claim;
 }
 
+// Karpenter's v1 schema; v1beta1 had the same template fields. Requirements' minValues (how many instance
+// types to keep in reserve) does not change whether a node could carry the pod.
+NodePool parse_node_pool_or_throw(const json& object) {
+  const Path root;
+  if (!object.is_object()) fail(root / "nodepool", "an object", object);
+  NodePool pool;
+  pool.name = parse_meta(object, root).name;
+  if (const json* spec = object_at(object, "spec", root)) {
+    const Path spec_path = root / "spec";
+    pool.limits = resource_list(object_at(*spec, "limits", spec_path), spec_path / "limits");
+    if (const json* tmpl = object_at(*spec, "template", spec_path)) {
+      const Path tmpl_path = spec_path / "template";
+      if (const json* meta = object_at(*tmpl, "metadata", tmpl_path))
+        pool.labels =
+            string_map(object_at(*meta, "labels", tmpl_path / "metadata"), tmpl_path / "metadata" / "labels");
+      if (const json* node = object_at(*tmpl, "spec", tmpl_path)) {
+        const Path node_path = tmpl_path / "spec";
+        pool.requirements =
+            requirements_list(array_at(*node, "requirements", node_path), node_path / "requirements");
+        pool.taints = taints_at(*node, node_path);
+      }
+    }
+  }
+  if (const json* status = object_at(object, "status", root))
+    pool.used =
+        resource_list(object_at(*status, "resources", root / "status"), root / "status" / "resources");
+  return pool;
+}
+
 }  // namespace
 }  // namespace fields
 
@@ -142,6 +178,10 @@ Result<PersistentVolumeClaim> parse_persistent_volume_claim(const json& object) 
 
 Result<Node> parse_node(const json& object) {
   return fields::guarded<Node>([&] { return fields::parse_node_or_throw(object); });
+}
+
+Result<NodePool> parse_node_pool(const json& object) {
+  return fields::guarded<NodePool>([&] { return fields::parse_node_pool_or_throw(object); });
 }
 
 Result<ResourceList> parse_resource_list(const json& list, const std::string& path) {

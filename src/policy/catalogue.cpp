@@ -49,6 +49,8 @@ Action action_of(const RuleSet& rules) {
 
 constexpr ViewKinds kNodes = view_kind_bit(ViewKind::kNode);
 constexpr ViewKinds kQuotas = view_kind_bit(ViewKind::kResourceQuota);
+// node-fit reads Karpenter's NodePools too: a pool it cannot see may be the one that launches the node.
+constexpr ViewKinds kNodesAndPools = kNodes | view_kind_bit(ViewKind::kNodePool);
 
 // Evaluation order: gpu-intent first (it may add the GPU the others then check); presets next, so what they
 // add (resources, tolerations) is judged like the user's own; shm-size after the memory rules settle the
@@ -77,7 +79,7 @@ constexpr std::array kCatalogue{
     RuleEntry{"dra-claims", true, "dra-claims", action_of<&RuleSet::dra_claims>, read_dra_claims,
               rule_dra_claims, kNodes | kDeviceViewKinds, 0},
     RuleEntry{"node-fit", true, "node-fit", action_of<&RuleSet::node_fit>, read_node_fit, rule_node_fit,
-              kNodes, kDeviceViewKinds},
+              kNodesAndPools, kDeviceViewKinds},
     RuleEntry{"gpu-memory-fit", true, "gpu-memory-fit", action_of<&RuleSet::gpu_memory_fit>,
               read_gpu_memory_fit, rule_gpu_memory_fit, kNodes, kDeviceViewKinds},
     RuleEntry{"gpu-quota", true, "gpu-quota", action_of<&RuleSet::gpu_quota>, read_gpu_quota, rule_gpu_quota,

@@ -91,6 +91,7 @@ ClusterSnapshot make_snapshot(ClusterObjects objects) {
   s.resource_slices = std::move(objects.resource_slices);
   s.resource_claims = std::move(objects.resource_claims);
   s.claim_templates = std::move(objects.claim_templates);
+  s.node_pools = std::move(objects.node_pools);
   s.dra_listed = objects.dra_listed;
   // Stable order whatever order the API server listed them in: messages and tests must not depend on it.
   // The watcher's cache is already in name order, so this is one pass there.
@@ -98,6 +99,8 @@ ClusterSnapshot make_snapshot(ClusterObjects objects) {
   const auto by_name = [](const auto& a, const auto& b) { return a->name < b->name; };
   if (!std::is_sorted(pointers.begin(), pointers.end(), by_name))
     std::sort(pointers.begin(), pointers.end(), by_name);
+  auto& pools = s.node_pools.pointers();
+  if (!std::is_sorted(pools.begin(), pools.end(), by_name)) std::sort(pools.begin(), pools.end(), by_name);
   index_dra(s);  // before the groups: KEP-5004 adds DRA-served extended resources to nodes
   group_devices(s, group_nodes(s));
   return s;
@@ -110,6 +113,7 @@ ClusterSnapshot make_snapshot(SharedList<k8s::Node> nodes, SharedList<k8s::Resou
                                       std::move(quotas),
                                       std::move(storage_classes),
                                       std::move(claims),
+                                      {},
                                       {},
                                       {},
                                       {},
@@ -195,6 +199,8 @@ Result<bool> add_object(ClusterObjects& objects, const nlohmann::json& item) {
     added = add_parsed(objects.storage_classes, item, k8s::parse_storage_class);
   } else if (kind == "PersistentVolumeClaim") {
     added = add_parsed(objects.claims, item, k8s::parse_persistent_volume_claim);
+  } else if (kind == "NodePool" && item.value("apiVersion", std::string()).starts_with("karpenter.sh/")) {
+    added = add_parsed(objects.node_pools, item, k8s::parse_node_pool);
   } else if (kind == "DeviceClass" || kind == "ResourceSlice" || kind == "ResourceClaim" ||
              kind == "ResourceClaimTemplate") {
     objects.dra_listed = true;

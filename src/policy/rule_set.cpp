@@ -267,7 +267,7 @@ namespace gpuadmit::policy {
 // pipeline builds the image with, at that tag. docs/image-cuda-sources.md names the source of every row; a
 // policy adds the releases its clusters run. src/config/default_policy.yaml lists the same.
 namespace {
-constexpr std::array<std::pair<std::string_view, std::string_view>, 66> kImageCuda{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 73> kImageCuda{{
     {"*vllm/vllm-openai:v0.10.*", "12.8"},
     {"*vllm/vllm-openai:v0.11.0*", "12.8"},
     {"*vllm/vllm-openai:v0.11.1*", "12.9"},
@@ -317,6 +317,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 66> kImageCu
     {"nvcr.io/nvidia/tritonserver:23.11-*", "12.3"},
     {"nvcr.io/nvidia/tritonserver:23.12-*", "12.3"},
     {"nvcr.io/nvidia/tritonserver:24.01-*", "12.3"},
+    {"nvcr.io/nvidia/tritonserver:24.02-*", "12.3"},
+    {"nvcr.io/nvidia/tritonserver:24.03-*", "12.4"},
     {"nvcr.io/nvidia/tritonserver:24.04-*", "12.4"},
     {"nvcr.io/nvidia/tritonserver:24.05-*", "12.4"},
     {"nvcr.io/nvidia/tritonserver:24.06-*", "12.5"},
@@ -334,6 +336,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 66> kImageCu
     {"nvcr.io/nvidia/tritonserver:25.12-*", "13.1"},
     {"nvcr.io/nvidia/tritonserver:26.02-*", "13.1"},
     {"nvcr.io/nvidia/tritonserver:26.04-*", "13.2"},
+    {"nvcr.io/nvidia/tritonserver:26.06-*", "13.3"},
+    {"nvcr.io/nvidia/tritonserver:26.07-*", "13.3"},
+    {"nvcr.io/nvidia/tritonserver:26.08-*", "13.4"},
+    {"nvcr.io/nvidia/tritonserver:26.09-*", "13.4"},
+    {"nvcr.io/nvidia/tritonserver:26.10-*", "13.4"},
 }};
 }  // namespace
 

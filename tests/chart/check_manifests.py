@@ -19,6 +19,7 @@ ROLE_RULES = [
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceslices", "resourceclaims",
                                                     "resourceclaimtemplates"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["karpenter.sh"], "resources": ["nodepools"], "verbs": ["get", "list", "watch"]},
 ]
 # With `serve --policy-objects` (policyObjects.enabled): the policy objects are read, and only their status
 # is written; the validating configuration gets one more webhook, for them alone.

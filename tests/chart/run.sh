@@ -786,6 +786,9 @@ yes list resourceclaims.resource.k8s.io
 yes watch resourceclaims.resource.k8s.io
 yes list resourceclaimtemplates.resource.k8s.io
 yes watch resourceclaimtemplates.resource.k8s.io
+yes list nodepools.karpenter.sh
+yes watch nodepools.karpenter.sh
+no create nodepools.karpenter.sh
 no create resourceclaims.resource.k8s.io
 no update resourceslices.resource.k8s.io
 no get secrets
@@ -858,6 +861,7 @@ TABLE
       "persistentvolumeclaims [get list watch]" "resourcequotas [get list watch]" "storageclasses.storage.k8s.io [get list watch]" \
       "deviceclasses.resource.k8s.io [get list watch]" "resourceslices.resource.k8s.io [get list watch]" \
       "resourceclaims.resource.k8s.io [get list watch]" "resourceclaimtemplates.resource.k8s.io [get list watch]" \
+      "nodepools.karpenter.sh [get list watch]" \
       "pods [list]" "policyreports.wgpolicyk8s.io [get list create patch delete]"
     kc get validatingwebhookconfiguration validate.gpuadmit.io -o json | python3 -c '
 import json, sys

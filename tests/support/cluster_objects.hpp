@@ -17,11 +17,16 @@ inline const std::string kDeviceClasses{cluster::info(cluster::Kind::kDeviceClas
 inline const std::string kSlices{cluster::info(cluster::Kind::kResourceSlice).path};
 inline const std::string kResourceClaims{cluster::info(cluster::Kind::kResourceClaim).path};
 inline const std::string kClaimTemplates{cluster::info(cluster::Kind::kResourceClaimTemplate).path};
+inline const std::string kNodePools{cluster::info(cluster::Kind::kNodePool).path};
 // The DRA kinds (resource.k8s.io/v1), which an API server before 1.34 does not serve.
 inline const std::array<std::string, 4> kDraPaths{kDeviceClasses, kSlices, kResourceClaims, kClaimTemplates};
+// Every optional kind: the DRA kinds and Karpenter's NodePool (karpenter.sh/v1), served only where it runs.
+inline const std::array<std::string, 5> kOptionalPaths{kDeviceClasses, kSlices, kResourceClaims,
+                                                       kClaimTemplates, kNodePools};
 // Every kind the watcher lists, in cluster::kAllKinds order.
-inline const std::array<std::string, 8> kAllPaths{kNodes,         kQuotas, kClasses,        kClaims,
-                                                  kDeviceClasses, kSlices, kResourceClaims, kClaimTemplates};
+inline const std::array<std::string, 9> kAllPaths{kNodes,          kQuotas,         kClasses,
+                                                  kClaims,         kDeviceClasses,  kSlices,
+                                                  kResourceClaims, kClaimTemplates, kNodePools};
 
 inline std::string node_json(const std::string& name, const std::string& rv, const std::string& gpus = "4",
                              const std::string& spec = "{}") {
@@ -68,6 +73,13 @@ inline std::string claim_template_json(const std::string& ns, const std::string&
                                        const std::string& rv) {
   return R"({"metadata":{"namespace":")" + ns + R"(","name":")" + name + R"(","resourceVersion":")" + rv +
          R"("},"spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}}})";
+}
+
+// A Karpenter NodePool of GPU instances (karpenter.sh/v1).
+inline std::string node_pool_json(const std::string& name, const std::string& rv) {
+  return R"({"metadata":{"name":")" + name + R"(","resourceVersion":")" + rv +
+         R"("},"spec":{"template":{"spec":{"requirements":[{"key":"karpenter.k8s.aws/instance-category",)"
+         R"("operator":"In","values":["g","p"]}]}}}})";
 }
 
 inline std::string event(const std::string& type, const std::string& object) {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <compare>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "../node_pool_fit.hpp"
 #include "../rule_context.hpp"
 #include "gpuadmit/k8s/scheduling.hpp"
 #include "gpuadmit/policy/gpu_share.hpp"
@@ -274,21 +276,60 @@ void report_no_node_matches(RuleContext& ctx, const ClusterSnapshot& cluster) {
       "no node matches " + term + " now; the pod stays Pending until a pool with those labels scales up");
 }
 
-void report_no_node_fits(RuleContext& ctx, const Demand& demand, const std::string& breakdown) {
+std::string asks_of(const Demand& demand) {
   std::string asks;
   for (const auto& [name, amount] : demand.wanted) {
     if (name != "pods") asks += (asks.empty() ? "" : ", ") + name + " " + amount.to_string();
   }
+  return asks;
+}
+
+// No node runs the pod now, but a Karpenter NodePool may launch one that does: not a certain Pending, so
+// noNodeOffers' action, as a GPU no node offers gets. gpu-tolerations tolerates such a pool's taints too.
+void report_pool_may_launch(RuleContext& ctx, const Demand& demand, const std::string& breakdown,
+                            const k8s::NodePool& pool) {
+  const Action action = std::min(ctx.rules().node_fit.action, ctx.rules().node_fit.no_node_offers);
+  const std::string asks = asks_of(demand);
+  ctx.report(action, "spec",
+             "no node can run this pod right now: " + breakdown + ". Karpenter's NodePool " + pool.name +
+                 " may launch one for it (the pod tolerates its taints and its labels and requirements allow "
+                 "the pod's selector), so the pod waits Pending until that node is up; if none of the pool's "
+                 "instance types has " +
+                 (asks.empty() ? std::string("what the pod needs") : asks) +
+                 ", it waits forever.\nFix: check that NodePool " + pool.name +
+                 " offers such instances, or ask for what one running node has.",
+             "no node can run this pod now; Karpenter's NodePool " + pool.name + " may launch one for it");
+}
+
+// `gpus`: what one node must hold of the pod's GPUs (a DRA pod's claims: at least one).
+void report_no_node_fits(RuleContext& ctx, const Demand& demand, const std::string& breakdown,
+                         std::int64_t gpus) {
+  const PoolFit fit = pool_that_could_launch(*ctx.cluster(), ctx.pod(), demand.wanted, gpus);
+  if (fit.pool != nullptr) {
+    report_pool_may_launch(ctx, demand, breakdown, *fit.pool);
+    return;
+  }
+  const std::string asks = asks_of(demand);
   // A DRA pod may ask for no cpu or memory at all: then only taints, labels and devices keep it off.
   const std::string why = asks.empty() ? "No node could run it even when empty"
                                        : "The pod asks for " + asks +
                                              " (allocatable capacity counts, not current use: no node could "
                                              "run it even when empty)";
-  ctx.report(ctx.rules().node_fit.action, "spec",
-             "no node can run this pod: " + breakdown + ".\n" + why +
-                 ", so the scheduler would leave it Pending.\nFix: ask for what one node has, relax the node "
-                 "selector or affinity, or add the toleration the GPU nodes need.",
-             "no node can run this pod: " + breakdown);
+  // On a Karpenter cluster, why none of its NodePools launches a node for it either (at most a few named).
+  std::string pools;
+  constexpr std::size_t kPoolsNamed = 4;
+  for (std::size_t i = 0; i < fit.why_not.size() && i < kPoolsNamed; ++i)
+    pools += (i == 0 ? "" : "; ") + fit.why_not[i].first + ": " + fit.why_not[i].second;
+  if (fit.why_not.size() > kPoolsNamed)
+    pools += "; and " + plural(fit.why_not.size() - kPoolsNamed, "more", "more");
+  if (!pools.empty()) pools = "\nNo Karpenter NodePool would launch one (" + pools + ").";
+  ctx.report(
+      ctx.rules().node_fit.action, "spec",
+      "no node can run this pod: " + breakdown + ".\n" + why + ", so the scheduler would leave it Pending." +
+          pools +
+          "\nFix: ask for what one node has, relax the node selector or affinity, or add the toleration the "
+          "GPU nodes need.",
+      "no node can run this pod: " + breakdown);
 }
 
 // A pod whose GPUs come from DRA claims only: dra-claims judges whether the devices can be allocated; here,
@@ -310,7 +351,8 @@ void judge_dra_pod(RuleContext& ctx, const ClusterSnapshot& cluster) {
   report_no_node_fits(
       ctx, demand,
       breakdown(cluster, lacking,
-                plural(lacking, "node has", "nodes have") + " no device the claims could have", misses));
+                plural(lacking, "node has", "nodes have") + " no device the claims could have", misses),
+      1);
 }
 
 }  // namespace
@@ -337,7 +379,10 @@ void rule_node_fit(RuleContext& ctx) {
   }
   const std::size_t lacking = demand.gpu ? cluster->nodes.size() - offered : 0;
   const std::string lack = plural(lacking, "node lacks ", "nodes lack ") + demand.gpu.value_or("");
-  report_no_node_fits(ctx, demand, breakdown(*cluster, lacking, lack, *found));
+  // Whole GPUs, rounded up without overflow: milli_ceil saturates at INT64_MAX for absurd amounts.
+  const std::int64_t milli = demand.gpu ? demand.wanted.at(*demand.gpu).milli_ceil() : 0;
+  const std::int64_t gpus = milli / 1000 + (milli % 1000 != 0 ? 1 : 0);
+  report_no_node_fits(ctx, demand, breakdown(*cluster, lacking, lack, *found), gpus);
 }
 
 void read_node_fit(ParameterReader& r, RuleSet& rules) {

@@ -154,7 +154,7 @@ TEST_CASE(
     transport->push(path, list_response("[]", "10"));
     transport->push(path, watch_stream({}, true));
   }
-  for (const std::string& path : kDraPaths) transport->push(path, not_found());
+  for (const std::string& path : kOptionalPaths) transport->push(path, not_found());
   Rig rig(transport);
   REQUIRE(rig.ready_within(30s));
   const std::string text = rig.get("/metrics").body;

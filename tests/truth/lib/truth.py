@@ -417,6 +417,12 @@ def nodepool_for(pod, nodepools):
                          [str(v) for r in reqs.values() for v in r.get("values") or []] + [x.get("key", "") for x in taints]).lower()
         if pod_gpus(pod) and not ("gpu" in words or "accelerator" in words):
             continue
+        # Karpenter picks an instance type that holds the pod: a pool whose GPU count per instance is
+        # capped below the pod's launches nothing for it.
+        count = reqs.get("karpenter.k8s.aws/instance-gpu-count")
+        if count and count.get("operator") == "In" and \
+                all(int(v) < pod_gpu_count(pod) for v in count.get("values") or [] if v.isdigit()):
+            continue
 
         def ok(key, op, values):
             if key in labels:
@@ -440,6 +446,20 @@ def nodepool_for(pod, nodepools):
         if good:
             return np["metadata"]["name"]
     return None
+
+
+def pod_gpu_count(pod):
+    """The GPUs the pod's node must hold: the most of any container (init containers run alone), the app
+    containers' sum."""
+    spec = pod.get("spec", {})
+
+    def gpus(c):
+        r = c.get("resources") or {}
+        amounts = [v for part in ("limits", "requests") for k, v in (r.get(part) or {}).items()
+                   if k.endswith("/gpu")]
+        return max([int(str(v)) for v in amounts if str(v).isdigit()] or [0])
+    apps = sum(gpus(c) for c in spec.get("containers") or [])
+    return max([apps] + [gpus(c) for c in spec.get("initContainers") or []])
 
 
 def pod_gpus(pod):

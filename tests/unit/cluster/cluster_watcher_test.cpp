@@ -19,9 +19,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The DRA kinds listed empty, with watches that stay open.
+// The optional kinds (DRA, NodePools) listed empty, with watches that stay open.
 void serve_empty_dra_kinds(FakeTransport& transport) {
-  for (const std::string& path : kDraPaths) {
+  for (const std::string& path : kOptionalPaths) {
     transport.push(path, list_response("[]", "10"));
     transport.push(path, watch_stream({}, true));
   }
@@ -165,7 +165,8 @@ TEST_CASE("a watcher with probes off keeps open watches current however long the
   watcher.stop();
 }
 
-TEST_CASE("the DRA objects of LISTs and watch events reach the published snapshot", "[watcher][dra]") {
+TEST_CASE("the DRA objects and NodePools of LISTs and watch events reach the published snapshot",
+          "[watcher][dra]") {
   auto transport = std::make_shared<FakeTransport>();
   for (const std::string& path : {kNodes, kQuotas, kClasses, kClaims}) {
     transport->push(path, list_response("[]", "10"));
@@ -176,13 +177,15 @@ TEST_CASE("the DRA objects of LISTs and watch events reach the published snapsho
   transport->push(kResourceClaims, list_response("[" + resource_claim_json("ml", "shared", "7") + "]", "10"));
   transport->push(kClaimTemplates,
                   list_response("[" + claim_template_json("ml", "one-gpu", "8") + "]", "10"));
-  for (const std::string& path : {kDeviceClasses, kResourceClaims, kClaimTemplates})
+  transport->push(kNodePools, list_response("[" + node_pool_json("gpu", "9") + "]", "10"));
+  for (const std::string& path : {kDeviceClasses, kResourceClaims, kClaimTemplates, kNodePools})
     transport->push(path, watch_stream({}, true));
   cluster::ClusterWatcher watcher(transport, fast_watcher_options());
   watcher.start();
   REQUIRE(watcher.wait_for_sync(5s));
   REQUIRE(eventually([&] { return watcher.view().snapshot->resource_slices.size() == 1; }));
   const auto first = watcher.view().snapshot;
+  CHECK(first->node_pools.size() == 1);
   CHECK(first->device_classes.size() == 1);
   CHECK(first->resource_claims.size() == 1);
   CHECK(first->claim_templates.size() == 1);
@@ -199,7 +202,7 @@ TEST_CASE("the DRA objects of LISTs and watch events reach the published snapsho
   watcher.stop();
 }
 
-TEST_CASE("a cluster that does not serve or grant the DRA kinds syncs without them and stays current",
+TEST_CASE("a cluster that does not serve or grant the optional kinds syncs without them and stays current",
           "[watcher][dra]") {
   const auto [status, description] =
       GENERATE(table<int, const char*>({{404, "not served: Kubernetes before 1.34"},
@@ -219,7 +222,7 @@ TEST_CASE("a cluster that does not serve or grant the DRA kinds syncs without th
     transport->push(path, list_response("[]", "10"));
     transport->push(path, watch_stream({}, true));
   }
-  for (const std::string& path : kDraPaths) {
+  for (const std::string& path : kOptionalPaths) {
     transport->push(
         path, status == 404 ? not_found() : http_status(403, R"({"kind":"Status","message":"forbidden"})"));
   }
@@ -247,7 +250,7 @@ TEST_CASE("a cluster that does not serve or grant the DRA kinds syncs without th
                                    [](const auto& l) { return l.first == "cluster view synced"; });
   REQUIRE(synced != lines.end());
   CHECK(synced->second["unavailable"] ==
-        "deviceclasses,resourceslices,resourceclaims,resourceclaimtemplates");
+        "deviceclasses,resourceslices,resourceclaims,resourceclaimtemplates,nodepools");
 }
 
 TEST_CASE("the watcher hands every snapshot it publishes to on_rebuilt", "[watcher]") {

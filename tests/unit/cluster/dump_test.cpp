@@ -41,12 +41,13 @@ TEST_CASE("a dump is a v1 List of every kind with kind and apiVersion set, reada
                  list_response("[" + slice_json("n1", "6", 4) + "," + slice_json("n2", "7") + "]", "10"));
   transport.push(kResourceClaims, list_response("[" + resource_claim_json("ml", "shared", "8") + "]", "10"));
   transport.push(kClaimTemplates, list_response("[" + claim_template_json("ml", "one-gpu", "9") + "]", "10"));
+  transport.push(kNodePools, list_response("[" + node_pool_json("gpu", "11") + "]", "12"));
   auto dump = cluster::dump_cluster(transport);
   REQUIRE(dump.ok());
   const nlohmann::json& list = dump->list;
   CHECK(list["apiVersion"] == "v1");
   CHECK(list["kind"] == "List");
-  REQUIRE(list["items"].size() == 9);
+  REQUIRE(list["items"].size() == 10);
   CHECK(list["items"][0]["kind"] == "Node");
   CHECK(list["items"][0]["apiVersion"] == "v1");
   CHECK_FALSE(list["items"][0]["metadata"].contains("managedFields"));
@@ -58,7 +59,9 @@ TEST_CASE("a dump is a v1 List of every kind with kind and apiVersion set, reada
     CHECK(list["items"][4 + i]["kind"] == dra[i]);
     CHECK(list["items"][4 + i]["apiVersion"] == "resource.k8s.io/v1");
   }
-  CHECK(dump->counts == std::array<std::size_t, 8>{1, 1, 1, 1, 1, 2, 1, 1});
+  CHECK(list["items"][9]["kind"] == "NodePool");
+  CHECK(list["items"][9]["apiVersion"] == "karpenter.sh/v1");
+  CHECK(dump->counts == std::array<std::size_t, 9>{1, 1, 1, 1, 1, 2, 1, 1, 1});
   CHECK(dump->unavailable.empty());
 
   auto snapshot = policy::snapshot_from_list(list);
@@ -71,19 +74,25 @@ TEST_CASE("a dump is a v1 List of every kind with kind and apiVersion set, reada
   CHECK(snapshot->resource_slices.size() == 2);
   CHECK(snapshot->resource_claims.size() == 1);
   CHECK(snapshot->claim_templates.size() == 1);
+  CHECK(snapshot->node_pools.size() == 1);
 }
 
-TEST_CASE("a dump goes without a DRA kind the API server does not serve or refuses, and says so", "[dump]") {
+TEST_CASE(
+    "a dump goes without a DRA kind or Karpenter's NodePool that the API server does not serve or "
+    "refuses, and says so",
+    "[dump]") {
   FakeTransport transport;
   serve_core_kinds(transport);
   transport.push(kDeviceClasses, not_found());
   transport.push(kSlices, http_status(403, R"({"kind":"Status","message":"resourceslices is forbidden"})"));
   transport.push(kResourceClaims, list_response("[]", "10"));
   transport.push(kClaimTemplates, not_found());
+  transport.push(kNodePools, not_found());
   auto dump = cluster::dump_cluster(transport);
   REQUIRE(dump.ok());
   CHECK(dump->list["items"].size() == 4);
-  REQUIRE(dump->unavailable.size() == 3);
+  REQUIRE(dump->unavailable.size() == 4);
+  CHECK(dump->unavailable[3].kind == cluster::Kind::kNodePool);
   CHECK(dump->unavailable[0].kind == cluster::Kind::kDeviceClass);
   CHECK(dump->unavailable[0].error ==
         "LIST deviceclasses: HTTP 404: the server could not find the requested resource");

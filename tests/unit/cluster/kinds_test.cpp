@@ -26,8 +26,10 @@ TEST_CASE("object keys are namespace/name for namespaced objects and name otherw
   }
 }
 
-TEST_CASE("each kind is listed at its cluster-wide collection path, and only the DRA kinds are optional",
-          "[kinds]") {
+TEST_CASE(
+    "each kind is listed at its cluster-wide collection path; the DRA kinds and Karpenter's NodePool are "
+    "optional",
+    "[kinds]") {
   struct Case {
     cluster::Kind kind;
     const char* resource;
@@ -50,6 +52,7 @@ TEST_CASE("each kind is listed at its cluster-wide collection path, and only the
        "/apis/resource.k8s.io/v1/resourceclaims", true},
       {cluster::Kind::kResourceClaimTemplate, "resourceclaimtemplates", "resource.k8s.io/v1",
        "/apis/resource.k8s.io/v1/resourceclaimtemplates", true},
+      {cluster::Kind::kNodePool, "nodepools", "karpenter.sh/v1", "/apis/karpenter.sh/v1/nodepools", true},
   };
   REQUIRE(cases.size() == cluster::kKindCount);
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -64,7 +67,7 @@ TEST_CASE("each kind is listed at its cluster-wide collection path, and only the
   }
 }
 
-TEST_CASE("a 404 or 403 means going without the kind for the DRA kinds only, and no other status does",
+TEST_CASE("a 404 or 403 means going without the kind for the optional kinds only, and no other status does",
           "[kinds]") {
   struct Case {
     cluster::Kind kind;
@@ -77,6 +80,7 @@ TEST_CASE("a 404 or 403 means going without the kind for the DRA kinds only, and
       {cluster::Kind::kResourceSlice, 401, false}, {cluster::Kind::kResourceSlice, 500, false},
       {cluster::Kind::kResourceSlice, 410, false}, {cluster::Kind::kResourceSlice, 200, false},
       {cluster::Kind::kNode, 404, false},          {cluster::Kind::kStorageClass, 403, false},
+      {cluster::Kind::kNodePool, 404, true},       {cluster::Kind::kNodePool, 500, false},
   };
   for (const Case& c : cases) {
     INFO(cluster::info(c.kind).resource << " answered " << c.status);

@@ -22,6 +22,7 @@ namespace gpuadmit::cluster {
 struct UnavailableKind {
   Kind kind;
   std::string error;
+  int status = 0;  // 404 not served, 403 not allowed
 };
 
 struct Dump {

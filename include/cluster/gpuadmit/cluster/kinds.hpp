@@ -2,7 +2,8 @@
 // the rules read are kept (k8s/objects.hpp, k8s/dra_objects.hpp), which is what keeps the cache small.
 // The four Dynamic Resource Allocation kinds (resource.k8s.io/v1, Kubernetes 1.34 and later) are optional:
 // an API server that does not serve one (404) or refuses it to gpuadmit (403) leaves it empty, and the view
-// syncs without it (reflector.hpp).
+// syncs without it (reflector.hpp). So is Karpenter's NodePool (karpenter.sh/v1), served only where
+// Karpenter runs.
 #pragma once
 
 #include <array>
@@ -25,10 +26,11 @@ namespace gpuadmit::cluster {
 // ClusterObject's alternatives.
 using Kind = policy::ViewKind;
 
-inline constexpr std::size_t kKindCount = 8;
+inline constexpr std::size_t kKindCount = 9;
 inline constexpr std::array<Kind, kKindCount> kAllKinds{
     Kind::kNode,        Kind::kResourceQuota, Kind::kStorageClass,  Kind::kPersistentVolumeClaim,
-    Kind::kDeviceClass, Kind::kResourceSlice, Kind::kResourceClaim, Kind::kResourceClaimTemplate};
+    Kind::kDeviceClass, Kind::kResourceSlice, Kind::kResourceClaim, Kind::kResourceClaimTemplate,
+    Kind::kNodePool};
 
 struct KindInfo {
   std::string_view resource;     // "nodes": the plural, as in RBAC rules and metric labels
@@ -52,9 +54,9 @@ struct KindInfo {
 // an optional kind only.
 [[nodiscard]] bool unavailable_answer(Kind kind, int status) noexcept;
 
-using ClusterObject =
-    std::variant<k8s::Node, k8s::ResourceQuota, k8s::StorageClass, k8s::PersistentVolumeClaim,
-                 k8s::DeviceClass, k8s::ResourceSlice, k8s::ResourceClaim, k8s::ResourceClaimTemplate>;
+using ClusterObject = std::variant<k8s::Node, k8s::ResourceQuota, k8s::StorageClass,
+                                   k8s::PersistentVolumeClaim, k8s::DeviceClass, k8s::ResourceSlice,
+                                   k8s::ResourceClaim, k8s::ResourceClaimTemplate, k8s::NodePool>;
 
 // The typed view of an object of `kind`; errors name the field.
 Result<ClusterObject> parse_object(Kind kind, const nlohmann::json& object);

@@ -145,6 +145,18 @@ struct Node {
   bool operator==(const Node&) const = default;
 };
 
+// A Karpenter NodePool (karpenter.sh/v1): the nodes it would launch, as far as they decide whether it can
+// launch one for a pod. An autoscaled pool at zero nodes has no Node to read, only this.
+struct NodePool {
+  std::string name;
+  StringMap labels;                                   // spec.template.metadata.labels
+  std::vector<NodeSelectorRequirement> requirements;  // spec.template.spec.requirements (minValues aside)
+  std::vector<Taint> taints;  // spec.template.spec.taints; startupTaints go once the node is up
+  ResourceList limits;        // spec.limits: what all of its nodes together may hold
+  ResourceList used;          // status.resources: what its nodes hold now
+  bool operator==(const NodePool&) const = default;
+};
+
 // One spec.scopeSelector.matchExpressions entry: scopeName, operator (In, NotIn, Exists, DoesNotExist).
 struct ScopeRequirement {
   std::string scope_name;

@@ -33,12 +33,13 @@ enum class ViewKind : std::uint8_t {
   kResourceSlice,
   kResourceClaim,
   kResourceClaimTemplate,
+  kNodePool,
 };
 using ViewKinds = std::uint16_t;  // a set of ViewKind, one bit each
 [[nodiscard]] constexpr ViewKinds view_kind_bit(ViewKind kind) noexcept {
   return static_cast<ViewKinds>(1U << static_cast<unsigned>(kind));
 }
-inline constexpr ViewKinds kEveryViewKind = 0xFF;
+inline constexpr ViewKinds kEveryViewKind = 0x1FF;
 // What the DRA rules read of a pod's claims: the devices, and the claims and templates that ask for them.
 inline constexpr ViewKinds kDeviceViewKinds =
     view_kind_bit(ViewKind::kDeviceClass) | view_kind_bit(ViewKind::kResourceSlice) |
@@ -54,6 +55,8 @@ struct ClusterSnapshot {
   SharedList<k8s::ResourceSlice> resource_slices;
   SharedList<k8s::ResourceClaim> resource_claims;
   SharedList<k8s::ResourceClaimTemplate> claim_templates;
+  // Karpenter's NodePools (karpenter.sh/v1): pools that launch nodes on demand, perhaps from zero.
+  SharedList<k8s::NodePool> node_pools;  // sorted by name
   // Whether the DRA kinds above are known: watched and listed (a cluster serving resource.k8s.io/v1), or in
   // the --cluster file. Without them nothing is said about claims: a missing one may only be unseen.
   bool dra_listed = false;
@@ -119,6 +122,7 @@ struct ClusterObjects {
   SharedList<k8s::ResourceSlice> resource_slices;
   SharedList<k8s::ResourceClaim> resource_claims;
   SharedList<k8s::ResourceClaimTemplate> claim_templates;
+  SharedList<k8s::NodePool> node_pools;
   bool dra_listed = false;
 };
 
@@ -136,9 +140,9 @@ ClusterSnapshot make_snapshot(std::vector<k8s::Node> nodes, std::vector<k8s::Res
 [[nodiscard]] std::size_t group_hash(const k8s::Node& node);
 
 // The output of `kubectl get nodes,resourcequotas,storageclasses,persistentvolumeclaims,deviceclasses,
-// resourceslices,resourceclaims,resourceclaimtemplates -A -o json|yaml` (a List), or a single object of one
-// of those kinds. Other kinds are ignored; a malformed object is an
-// error naming its kind, name and field.
+// resourceslices,resourceclaims,resourceclaimtemplates,nodepools.karpenter.sh -A -o json|yaml` (a List), or a
+// single object of one of those kinds. Other kinds are ignored; a malformed object is an error naming its
+// kind, name and field.
 Result<ClusterSnapshot> snapshot_from_list(const nlohmann::json& list);
 
 // How fresh the snapshot is, as the caller (who has a clock) judged it.
