@@ -43,11 +43,12 @@ std::string prometheus_text(const ClusterStats& stats) {
       fmt::format("gpuadmit_cluster_seconds_since_probe_answer {:.3f}\n", stats.seconds_since_probe_answer);
   per_kind(out, "gpuadmit_cluster_objects", "gauge", "Objects in the cluster cache, by kind.", stats,
            [](const KindStats& k) { return k.objects; });
-  per_kind(
-      out, "gpuadmit_cluster_available", "gauge",
-      "0 while an optional kind (the DRA kinds) is not served or forbidden and the view goes without it, "
-      "by kind.",
-      stats, [](const KindStats& k) { return k.available ? 1 : 0; });
+  per_kind(out, "gpuadmit_cluster_available", "gauge",
+           "0 while an optional kind (the DRA kinds, Karpenter's NodePools) is not served or forbidden and "
+           "the view "
+           "goes without it, "
+           "by kind.",
+           stats, [](const KindStats& k) { return k.available ? 1 : 0; });
   per_kind(out, "gpuadmit_cluster_watching", "gauge", "1 while a watch stream is open, by kind.", stats,
            [](const KindStats& k) { return k.watching ? 1 : 0; });
   per_kind(out, "gpuadmit_cluster_watch_restarts_total", "counter",
