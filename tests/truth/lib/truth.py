@@ -991,10 +991,28 @@ def view_lagged(rec):
         for w in o.get("warnings") or [])}
 
 
+# GPU shares that no node's allocatable holds and only their own scheduler places, whatever schedulerName
+# the manifest names: HAMi's webhook sends such pods to hami-scheduler, Volcano's to volcano. Neither runs
+# here, so a pod asking for one waits Pending for want of them (gpuadmit's gpu_share.cpp lists the same).
+SHARE_SCHEDULERS = {
+    "nvidia.com/gpumem": "hami-scheduler", "nvidia.com/gpumem-percentage": "hami-scheduler",
+    "nvidia.com/gpucores": "hami-scheduler", "metax-tech.com/vcore": "hami-scheduler",
+    "metax-tech.com/vmemory": "hami-scheduler", "volcano.sh/vgpu-memory": "volcano",
+    "volcano.sh/vgpu-cores": "volcano", "volcano.sh/gpu-memory": "volcano",
+}
+
+
 def other_schedulers(rec):
-    """The schedulers other than kube-scheduler that the case's pending pods wait for."""
-    return {p.get("scheduler") for p in rec.get("pods", [])
-            if p.get("state") in ("pending", "undecided") and p.get("scheduler") not in (None, "", "default-scheduler")}
+    """The schedulers other than kube-scheduler that the case's pending pods wait for: the one they name,
+    or the one that places the GPU share they ask for."""
+    out = set()
+    for p in rec.get("pods", []):
+        if p.get("state") not in ("pending", "undecided"):
+            continue
+        if p.get("scheduler") not in (None, "", "default-scheduler"):
+            out.add(p.get("scheduler"))
+        out |= {"%s (for %s)" % (SHARE_SCHEDULERS[r], r) for r in p.get("requests") or {} if r in SHARE_SCHEDULERS}
+    return out
 
 
 def fix_goals_missed(with_):
