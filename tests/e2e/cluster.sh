@@ -718,7 +718,8 @@ start_controller_manager() {
 # CRDs in manifests/crds/ (RayCluster, LeaderWorkerSet, Volcano Job, InferenceService; Argo Workflows' Workflow,
 # WorkflowTemplate, ClusterWorkflowTemplate and CronWorkflow (the full CRDs); Tekton's TaskRun, PipelineRun, Task and
 # Pipeline (conversion webhook replaced by strategy None); Kubeflow Trainer's TrainJob, TrainingRuntime and
-# ClusterTrainingRuntime; NVIDIA NIM's NIMService and NIMCache; source, tag and any change in each file's header).
+# ClusterTrainingRuntime; NVIDIA NIM's NIMService and NIMCache; Karpenter's NodePool, which gpuadmit's view watches
+# and the truth profiles hold; source, tag and any change in each file's header).
 # Server-side apply: a client-side apply keeps the whole object as JSON in the kubectl.kubernetes.io/
 # last-applied-configuration annotation, at most 262144 bytes; RayCluster's is 290743, LeaderWorkerSet's 634666,
 # InferenceService's 373819 and each Argo CRD's about 1.2 MB ("metadata.annotations: Too long"). Server-side apply

@@ -151,8 +151,7 @@ bg_run 600 env -u GPUADMIT_BIN GPUADMIT_E2E_CONTROLLERS=1 \
 source "$WORK/cluster.env"
 KUBECTL=$GPUADMIT_E2E_KUBECTL
 kc() { timeout -k 5 60 "$KUBECTL" "$@"; }
-kc apply -f "$HERE/lib/crds/karpenter.sh_nodepools.yaml" >/dev/null || die "registering the NodePool CRD failed"
-kc wait --for=condition=Established --timeout=60s crd/nodepools.karpenter.sh >/dev/null || die "NodePool CRD not Established"
+# Karpenter's NodePool CRD (the profiles' NodePools) is among those cluster.sh registers (tests/e2e/manifests/crds/).
 log "control plane with kube-controller-manager up in $((SECONDS - t))s"
 
 # --- the chart's webhook configurations, pointed at the local gpuadmit ----------------------------------

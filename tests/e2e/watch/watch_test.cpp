@@ -4,6 +4,7 @@
 // published snapshot shows X within a bound".
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -152,6 +153,18 @@ TEST_CASE(
   watcher.start();
   REQUIRE(watcher.wait_for_sync(30s));
   REQUIRE(time_until([&] { return !watcher.view().stale; }, 5s));
+  // A kind whose CRD cluster.sh registered moments before (Karpenter's NodePool) may answer the first watch
+  // with 410 Gone while the API server's watch cache for it starts ("too old resource version: 293 (294)"):
+  // that relist is the API server's start, not the watcher's doing. Following the changes below needs none.
+  const auto all_watching = [&] {
+    const cluster::ClusterStats s = watcher.stats();
+    return std::all_of(s.kinds.begin(), s.kinds.end(),
+                       [](const cluster::KindStats& k) { return k.watching; });
+  };
+  REQUIRE(time_until(all_watching, 5s));
+  std::this_thread::sleep_for(1s);
+  REQUIRE(time_until(all_watching, 5s));
+  const cluster::ClusterStats at_start = watcher.stats();
 
   struct Step {
     std::string description;
@@ -241,9 +254,11 @@ TEST_CASE(
     report(step.description, *took);
   }
   const cluster::ClusterStats stats = watcher.stats();
-  for (const cluster::KindStats& k : stats.kinds) {
+  for (const cluster::Kind kind : cluster::kAllKinds) {
+    const cluster::KindStats& k = stats.kinds[cluster::index(kind)];
+    INFO(cluster::info(kind).resource);
     CHECK(k.watching);
-    CHECK(k.relists == 0);
+    CHECK(k.relists == at_start.kinds[cluster::index(kind)].relists);
     CHECK(k.malformed_events == 0);
   }
   CHECK_FALSE(watcher.view().stale);
