@@ -699,6 +699,7 @@ class Harness:
                   "requests": pod_requests(p),
                   "node": p.get("spec", {}).get("nodeName", ""),
                   "gpu": pod_gpus(p), "qos": (p.get("status") or {}).get("qosClass", ""),
+                  "claims": bool(p.get("spec", {}).get("resourceClaims")),
                   "scheduler": p.get("spec", {}).get("schedulerName", "default-scheduler"),
                   "annotations": {k: v for k, v in (p["metadata"].get("annotations") or {}).items() if k.startswith("gpuadmit.io/")}}
             if state == "pending" and self.nodepools:
@@ -1243,11 +1244,16 @@ def pod_requests(p):
     return total
 
 
-def contended(pod, nodes):
+def contended(pod, nodes, timed_out=False):
     """Whether a Pending reason can come from other runs' pods (capacity, ports, inter-pod rules).
     Taints, selectors, affinity to nodes and missing nodes do not depend on other pods, nor does an
-    "Insufficient R" when the pod asks for more R than any node of the profile has at all."""
+    "Insufficient R" when the pod asks for more R than any node of the profile has at all. Nor does a pod
+    with claims that the scheduler left untried for the whole case timeout: it waits for a ResourceClaim
+    that does not exist (the scheduler holds such a pod back without a condition), which other runs do
+    not change; running it again alone gave the same result and cost a second timeout."""
     m = pod.get("message") or ""
+    if timed_out and pod.get("state") == "undecided" and pod.get("claims"):
+        return False
     if not m or any(w in m for w in ("Too many pods", "anti-affinity", "topology spread", "free ports",
                                      "pod affinity", "undecided")):
         return True
@@ -1272,7 +1278,7 @@ def run_jobs(h, prof, jobs, parallel, view=True):
         for f in cf.as_completed(futs):
             results[futs[f]] = f.result()
     if parallel > 1:
-        rerun = [k for k, rec in results.items() if any(p["state"] in ("pending", "undecided") and contended(p, prof.nodes)
+        rerun = [k for k, rec in results.items() if any(p["state"] in ("pending", "undecided") and contended(p, prof.nodes, rec.get("timed_out"))
                                                           for p in rec["pods"])]
         if rerun:
             log("profile %s: %d runs with a Pending pod again, one at a time" % (prof.name, len(rerun)))
