@@ -156,4 +156,15 @@ PoolFit pool_that_could_launch(const ClusterSnapshot& cluster, const k8s::Pod& p
   return fit;
 }
 
+std::string compute_class_of(const k8s::Pod& pod) {
+  constexpr std::string_view kKey = "cloud.google.com/compute-class";
+  if (const auto it = pod.node_selector.find(kKey); it != pod.node_selector.end()) return it->second;
+  for (const k8s::NodeSelectorTerm& term : pod.required_node_terms) {
+    for (const k8s::NodeSelectorRequirement& r : term.match_expressions) {
+      if (r.key == kKey && r.op == "In" && !r.values.empty()) return r.values.front();
+    }
+  }
+  return "";
+}
+
 }  // namespace gpuadmit::policy

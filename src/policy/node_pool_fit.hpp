@@ -29,4 +29,11 @@ struct PoolFit {
 [[nodiscard]] PoolFit pool_that_could_launch(const ClusterSnapshot& cluster, const k8s::Pod& pod,
                                              const k8s::ResourceList& wanted, std::int64_t gpus);
 
+// The GKE ComputeClass the pod selects (nodeSelector or a required node affinity `In` on
+// cloud.google.com/compute-class), or "". GKE's autoscaler creates a node for such a pod from the class's
+// priorities, each node at least as large as the pending pod's requests
+// (cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning), and a class may name node pools
+// at zero: the class is not in the view, so the nodes of the class that run now do not bound what it may add.
+[[nodiscard]] std::string compute_class_of(const k8s::Pod& pod);
+
 }  // namespace gpuadmit::policy

@@ -1,11 +1,8 @@
 // node-fit: a pod no node can ever run is denied at admission with a scheduler-like breakdown, instead of
 // sitting Pending with "0/N nodes are available".
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <compare>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -13,6 +10,7 @@
 #include <vector>
 
 #include "../node_pool_fit.hpp"
+#include "../readable_quantity.hpp"
 #include "../rule_context.hpp"
 #include "gpuadmit/k8s/scheduling.hpp"
 #include "gpuadmit/policy/gpu_share.hpp"
@@ -125,26 +123,6 @@ Unmatched unmatched(const k8s::Pod& pod, const k8s::Node& node, const ClusterSna
             ")"};
   }
   return {"the pod's required node affinity"};
-}
-
-// A quantity as people read it: a binary one that is no whole number of its suffix in Gi (or Mi) with two
-// decimals, rounded down so that a node's capacity is never overstated (27107535Ki → 25.85Gi).
-std::string readable(const k8s::Quantity& q) {
-  std::string text = q.to_string();
-  if (q.format() != k8s::Quantity::Format::kBinarySI || !(text.ends_with("Ki") || text.ends_with("Mi"))) {
-    return text;
-  }
-  constexpr double kMi = 1024.0 * 1024.0;
-  const double bytes = q.approx();
-  const bool gi = bytes >= 1024.0 * kMi;
-  const double units = std::floor(bytes / (gi ? 1024.0 * kMi : kMi) * 100.0) / 100.0;
-  if (units < 1.0) return text;
-  std::array<char, 32> buffer{};
-  std::snprintf(buffer.data(), buffer.size(), "%.2f", units);
-  std::string out = buffer.data();
-  while (out.back() == '0') out.pop_back();
-  if (out.back() == '.') out.pop_back();
-  return out + (gi ? "Gi" : "Mi");
 }
 
 std::optional<Short> short_of(const k8s::Node& node, const Demand& demand) {
@@ -301,12 +279,36 @@ void report_pool_may_launch(RuleContext& ctx, const Demand& demand, const std::s
              "no node can run this pod now; Karpenter's NodePool " + pool.name + " may launch one for it");
 }
 
+// No node runs the pod now, but it selects a GKE ComputeClass, whose autoscaler creates nodes sized for the
+// pending pod (or scales a pool of the class that is at zero): not a certain Pending either.
+void report_class_may_create(RuleContext& ctx, const Demand& demand, const std::string& breakdown,
+                             const std::string& compute_class) {
+  const Action action = std::min(ctx.rules().node_fit.action, ctx.rules().node_fit.no_node_offers);
+  const std::string asks = asks_of(demand);
+  ctx.report(
+      action, "spec",
+      "no node can run this pod right now: " + breakdown + ". The pod selects GKE's ComputeClass " +
+          compute_class +
+          ", whose autoscaler may create a node for it from the class's priorities, so the pod waits "
+          "Pending until that node is up; if no machine the class allows has " +
+          (asks.empty() ? std::string("what the pod needs") : asks) +
+          " (or node pool auto-creation is off and no pool of the class does), it waits forever.\nFix: "
+          "check that ComputeClass " +
+          compute_class + " offers such machines (kubectl get computeclass " + compute_class +
+          " -o yaml), or ask for what one running node has.",
+      "no node can run this pod now; GKE's ComputeClass " + compute_class + " may create one for it");
+}
+
 // `gpus`: what one node must hold of the pod's GPUs (a DRA pod's claims: at least one).
 void report_no_node_fits(RuleContext& ctx, const Demand& demand, const std::string& breakdown,
                          std::int64_t gpus) {
   const PoolFit fit = pool_that_could_launch(*ctx.cluster(), ctx.pod(), demand.wanted, gpus);
   if (fit.pool != nullptr) {
     report_pool_may_launch(ctx, demand, breakdown, *fit.pool);
+    return;
+  }
+  if (const std::string compute_class = compute_class_of(ctx.pod()); !compute_class.empty()) {
+    report_class_may_create(ctx, demand, breakdown, compute_class);
     return;
   }
   const std::string asks = asks_of(demand);

@@ -17,7 +17,7 @@ struct Change {
   std::function<void(RuleContext&)> apply;
 };
 
-struct Plan {
+struct PresetPlan {
   std::vector<Change> changes;
   std::vector<std::pair<std::string, std::string>> conflicts;  // field, what the user kept
   // Annotations for a pod whose annotations only its workload's own metadata gives (a TaskRun's).
@@ -60,7 +60,7 @@ nlohmann::json& as_list(nlohmann::json& value) {
   return value;
 }
 
-void plan_container(const Preset& preset, const k8s::Container& c, const RuleContext& ctx, Plan& plan) {
+void plan_container(const Preset& preset, const k8s::Container& c, const RuleContext& ctx, PresetPlan& plan) {
   const std::string who = describe(c);
   const nlohmann::json env_list =
       preset.env.empty() ? nlohmann::json() : ctx.current(container_part(c, "env"));
@@ -112,8 +112,8 @@ void plan_container(const Preset& preset, const k8s::Container& c, const RuleCon
   }
 }
 
-Plan plan_preset(const Preset& preset, const RuleContext& ctx) {
-  Plan plan;
+PresetPlan plan_preset(const Preset& preset, const RuleContext& ctx) {
+  PresetPlan plan;
   for (const k8s::Container* c : target_containers(preset, ctx)) plan_container(preset, *c, ctx, plan);
   const nlohmann::json tolerations =
       preset.tolerations.empty() ? nlohmann::json() : ctx.current(spec_part("tolerations"));
@@ -197,7 +197,7 @@ void rule_presets(RuleContext& ctx) {
   std::string change_list;
   for (const Preset& preset : cfg.presets) {
     if (!selected(preset, ctx)) continue;
-    Plan plan = plan_preset(preset, ctx);
+    PresetPlan plan = plan_preset(preset, ctx);
     for (const auto& [field, what] : plan.conflicts) {
       ctx.report(
           std::min(cfg.action, Action::kWarn), field,
