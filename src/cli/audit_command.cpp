@@ -12,6 +12,7 @@
 #include "flags.hpp"
 #include "gpuadmit/admission/audit.hpp"
 #include "gpuadmit/cluster/discovery.hpp"
+#include "gpuadmit/config/yaml_documents.hpp"
 #include "live_cluster.hpp"
 #include "manifests.hpp"
 
@@ -21,8 +22,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kAuditUsage = R"(Usage:
-  gpuadmit audit [--kubeconfig FILE] [--context NAME] [--user NAME] [--policy FILE] [-n NS|-A] [-o text|json]
-  gpuadmit audit --cluster FILE [--policy FILE] [-n NS|-A] [-o text|json]
+  gpuadmit audit [--kubeconfig FILE] [--context NAME] [--user NAME] [--policy FILE] [-n NS|-A] [-o text|json|yaml]
+  gpuadmit audit --cluster FILE [--policy FILE] [-n NS|-A] [-o text|json|yaml]
 
 Judges the Pods, PersistentVolumeClaims and workloads (the policy's spec.workloads kinds) that already
 exist, as admission would judge them if they were created now, and patches nothing: objects made before
@@ -45,7 +46,7 @@ Flags:
   -n, --namespace     audit this namespace only
   -A, --all-namespaces
                       every namespace (the default; as kubectl users type it)
-  -o, --output        text (default) or json
+  -o, --output        text (default), json or yaml
 
 Needs get/list on pods, the workload kinds and what 'gpuadmit cluster dump' lists (docs/cluster.md).
 Exit codes: 0 nothing would be denied, 1 some object would be denied, 2 usage, configuration or API errors.
@@ -149,8 +150,9 @@ std::optional<AuditOptions> audit_options(Args args, int& exit_code) {
     exit_code = usage_error(kAuditCommand, "-n and -A (--all-namespaces) exclude each other");
     return std::nullopt;
   }
-  if (options.output != "text" && options.output != "json") {
-    exit_code = command_error(kAuditCommand, "--output must be text or json, not \"" + options.output + "\"");
+  if (options.output != "text" && options.output != "json" && options.output != "yaml") {
+    exit_code =
+        command_error(kAuditCommand, "--output must be text, json or yaml, not \"" + options.output + "\"");
     return std::nullopt;
   }
   if (options.cluster_file &&
@@ -176,6 +178,8 @@ int audit_command(Args args) {
   if (!audit) return command_error(kAuditCommand, audit.error().message);
   if (options->output == "json") {
     std::cout << admission::to_json(*audit).dump(2) << "\n";
+  } else if (options->output == "yaml") {
+    std::cout << config::to_yaml(admission::to_json(*audit));
   } else {
     print_text(*audit, std::cout);
   }

@@ -7,6 +7,7 @@
 #include "flags.hpp"
 #include "gpuadmit/admission/why.hpp"
 #include "gpuadmit/cluster/discovery.hpp"
+#include "gpuadmit/config/yaml_documents.hpp"
 #include "gpuadmit/k8s/json_input.hpp"
 #include "live_cluster.hpp"
 #include "manifests.hpp"
@@ -18,8 +19,8 @@ using nlohmann::json;
 
 constexpr std::string_view kWhyUsage = R"(Usage:
   gpuadmit why NAME|KIND/NAME [-n NS] [--kubeconfig FILE] [--context NAME] [--user NAME] [--policy FILE]
-                             [-o text|json]
-  gpuadmit why NAME|KIND/NAME [-n NS] --cluster FILE [--policy FILE] [-o text|json]
+                             [-o text|json|yaml]
+  gpuadmit why NAME|KIND/NAME [-n NS] --cluster FILE [--policy FILE] [-o text|json|yaml]
 
 Explains a stuck or killed GPU pod, or a workload without pods, in the order of the usual diagnosis: why it
 is not scheduled (the scheduler's message, then what node-fit, gpu-tolerations, gpu-type and the quota
@@ -42,7 +43,7 @@ Flags:
       --user          kubeconfig user instead of the context's
       --cluster       a saved cluster instead of a live one
       --policy        a policy file, or a ClusterGPUPolicy (default: the embedded policy)
-  -o, --output        text (default) or json
+  -o, --output        text (default), json or yaml
 
 Installed as kubectl-gpuadmit on the PATH, it is also 'kubectl gpuadmit why ...'.
 Exit codes: 0 explained (causes or none found), 2 usage, configuration or API errors, or no such object.
@@ -189,7 +190,9 @@ int why_command(Args args) {
   auto target = target_of(*flags);
   if (!target) return usage_error(kWhy, target.error().message);
   const std::string output = flags->last("output").value_or("text");
-  if (output != "text" && output != "json") return command_error(kWhy, "--output must be text or json");
+  if (output != "text" && output != "json" && output != "yaml") {
+    return command_error(kWhy, "--output must be text, json or yaml, not \"" + output + "\"");
+  }
   auto rules = load_rules(flags->last("policy"));
   if (!rules) return command_error(kWhy, rules.error().message);
   const policy::PolicySet policies = policy::PolicySet::of(*rules);
@@ -214,8 +217,12 @@ int why_command(Args args) {
     diagnosis = admission::diagnose(live->input, policies, &live->view);
   }
   if (!diagnosis) return command_error(kWhy, diagnosis.error().message);
-  std::cout << (output == "json" ? admission::to_json(*diagnosis).dump(2) + "\n"
-                                 : admission::to_text(*diagnosis));
+  if (output == "text") {
+    std::cout << admission::to_text(*diagnosis);
+  } else {
+    const json document = admission::to_json(*diagnosis);
+    std::cout << (output == "yaml" ? config::to_yaml(document) : document.dump(2) + "\n");
+  }
   return kExitOk;
 }
 

@@ -191,7 +191,11 @@ Result<bool> read_cluster(const YAML::Node& cluster, const fs::path& file, const
     // client-go's validation says the same: verifying with a CA and not verifying contradict.
     return make_error(where + ": insecure-skip-tls-verify together with a certificate-authority: give one");
   }
-  if (is_set(cluster, "proxy-url")) return make_error(where + ".proxy-url: proxies are not supported");
+  if (const std::string proxy_url = scalar(cluster, "proxy-url"); !proxy_url.empty()) {
+    auto proxy = parse_proxy_url(proxy_url);
+    if (!proxy) return make_error(where + ".proxy-url: " + proxy.error().message);
+    config.proxy = std::move(*proxy);
+  }
   config.tls_server_name = scalar(cluster, "tls-server-name");
   if (config.insecure_skip_tls_verify) return true;
   auto ca = data_or_file(cluster, "certificate-authority", file, where);
@@ -360,6 +364,7 @@ Result<ApiConfig> in_cluster_config(const InClusterPaths& paths,
   // Read now so a missing mount fails at start-up; the transport re-reads it for every request.
   if (auto token = read_small_file(paths.token, "service-account token"); !token) return token.error();
   config.token_file = paths.token;
+  if (auto proxied = use_environment_proxy(config, env); !proxied) return proxied.error();
   return config;
 }
 
@@ -370,7 +375,10 @@ Result<ApiConfig> load_kubeconfigs(const std::vector<fs::path>& files, const Kub
     if (!text) return text.error();
     if (auto ok = merge_text(*text, file, merged); !ok) return ok.error();
   }
-  return select(merged, selection, joined(files));
+  auto config = select(merged, selection, joined(files));
+  if (!config) return config;
+  if (auto proxied = use_environment_proxy(*config); !proxied) return proxied.error();
+  return config;
 }
 
 Result<ApiConfig> load_kubeconfig(const fs::path& file, const std::string& context) {

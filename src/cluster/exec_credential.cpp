@@ -189,14 +189,27 @@ Result<ExecCredential> parse_exec_credential(std::string_view output, const Exec
   }
   const auto status = doc.find("status");
   if (status == doc.end() || !status->is_object()) return make_error(what + " has no status");
-  if (status->contains("clientCertificateData") || status->contains("clientKeyData")) {
-    return make_error(what + " is a client certificate; only tokens from credential plugins are supported");
+  ExecCredential credential;
+  const auto text = [&](const char* field, std::string& into) -> Result<bool> {
+    const auto it = status->find(field);
+    if (it == status->end() || it->is_null()) return true;
+    if (!it->is_string()) return make_error(what + ": status." + field + " is not a string");
+    into = it->get<std::string>();
+    return true;
+  };
+  if (auto read = text("token", credential.token); !read) return read.error();
+  if (auto read = text("clientCertificateData", credential.client_certificate_pem); !read)
+    return read.error();
+  if (auto read = text("clientKeyData", credential.client_key_pem); !read) return read.error();
+  if (credential.client_certificate_pem.empty() != credential.client_key_pem.empty()) {
+    return make_error(what + " has status." +
+                      (credential.client_key_pem.empty() ? "clientCertificateData without clientKeyData"
+                                                         : "clientKeyData without clientCertificateData") +
+                      ": a client certificate needs both");
   }
-  const auto token = status->find("token");
-  if (token == status->end() || !token->is_string() || token->get<std::string>().empty()) {
-    return make_error(what + " has no status.token");
+  if (credential.token.empty() && credential.client_certificate_pem.empty()) {
+    return make_error(what + " has no status.token and no status.clientCertificateData");
   }
-  ExecCredential credential{token->get<std::string>(), std::nullopt};
   if (const auto expiry = status->find("expirationTimestamp");
       expiry != status->end() && !expiry->is_null()) {
     const auto when = expiry->is_string() ? parse_rfc3339(expiry->get<std::string>()) : std::nullopt;
@@ -239,21 +252,21 @@ Result<ExecCredential> run_exec_plugin(const ExecPlugin& plugin, std::chrono::se
   return parse_exec_credential(output, plugin);
 }
 
-Result<std::string> ExecCredentialCache::token() {
+Result<ExecCredential> ExecCredentialCache::credential() {
   const std::lock_guard lock(mutex_);
   const auto now = std::chrono::system_clock::now();
-  if (cached_ && (!cached_->expires || *cached_->expires - kExpirySkew > now)) return cached_->token;
+  if (cached_ && (!cached_->expires || *cached_->expires - kExpirySkew > now)) return *cached_;
   cached_.reset();
   ++runs_;
   auto fresh = run_exec_plugin(plugin_, timeout_);
   if (!fresh) return fresh.error();
   cached_ = std::move(*fresh);
-  return cached_->token;
+  return *cached_;
 }
 
-void ExecCredentialCache::refused(const std::string& token) {
+void ExecCredentialCache::refused(const ExecCredential& sent) {
   const std::lock_guard lock(mutex_);
-  if (cached_ && cached_->token == token) cached_.reset();
+  if (cached_ && *cached_ == sent) cached_.reset();
 }
 
 int ExecCredentialCache::runs() const {

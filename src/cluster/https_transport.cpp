@@ -27,6 +27,7 @@
 #include "gpuadmit/common/text.hpp"
 #include "gpuadmit/tls/openssl_error.hpp"
 #include "gpuadmit/version.hpp"
+#include "https_connection.hpp"
 
 namespace gpuadmit::cluster {
 namespace {
@@ -37,6 +38,10 @@ namespace net = boost::asio;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 using error_code = boost::system::error_code;
+using https::Connection;
+using https::is_ip_literal;
+using https::make_context;
+using https::open_tunnel;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 constexpr std::size_t kChunkBytes = 64 * 1024;
@@ -53,40 +58,6 @@ std::string read_mounted(const std::filesystem::path& path) {
     text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
   return text;
 }
-
-bool is_ip_literal(const std::string& host) {
-  error_code ec;
-  (void)net::ip::make_address(host, ec);
-  return !ec;
-}
-
-// One request on one connection. Members are declared so that the io_context outlives everything bound
-// to it.
-struct Connection {
-  explicit Connection(ssl::context& context) : stream(ioc, context) {}
-
-  net::io_context ioc;
-  tcp::resolver resolver{ioc};
-  beast::ssl_stream<beast::tcp_stream> stream;
-  beast::flat_buffer buffer;
-
-  // Starts one asynchronous operation and runs the io_context until it (and anything posted) is done.
-  template <typename Start>
-  error_code run(Start&& start) {
-    error_code result = net::error::would_block;
-    std::forward<Start>(start)([&result](error_code ec, auto&&...) { result = ec; });
-    ioc.restart();
-    ioc.run();
-    return result;
-  }
-
-  void abort() {
-    resolver.cancel();
-    beast::get_lowest_layer(stream).close();
-  }
-};
-
-Result<std::shared_ptr<ssl::context>> make_context(const ApiConfig& config, const std::string& ca_pem);
 
 class HttpsTransport final : public ApiTransport {
  public:
@@ -134,7 +105,6 @@ class HttpsTransport final : public ApiTransport {
   // 5-10 minutes), so this is cheaper than any change detection, and a rotated token is picked up on the
   // next request. If the file is briefly unreadable (the kubelet swaps the mount), the last token is used.
   Result<std::string> bearer_token() const {
-    if (exec_) return exec_->token();
     if (config_.token_file.empty()) return config_.token;
     const std::string token(trim_space(read_mounted(config_.token_file)));
     const std::lock_guard lock(token_mutex_);
@@ -161,18 +131,47 @@ class HttpsTransport final : public ApiTransport {
     return context_;
   }
 
+  // A credential plugin's client certificate (with the CA in use): a context of its own, made again only
+  // when the plugin hands out another certificate or the CA file changes.
+  Result<std::shared_ptr<ssl::context>> exec_context(const ExecCredential& credential) const {
+    std::shared_ptr<ssl::context> base = current_context();
+    if (credential.client_certificate_pem.empty()) return base;
+    const std::lock_guard lock(context_mutex_);
+    if (exec_context_ && exec_certificate_ == credential.client_certificate_pem && exec_ca_ == context_ca_)
+      return exec_context_;
+    ApiConfig with_certificate = config_;
+    with_certificate.source = config_.exec->where;
+    with_certificate.client_certificate_pem = credential.client_certificate_pem;
+    with_certificate.client_key_pem = credential.client_key_pem;
+    auto context = make_context(with_certificate, context_ca_);
+    if (!context) return context.error();
+    exec_context_ = std::move(*context);
+    exec_certificate_ = credential.client_certificate_pem;
+    exec_ca_ = context_ca_;
+    return exec_context_;
+  }
+
   Error failure(std::string_view step, const error_code& ec) const {
     return make_error(std::string(step) + " " + config_.url() + ": " + ec.message());
   }
 
   Result<bool> connect(Connection& c, const std::stop_token& stop) const {
+    if (auto opened = open_tcp(c, stop); !opened) return opened;
+    return handshake(c, stop);
+  }
+
+  // A TCP connection to the API server, or to the proxy and through its tunnel.
+  Result<bool> open_tcp(Connection& c, const std::stop_token& stop) const {
     const auto connect_deadline = std::chrono::steady_clock::now() + limits_.connect_timeout;
+    // The TCP peer: the proxy when there is one, else the API server.
+    const std::string& peer_host = config_.proxy ? config_.proxy->host : config_.host;
+    const std::uint16_t peer_port = config_.proxy ? config_.proxy->port : config_.port;
     tcp::resolver::results_type endpoints;
     error_code ec;
-    const net::ip::address address = net::ip::make_address(config_.host, ec);
+    const net::ip::address address = net::ip::make_address(peer_host, ec);
     if (!ec) {
-      endpoints = tcp::resolver::results_type::create(tcp::endpoint(address, config_.port), config_.host,
-                                                      std::to_string(config_.port));
+      endpoints = tcp::resolver::results_type::create(tcp::endpoint(address, peer_port), peer_host,
+                                                      std::to_string(peer_port));
     } else {
       // The resolver has no deadline of its own: a timer cancels it.
       net::steady_timer timer(c.ioc, connect_deadline);
@@ -181,7 +180,7 @@ class HttpsTransport final : public ApiTransport {
       });
       ec = c.run([&](auto handler) {
         c.resolver.async_resolve(
-            config_.host, std::to_string(config_.port),
+            peer_host, std::to_string(peer_port),
             [&, handler](error_code resolve_ec, tcp::resolver::results_type results) mutable {
               timer.cancel();
               endpoints = std::move(results);
@@ -189,14 +188,30 @@ class HttpsTransport final : public ApiTransport {
             });
       });
       if (stop.stop_requested()) return make_error("stopped");
-      if (ec) return failure("resolve", ec == net::error::operation_aborted ? net::error::timed_out : ec);
+      if (ec == net::error::operation_aborted) ec = net::error::timed_out;
+      if (ec && config_.proxy)
+        return make_error("resolve the proxy " + config_.proxy->url + ": " + ec.message());
+      if (ec) return failure("resolve", ec);
     }
     beast::get_lowest_layer(c.stream).expires_at(connect_deadline);
     ec = c.run([&](auto handler) { beast::get_lowest_layer(c.stream).async_connect(endpoints, handler); });
     if (stop.stop_requested()) return make_error("stopped");
-    if (ec) return failure("connect", ec);
+    if (ec) {
+      if (config_.proxy)
+        return make_error("connect to the proxy " + config_.proxy->url + ": " + ec.message());
+      return failure("connect", ec);
+    }
     beast::get_lowest_layer(c.stream).socket().set_option(tcp::no_delay(true), ec);
+    if (config_.proxy) {
+      const std::string authority = config_.bracketed_host() + ":" + std::to_string(config_.port);
+      if (auto tunnel = open_tunnel(c, *config_.proxy, authority, limits_.handshake_timeout, stop); !tunnel)
+        return tunnel;
+    }
+    return true;
+  }
 
+  // TLS with the API server: SNI and the name its certificate must carry.
+  Result<bool> handshake(Connection& c, const std::stop_token& stop) const {
     SSL* native = c.stream.native_handle();
     const bool ip_name = is_ip_literal(verify_name_);
     if (!ip_name) {
@@ -210,7 +225,8 @@ class HttpsTransport final : public ApiTransport {
       return make_error(tls::drain_openssl_errors("X509_VERIFY_PARAM_set1_ip_asc"));
     }
     beast::get_lowest_layer(c.stream).expires_after(limits_.handshake_timeout);
-    ec = c.run([&](auto handler) { c.stream.async_handshake(ssl::stream_base::client, handler); });
+    const error_code ec =
+        c.run([&](auto handler) { c.stream.async_handshake(ssl::stream_base::client, handler); });
     if (stop.stop_requested()) return make_error("stopped");
     if (ec) {
       const long verify = SSL_get_verify_result(native);  // NOLINT(google-runtime-int): OpenSSL's type
@@ -239,30 +255,43 @@ class HttpsTransport final : public ApiTransport {
     bool apply = false;
   };
 
-  // A credential plugin's token refused with 401 (revoked, or expired early) is fetched again, once, as
-  // client-go does.
+  // A credential plugin's token or client certificate refused with 401 (revoked, or expired early) is
+  // fetched again, once, as client-go does.
   Result<ApiResponse> exchange(const Outgoing& outgoing, const WatchCallbacks* watch_callbacks,
                                SteadyTime deadline, const std::stop_token& stop) const {
-    std::string sent;
+    ExecCredential sent;
     auto response = exchange_once(outgoing, watch_callbacks, deadline, stop, sent);
     if (!exec_ || !response || response->status != 401) return response;
     exec_->refused(sent);
     return exchange_once(outgoing, watch_callbacks, deadline, stop, sent);
   }
 
+  // `sent`: the plugin's credential this request used (exec_ only).
   Result<ApiResponse> exchange_once(const Outgoing& outgoing, const WatchCallbacks* watch_callbacks,
                                     SteadyTime deadline, const std::stop_token& stop,
-                                    std::string& sent) const {
-    auto token = bearer_token();
-    if (!token) return token.error();
-    const std::shared_ptr<ssl::context> context = current_context();
+                                    ExecCredential& sent) const {
+    std::string token;
+    std::shared_ptr<ssl::context> context;
+    if (exec_) {
+      auto credential = exec_->credential();
+      if (!credential) return credential.error();
+      auto made = exec_context(*credential);
+      if (!made) return made.error();
+      context = std::move(*made);
+      token = credential->token;
+      sent = std::move(*credential);
+    } else {
+      auto read = bearer_token();
+      if (!read) return read.error();
+      token = std::move(*read);
+      context = current_context();
+    }
     Connection c(*context);
     // Declared after `c`, so it is gone before `c` is destroyed.
     const std::stop_callback on_stop(stop, [&c] { net::post(c.ioc, [&c] { c.abort(); }); });
     if (stop.stop_requested()) return make_error("stopped");
     if (auto connected = connect(c, stop); !connected) return connected.error();
-    sent = *token;
-    if (auto written = send_request(c, outgoing, *token, stop); !written) return written.error();
+    if (auto written = send_request(c, outgoing, token, stop); !written) return written.error();
     return read_response(c, watch_callbacks, deadline, stop);
   }
 
@@ -343,47 +372,17 @@ class HttpsTransport final : public ApiTransport {
   mutable std::mutex context_mutex_;
   mutable std::shared_ptr<ssl::context> context_;  // guarded by context_mutex_; a connection keeps its own
   mutable std::string context_ca_;                 // the CA text context_ trusts; guarded by context_mutex_
+  // A credential plugin's client certificate's context, that certificate and the CA text it trusts; guarded
+  // by context_mutex_.
+  mutable std::shared_ptr<ssl::context> exec_context_;
+  mutable std::string exec_certificate_;
+  mutable std::string exec_ca_;
   std::string verify_name_;
   std::string host_header_;
   mutable std::mutex token_mutex_;
   mutable std::string last_token_;             // guarded by token_mutex_
   std::shared_ptr<ExecCredentialCache> exec_;  // a credential plugin's, else null
 };
-
-Result<std::shared_ptr<ssl::context>> make_context(const ApiConfig& config, const std::string& ca_pem) {
-  ERR_clear_error();
-  auto context = std::make_shared<ssl::context>(ssl::context::tls_client);
-  SSL_CTX* native = context->native_handle();
-  if (SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION) != 1) {
-    return make_error(tls::drain_openssl_errors("cannot set the minimum TLS version"));
-  }
-  SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
-  error_code ec;
-  if (config.insecure_skip_tls_verify) {
-    context->set_verify_mode(ssl::verify_none);  // the kubeconfig asked; the CLI has warned
-  } else {
-    context->add_certificate_authority(net::buffer(ca_pem), ec);
-    if (ec)
-      return make_error(
-          tls::drain_openssl_errors(config.source + ": the CA is not a PEM certificate: " + ec.message()));
-    context->set_verify_mode(ssl::verify_peer);
-  }
-  if (!config.client_certificate_pem.empty()) {
-    context->use_certificate_chain(net::buffer(config.client_certificate_pem), ec);
-    if (ec)
-      return make_error(
-          tls::drain_openssl_errors(config.source + ": cannot use the client certificate: " + ec.message()));
-    context->use_private_key(net::buffer(config.client_key_pem), ssl::context::pem, ec);
-    if (ec)
-      return make_error(
-          tls::drain_openssl_errors(config.source + ": cannot use the client key: " + ec.message()));
-    if (SSL_CTX_check_private_key(native) != 1) {
-      return make_error(tls::drain_openssl_errors(config.source +
-                                                  ": the client key does not match the client certificate"));
-    }
-  }
-  return context;
-}
 
 }  // namespace
 

@@ -27,7 +27,7 @@ expect() {
 expect "audit" gpuadmit au
 expect "--kubeconfig" gpuadmit audit --kube
 expect "default validate schema crds" gpuadmit policy ""
-expect "text json" gpuadmit why -o ""
+expect "text json yaml" gpuadmit why -o ""
 expect "--policy" kubectl-gpuadmit check --pol
 expect "" gpuadmit check -f ""  # files: bash's own completion (-o default)
 

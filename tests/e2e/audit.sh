@@ -374,7 +374,8 @@ PY
 
 # A kubeconfig whose user is a credential plugin (exec), as GKE's, EKS's and AKS's are: the plugin, a script,
 # prints the cluster's static token (cluster.sh's tokens.csv); its first run prints a wrong one, which the
-# API server refuses with 401, and gpuadmit runs it once more. A missing plugin's error gives its installHint,
+# API server refuses with 401, and gpuadmit runs it once more. Another plugin hands out a client certificate
+# (the admin's) instead of a token. A missing plugin's error gives its installHint,
 # and interactiveMode Always is refused without a terminal (CI).
 exec_plugin() {
   local dir=$WORK/exec token rc=0 runs
@@ -388,11 +389,22 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 SH
   chmod +x "$dir/login.sh"
   python3 - "$KUBECONFIG" "$dir" <<'PY' || return 1
-import sys, yaml
+import base64, json, os, sys, yaml
 config = yaml.safe_load(open(sys.argv[1]))
 exec_user = lambda command, mode: {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": command,
                                             "interactiveMode": mode, "installHint": "Install it with: make login-plugin"}}
+# A plugin that hands out a client certificate: the admin kubeconfig's own, which the API server trusts.
+admin = config["users"][0]["user"]
+credential = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+              "status": {"clientCertificateData": base64.b64decode(admin["client-certificate-data"]).decode(),
+                         "clientKeyData": base64.b64decode(admin["client-key-data"]).decode()}}
+with open(sys.argv[2] + "/certificate.json", "w") as f:
+    json.dump(credential, f)
+with open(sys.argv[2] + "/certificate-login.sh", "w") as f:
+    f.write('#!/bin/sh\ncat "$(dirname "$0")/certificate.json"\n')
+os.chmod(sys.argv[2] + "/certificate-login.sh", 0o755)
 config["users"] = [{"name": "plugin", "user": exec_user("./login.sh", "Never")},
+                   {"name": "certificate", "user": exec_user("./certificate-login.sh", "Never")},
                    {"name": "missing", "user": exec_user("no-such-login-plugin", "Never")},
                    {"name": "prompting", "user": exec_user("./login.sh", "Always")}]
 for c in config["contexts"]:
@@ -404,6 +416,11 @@ PY
   echo "audit through the exec plugin: exit $rc, the plugin ran $runs times (a 401 on its first token)"
   ((rc == 1 && runs == 2)) && grep -q sixteen-gpus "$dir/audit.out" || { cat "$dir/audit.err"; return 1; }
   rc=0
+  timeout -k 5 120 "$BIN" audit --kubeconfig "$dir/kubeconfig" --user certificate -n "$NS" -o json \
+    >"$dir/certificate.out" 2>"$dir/certificate.err" || rc=$?
+  echo "audit through a plugin that hands out a client certificate: exit $rc"
+  ((rc == 1)) && grep -q sixteen-gpus "$dir/certificate.out" || { cat "$dir/certificate.err"; return 1; }
+  rc=0
   timeout -k 5 60 "$BIN" audit --kubeconfig "$dir/kubeconfig" --user missing -n "$NS" </dev/null >/dev/null 2>"$dir/missing.err" || rc=$?
   echo "a missing plugin: exit $rc: $(tail -n 1 "$dir/missing.err")"
   ((rc == 2)) && grep -q 'no-such-login-plugin.*Install it with: make login-plugin' "$dir/missing.err" || return 1
@@ -411,6 +428,67 @@ PY
   timeout -k 5 60 "$BIN" audit --kubeconfig "$dir/kubeconfig" --user prompting -n "$NS" </dev/null >/dev/null 2>"$dir/prompting.err" || rc=$?
   echo "interactiveMode Always without a terminal: exit $rc: $(tail -n 1 "$dir/prompting.err")"
   ((rc == 2)) && grep -q 'interactiveMode is Always, but standard input is not a terminal' "$dir/prompting.err"
+}
+
+# A kubeconfig whose cluster has a proxy-url: a CONNECT proxy (Python, on loopback) that wants credentials
+# and logs each tunnel it opens. The audit goes through it; with the wrong password the proxy's 407 is the
+# error. (HTTPS_PROXY alone would not be used for 127.0.0.1: Go never proxies loopback, nor does gpuadmit.)
+proxy_url() {
+  local dir=$WORK/proxy rc=0 port
+  mkdir -p "$dir"
+  cat >"$dir/proxy.py" <<'PY'
+import base64, select, socket, socketserver, sys, threading
+WANTED = "Basic " + base64.b64encode(b"ml:s3cret").decode()
+class Tunnel(socketserver.StreamRequestHandler):
+    def handle(self):
+        line = self.rfile.readline().decode().split()
+        headers = {}
+        while True:
+            h = self.rfile.readline().decode()
+            if h in ("\r\n", "\n", ""): break
+            k, _, v = h.partition(":"); headers[k.strip().lower()] = v.strip()
+        print(" ".join(line[:2]), headers.get("proxy-authorization") == WANTED, flush=True)
+        if line[0] != "CONNECT" or headers.get("proxy-authorization") != WANTED:
+            self.wfile.write(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n"); return
+        host, _, port = line[1].rpartition(":")
+        up = socket.create_connection((host.strip("[]"), int(port)))
+        self.wfile.write(b"HTTP/1.1 200 Connection established\r\n\r\n"); self.wfile.flush()
+        a, b = self.connection, up
+        while True:
+            r, _, _ = select.select([a, b], [], [], 30)
+            if not r: return
+            for s in r:
+                data = s.recv(65536)
+                if not data: return
+                (b if s is a else a).sendall(data)
+socketserver.ThreadingTCPServer.daemon_threads = True
+server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Tunnel)
+open(sys.argv[1], "w").write(str(server.server_address[1]))
+server.serve_forever()
+PY
+  python3 "$dir/proxy.py" "$dir/port" >"$dir/proxy.log" 2>&1 &
+  local proxy_pid=$!
+  for _ in $(seq 50); do [[ -s $dir/port ]] && break; sleep 0.1; done
+  port=$(cat "$dir/port")
+  for pw in s3cret wrong; do
+    python3 - "$KUBECONFIG" "$dir/$pw.kubeconfig" "http://ml:$pw@127.0.0.1:$port" <<'PY'
+import sys, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+for c in config["clusters"]:
+    c["cluster"]["proxy-url"] = sys.argv[3]
+yaml.safe_dump(config, open(sys.argv[2], "w"))
+PY
+  done
+  timeout -k 5 120 "$BIN" audit --kubeconfig "$dir/s3cret.kubeconfig" -n "$NS" -o json >"$dir/audit.out" \
+    2>"$dir/audit.err" || rc=$?
+  echo "audit through the proxy: exit $rc; the proxy saw: $(sort -u "$dir/proxy.log" | tr '\n' ' ')"
+  ((rc == 1)) && grep -q sixteen-gpus "$dir/audit.out" && grep -q "^CONNECT 127.0.0.1:[0-9]* True$" "$dir/proxy.log" ||
+    { cat "$dir/audit.err"; kill "$proxy_pid"; return 1; }
+  rc=0
+  timeout -k 5 60 "$BIN" audit --kubeconfig "$dir/wrong.kubeconfig" -n "$NS" >/dev/null 2>"$dir/wrong.err" || rc=$?
+  kill "$proxy_pid" 2>/dev/null || true
+  echo "with the wrong password: exit $rc: $(tail -n 1 "$dir/wrong.err")"
+  ((rc == 2)) && grep -q "refused CONNECT 127.0.0.1:[0-9]*: 407 Proxy Authentication Required" "$dir/wrong.err"
 }
 
 audit_clean() {
@@ -616,7 +694,8 @@ fi
 check "audit -n NS (text): the NAMESPACE header, the node-fit line, 'objects audited in'" audit_text
 check "audit -n <the namespace with a CPU pod only> -o json: exit 0, no rows" audit_clean
 check "kubectl's kubeconfig rules: \$KUBECONFIG listing a missing file then the cluster's; ~/.kube/config alone, its context's namespace for why; insecure-skip-tls-verify with a warning" kubeconfig_rules
-check "a credential plugin (exec): its token used, run again after a 401; a missing one's installHint; Always refused without a terminal" exec_plugin
+check "a credential plugin (exec): its token used, run again after a 401; a client certificate from another; a missing one's installHint; Always refused without a terminal" exec_plugin
+check "a cluster's proxy-url: the audit through a CONNECT proxy with its credentials; the proxy's 407 with the wrong ones" proxy_url
 check "cluster dump --with-objects -n NS, then audit --cluster of it: the live audit's rows and summary" dump_then_audit
 check "serve --audit-interval: the PolicyReport CRD (wgpolicyk8s.io/v1alpha2) installed" policyreport_crd &&
   check "... two replicas on one Lease ($NS/$LEASE) ready" replicas_ready &&

@@ -3,20 +3,26 @@
 // token file, and stopping a call in flight.
 #include <catch2/catch.hpp>
 
+#include <poll.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <thread>
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
 
+#include "gpuadmit/cluster/http_proxy.hpp"
 #include "gpuadmit/cluster/transport.hpp"
 #include "gpuadmit/server/certs.hpp"
 #include "gpuadmit/server/tls_context.hpp"
@@ -93,6 +99,8 @@ class TlsServer {
     auto context = server::make_server_context(pki().serving.certificate, pki().serving.private_key);
     REQUIRE(context.ok());
     context_ = *context;
+    // Asks for a client certificate and takes any: the tests check which one came, not its chain.
+    SSL_CTX_set_verify(context_->native_handle(), SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
     acceptor_.open(tcp::v4());
     acceptor_.set_option(tcp::acceptor::reuse_address(true));
     acceptor_.bind({net::ip::make_address("127.0.0.1"), 0});
@@ -119,6 +127,11 @@ class TlsServer {
     const std::lock_guard lock(mutex_);
     return targets_;
   }
+  // Per request, the common name of the client certificate presented ("" for none).
+  [[nodiscard]] std::vector<std::string> clients() const {
+    const std::lock_guard lock(mutex_);
+    return clients_;
+  }
 
  private:
   void serve() {
@@ -142,11 +155,21 @@ class TlsServer {
         const std::lock_guard lock(mutex_);
         authorizations_.emplace_back(request[http::field::authorization]);
         targets_.emplace_back(request.target());
+        clients_.push_back(client_name(stream));
       }
       Peer peer(stream);
       handler_(request, peer);
       stream.lowest_layer().close(ec);
     }
+  }
+
+  static std::string client_name(ssl::stream<tcp::socket>& stream) {
+    X509* peer = SSL_get1_peer_certificate(stream.native_handle());
+    if (peer == nullptr) return "";
+    std::array<char, 256> cn{};
+    X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn.data(), cn.size());
+    X509_free(peer);
+    return cn.data();
   }
 
   Handler handler_;
@@ -159,6 +182,7 @@ class TlsServer {
   mutable std::mutex mutex_;
   std::vector<std::string> authorizations_;
   std::vector<std::string> targets_;
+  std::vector<std::string> clients_;
   std::thread thread_;  // last: started once everything it uses exists
 };
 
@@ -171,6 +195,99 @@ cluster::ApiConfig config_for(const TlsServer& server, std::string host = "127.0
   config.source = "test";
   return config;
 }
+
+// An HTTP proxy that tunnels with CONNECT, as squid or a corporate egress proxy does: it checks the
+// Proxy-Authorization it is given (if it wants one), connects to the target and relays bytes both ways. It
+// sees only the TLS records inside the tunnel.
+class ConnectProxy {
+ public:
+  explicit ConnectProxy(std::string wanted_authorization) : wanted_(std::move(wanted_authorization)) {
+    acceptor_.open(tcp::v4());
+    acceptor_.set_option(tcp::acceptor::reuse_address(true));
+    acceptor_.bind({net::ip::make_address("127.0.0.1"), 0});
+    acceptor_.listen();
+    port_ = acceptor_.local_endpoint().port();
+    thread_ = std::thread([this] { serve(); });
+  }
+  ConnectProxy(const ConnectProxy&) = delete;
+  ConnectProxy& operator=(const ConnectProxy&) = delete;
+  ~ConnectProxy() {
+    stopping_ = true;
+    boost::system::error_code ec;
+    tcp::socket poke(ioc_);
+    poke.connect({net::ip::make_address("127.0.0.1"), port_}, ec);
+    thread_.join();
+  }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  // Per tunnel asked for: "CONNECT <target> <Proxy-Authorization>".
+  [[nodiscard]] std::vector<std::string> requests() const {
+    const std::lock_guard lock(mutex_);
+    return requests_;
+  }
+
+ private:
+  void serve() {
+    while (true) {
+      tcp::socket client(ioc_);
+      boost::system::error_code ec;
+      acceptor_.accept(client, ec);
+      if (stopping_ || ec) return;
+      boost::beast::flat_buffer buffer;
+      http::request<http::empty_body> request;
+      http::read(client, buffer, request, ec);
+      if (ec) continue;
+      const std::string target(request.target());
+      const std::string authorization(request[http::field::proxy_authorization]);
+      {
+        const std::lock_guard lock(mutex_);
+        requests_.push_back(std::string(request.method_string()) + " " + target + " " + authorization);
+      }
+      if (request.method() != http::verb::connect || authorization != wanted_) {
+        net::write(client,
+                   net::buffer(std::string_view(
+                       "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")),
+                   ec);
+        continue;
+      }
+      tcp::socket upstream(ioc_);
+      upstream.connect({net::ip::make_address("127.0.0.1"),
+                        static_cast<std::uint16_t>(std::stoi(target.substr(target.rfind(':') + 1)))},
+                       ec);
+      if (ec) continue;
+      net::write(client, net::buffer(std::string_view("HTTP/1.1 200 Connection established\r\n\r\n")), ec);
+      relay(client.native_handle(), upstream.native_handle());
+    }
+  }
+
+  // Copies bytes both ways until either side closes.
+  static void relay(int a, int b) {
+    std::array<char, 16384> chunk{};
+    while (true) {
+      std::array<pollfd, 2> fds{pollfd{a, POLLIN, 0}, pollfd{b, POLLIN, 0}};
+      if (::poll(fds.data(), fds.size(), 10000) <= 0) return;
+      for (std::size_t i = 0; i < 2; ++i) {
+        if (fds[i].revents == 0) continue;
+        const ssize_t n = ::read(fds[i].fd, chunk.data(), chunk.size());
+        if (n <= 0) return;
+        const int to = i == 0 ? b : a;
+        for (ssize_t sent = 0; sent < n;) {
+          const ssize_t w = ::write(to, chunk.data() + sent, static_cast<std::size_t>(n - sent));
+          if (w <= 0) return;
+          sent += w;
+        }
+      }
+    }
+  }
+
+  std::string wanted_;
+  net::io_context ioc_;
+  tcp::acceptor acceptor_{ioc_};
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex mutex_;
+  std::vector<std::string> requests_;
+  std::thread thread_;  // last: started once everything it uses exists
+};
 
 std::shared_ptr<cluster::ApiTransport> transport_for(cluster::ApiConfig config,
                                                      cluster::TransportLimits limits = {}) {
@@ -452,6 +569,28 @@ TEST_CASE("the token file is read for every request, and a briefly missing file 
         std::vector<std::string>{"Bearer first", "Bearer rotated", "Bearer rotated"});
 }
 
+namespace {
+
+// Three requests with `plugin` as the credential plugin: /a (its first credential refused, the second
+// taken), /b (the second kept), /always-401 (refused twice: a third credential, then the 401 returned).
+void requests_through_plugin(const TlsServer& server, const std::filesystem::path& plugin) {
+  cluster::ApiConfig config = config_for(server);
+  config.token.clear();
+  config.exec = cluster::ExecPlugin{
+      plugin.string(), {}, {}, "client.authentication.k8s.io/v1", "", cluster::InteractiveMode::kNever,
+      "test exec",     ""};
+  auto transport = transport_for(config);
+  auto first = transport->get("/a", {});
+  REQUIRE(first.ok());
+  CHECK(first->status == 200);
+  REQUIRE(transport->get("/b", {}).ok());
+  auto refused = transport->get("/always-401", {});
+  REQUIRE(refused.ok());
+  CHECK(refused->status == 401);
+}
+
+}  // namespace
+
 // A credential plugin (GKE's, EKS's, AKS's login): its token is sent and kept; a 401 runs the plugin again
 // and the request is retried once; a second 401 is returned as it is.
 TEST_CASE("an exec plugin's token is sent, kept, and fetched again once after a 401", "[transport]") {
@@ -471,22 +610,83 @@ TEST_CASE("an exec plugin's token is sent, kept, and fetched again once after a 
         request[http::field::authorization] == "Bearer run-1" || request.target() == "/always-401";
     peer.respond(refused ? 401 : 200, "{}");
   });
-  cluster::ApiConfig config = config_for(server);
-  config.token.clear();
-  config.exec = cluster::ExecPlugin{
-      plugin.string(), {}, {}, "client.authentication.k8s.io/v1", "", cluster::InteractiveMode::kNever,
-      "test exec",     ""};
-  auto transport = transport_for(config);
-  auto first = transport->get("/a", {});
-  REQUIRE(first.ok());
-  CHECK(first->status == 200);
-  REQUIRE(transport->get("/b", {}).ok());
-  auto refused = transport->get("/always-401", {});
-  REQUIRE(refused.ok());
-  CHECK(refused->status == 401);
+  requests_through_plugin(server, plugin);
   CHECK(server.authorizations() == std::vector<std::string>{"Bearer run-1", "Bearer run-2", "Bearer run-2",
                                                             "Bearer run-2", "Bearer run-3"});
   std::filesystem::remove_all(dir);
+}
+
+// A credential plugin that hands out client certificates (as some corporate logins and Teleport's do): the
+// certificate is presented in the handshake, kept while it is valid, and fetched again after a 401.
+TEST_CASE("an exec plugin's client certificate is presented, kept, and fetched again once after a 401",
+          "[transport]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gpuadmit-exec-cert-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  // Run N prints credential N (plugin.sh.N.json): a certificate whose common name is "client-N".
+  for (int n = 1; n <= 3; ++n) {
+    const std::string name = "client-" + std::to_string(n);
+    auto client = server::generate_serving_certificate(pki().ca, {{name}, {}, 1, name, true});
+    REQUIRE(client.ok());
+    const nlohmann::json credential = {
+        {"apiVersion", "client.authentication.k8s.io/v1"},
+        {"kind", "ExecCredential"},
+        {"status", {{"clientCertificateData", client->certificate}, {"clientKeyData", client->private_key}}}};
+    std::ofstream(dir / ("plugin.sh." + std::to_string(n) + ".json")) << credential.dump();
+  }
+  const std::filesystem::path plugin = dir / "plugin.sh";
+  std::ofstream(plugin) << "#!/bin/sh\nn=$(($(cat \"$0.count\" 2>/dev/null || echo 0) + 1)); echo $n "
+                           ">\"$0.count\"\ncat \"$0.$n.json\"\n";
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  // client-1 is refused (revoked); client-2 is accepted; "/always-401" refuses everything.
+  TlsServer server([&server](const auto& request, Peer& peer) {
+    const bool refused = server.clients().back() == "client-1" || request.target() == "/always-401";
+    peer.respond(refused ? 401 : 200, "{}");
+  });
+  requests_through_plugin(server, plugin);
+  CHECK(server.clients() ==
+        std::vector<std::string>{"client-1", "client-2", "client-2", "client-2", "client-3"});
+  CHECK(server.authorizations() == std::vector<std::string>(5, ""));  // no token: no Authorization header
+  std::filesystem::remove_all(dir);
+}
+
+// A kubeconfig's proxy-url (or HTTPS_PROXY): the request goes through a CONNECT tunnel with the proxy's
+// credentials, the API server's certificate is still verified for its own name, and the bearer token travels
+// inside TLS, where the proxy cannot read it.
+TEST_CASE(
+    "through an HTTP proxy: a CONNECT tunnel with the proxy's credentials, TLS to the API server inside",
+    "[transport]") {
+  TlsServer server([](const auto&, Peer& peer) { peer.respond(200, "{\"through\":\"proxy\"}"); });
+  ConnectProxy proxy("Basic dXNlcjpwdw==");  // user:pw
+  cluster::ApiConfig config = config_for(server, "localhost");
+  auto url = cluster::parse_proxy_url("http://user:pw@127.0.0.1:" + std::to_string(proxy.port()));
+  REQUIRE(url);
+  config.proxy = *url;
+  auto response = transport_for(config)->get("/api", {});
+  REQUIRE(response.ok());
+  CHECK(response->status == 200);
+  CHECK(response->body == "{\"through\":\"proxy\"}");
+  CHECK(proxy.requests() == std::vector<std::string>{"CONNECT localhost:" + std::to_string(server.port()) +
+                                                     " Basic dXNlcjpwdw=="});
+  CHECK(server.authorizations() == std::vector<std::string>{"Bearer secret"});
+
+  // Wrong credentials: the proxy's 407 is the error, with what to do.
+  auto wrong = cluster::parse_proxy_url("http://user:nope@127.0.0.1:" + std::to_string(proxy.port()));
+  REQUIRE(wrong);
+  config.proxy = *wrong;
+  auto refused = transport_for(config)->get("/api", {});
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message,
+             Catch::Contains("the proxy http://user@127.0.0.1:" + std::to_string(proxy.port()) +
+                             " refused CONNECT localhost:" + std::to_string(server.port()) +
+                             ": 407 Proxy Authentication Required (it wants credentials"));
+  CHECK(server.authorizations().size() == 1);  // nothing reached the API server
+
+  // A proxy that is not there: the error names the proxy, not the API server.
+  config.proxy = cluster::HttpProxy{"127.0.0.1", 1, "", "http://127.0.0.1:1"};
+  auto absent = transport_for(config)->get("/api", {});
+  REQUIRE_FALSE(absent.ok());
+  CHECK_THAT(absent.error().message, Catch::StartsWith("connect to the proxy http://127.0.0.1:1: "));
 }
 
 // A kubeconfig's insecure-skip-tls-verify: the server's certificate, of a CA nobody configured, is accepted.

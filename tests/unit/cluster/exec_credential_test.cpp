@@ -132,8 +132,9 @@ TEST_CASE("an ExecCredential is read as client-go reads it", "[exec]") {
   struct Case {
     const char* rule;
     std::string output;
-    std::string token;    // "" when refused
-    std::string message;  // a part of the error
+    std::string token;    // what is read (with `certificate`)
+    std::string message;  // a part of the error; "" when the output is read
+    std::string certificate = "";
   };
   const std::vector<Case> cases{
       {"a token without expiry",
@@ -146,11 +147,24 @@ TEST_CASE("an ExecCredential is read as client-go reads it", "[exec]") {
        R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}})",
        "", "not the kubeconfig's"},
       {"not JSON", "Please log in", "", "is not a JSON object"},
-      {"no token", R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{}})",
-       "", "no status.token"},
-      {"a client certificate",
-       R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"clientCertificateData":"x","clientKeyData":"y"}})",
-       "", "only tokens"},
+      {"neither a token nor a client certificate",
+       R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{}})", "",
+       "no status.token and no status.clientCertificateData"},
+      {"a client certificate and its key, without a token",
+       R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"clientCertificateData":"C","clientKeyData":"K"}})",
+       "", "", "C"},
+      {"a token and a client certificate together",
+       R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t3","clientCertificateData":"C","clientKeyData":"K"}})",
+       "t3", "", "C"},
+      {"a client certificate without its key",
+       R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t","clientCertificateData":"C"}})",
+       "", "clientCertificateData without clientKeyData: a client certificate needs both"},
+      {"a key without its certificate",
+       R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"clientKeyData":"K"}})",
+       "", "clientKeyData without clientCertificateData"},
+      {"a token that is not a string",
+       R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":7}})", "",
+       "status.token is not a string"},
       {"an expiry that is no time",
        R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"tomorrow"}})",
        "", "not an RFC 3339 time"},
@@ -158,12 +172,14 @@ TEST_CASE("an ExecCredential is read as client-go reads it", "[exec]") {
   for (const Case& c : cases) {
     CAPTURE(c.rule);
     auto credential = cluster::parse_exec_credential(c.output, plugin);
-    if (c.token.empty()) {
+    if (!c.message.empty()) {
       REQUIRE_FALSE(credential);
       CHECK_THAT(credential.error().message, Catch::Contains(c.message));
     } else {
       REQUIRE(credential);
       CHECK(credential->token == c.token);
+      CHECK(credential->client_certificate_pem == c.certificate);
+      CHECK(credential->client_key_pem == (c.certificate.empty() ? "" : "K"));
     }
   }
   auto dated = cluster::parse_exec_credential(cases[1].output, plugin);
@@ -228,20 +244,22 @@ TEST_CASE("the cache runs the plugin again only when the token expires or is ref
           "\"token\":\"run-%s\"%s}}' $n \"${e:+,\\\"expirationTimestamp\\\":\\\"$e\\\"}\"\n",
       true);
   cluster::ExecCredentialCache cache(plugin_at(plugin));
-  CHECK(cache.token().value() == "run-1");
-  CHECK(cache.token().value() == "run-1");  // no expiry: kept
-  cache.refused("someone-else's");          // not the cached one: kept
-  CHECK(cache.token().value() == "run-1");
-  cache.refused("run-1");
-  CHECK(cache.token().value() == "run-2");
+  const auto token = [&cache] { return cache.credential().value().token; };
+  const auto refuse = [&cache](const std::string& sent) { cache.refused(cluster::ExecCredential{sent}); };
+  CHECK(token() == "run-1");
+  CHECK(token() == "run-1");  // no expiry: kept
+  refuse("someone-else's");   // not the cached one: kept
+  CHECK(token() == "run-1");
+  refuse("run-1");
+  CHECK(token() == "run-2");
   // Expiring within the 10 s margin: fetched again on every call.
   std::ofstream(expiry) << "2000-01-01T00:00:00Z";
-  cache.refused("run-2");
-  CHECK(cache.token().value() == "run-3");
-  CHECK(cache.token().value() == "run-4");
+  refuse("run-2");
+  CHECK(token() == "run-3");
+  CHECK(token() == "run-4");
   std::ofstream(expiry) << "2999-01-01T00:00:00Z";
-  CHECK(cache.token().value() == "run-5");
-  CHECK(cache.token().value() == "run-5");
+  CHECK(token() == "run-5");
+  CHECK(token() == "run-5");
   CHECK(cache.runs() == 5);
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpuadmit/cluster/exec_credential.hpp"
+#include "gpuadmit/cluster/http_proxy.hpp"
 #include "gpuadmit/common/result.hpp"
 
 namespace gpuadmit::cluster {
@@ -33,7 +34,8 @@ struct ApiConfig {
   std::string client_key_pem;
   std::string token;                 // a fixed bearer token (kubeconfig `token`)
   std::filesystem::path token_file;  // re-read for every request: bound tokens rotate (about hourly)
-  std::optional<ExecPlugin> exec;    // a credential plugin: its token, fetched when needed
+  std::optional<ExecPlugin> exec;    // a credential plugin: its token or certificate, fetched when needed
+  std::optional<HttpProxy> proxy;    // reached through a CONNECT tunnel: proxy-url, else HTTPS_PROXY
   std::string source;                // for messages: "in-cluster" or "kubeconfig FILE (context C)"
   std::string namespace_;  // the kubeconfig context's namespace ("": none), kubectl's default for -n
 
@@ -65,9 +67,11 @@ struct KubeconfigSelection {
 // current-context, or to name a cluster, user or context, wins, and each entry is taken whole from that file,
 // whose directory anchors its relative paths. Supported: server URL (https only),
 // certificate-authority(-data), tls-server-name, client-certificate(-data) + client-key(-data), token,
-// tokenFile, exec credential plugins (client.authentication.k8s.io/v1 and v1beta1, returning a token), the
+// tokenFile, exec credential plugins (client.authentication.k8s.io/v1 and v1beta1, returning a token or a
+// client certificate), proxy-url, the
 // context's namespace, insecure-skip-tls-verify (without a CA, as client-go requires). Refused with a message
-// naming the file and field: auth-provider, username/password, impersonation, proxy-url.
+// naming the file and field: auth-provider, username/password, impersonation. A cluster's proxy-url (http://)
+// is used; without one, HTTPS_PROXY and NO_PROXY of this process's environment apply (use_environment_proxy).
 Result<ApiConfig> load_kubeconfigs(const std::vector<std::filesystem::path>& files,
                                    const KubeconfigSelection& selection);
 // One file (`context` overrides its current-context).
@@ -90,6 +94,11 @@ KubeconfigFiles kubeconfig_files(const std::optional<std::string>& flag, std::st
 Result<ApiConfig> resolve_api_config(const std::optional<std::string>& kubeconfig,
                                      const KubeconfigSelection& selection = {},
                                      const InClusterPaths& paths = {});
+
+// For a config that names no proxy: the one the environment gives its host (proxy_from_environment; `env`
+// nullptr: this process's), as client-go's default transport takes it.
+Result<bool> use_environment_proxy(ApiConfig& config,
+                                   const std::map<std::string, std::string>* env = nullptr);
 
 // Standard base64 (RFC 4648) with or without padding; whitespace is ignored, anything else is an error.
 Result<std::string> decode_base64(std::string_view text);

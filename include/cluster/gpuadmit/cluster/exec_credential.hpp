@@ -33,13 +33,16 @@ struct ExecPlugin {
 };
 
 struct ExecCredential {
-  std::string token;
+  std::string token;  // sent as a bearer token; may be empty when a client certificate is given
   std::optional<std::chrono::system_clock::time_point> expires;  // none: valid until a 401
+  std::string client_certificate_pem;  // presented in the TLS handshake, with its key; both or neither
+  std::string client_key_pem;
+  bool operator==(const ExecCredential&) const = default;
 };
 
 // The plugin's standard output, checked as client-go checks it: kind ExecCredential of the plugin's
-// apiVersion, a status with a token (client certificates are refused: not supported), an RFC 3339
-// expirationTimestamp when given.
+// apiVersion, a status with a token or a client certificate and key (PEM; both, not one), or both, and an
+// RFC 3339 expirationTimestamp when given.
 Result<ExecCredential> parse_exec_credential(std::string_view output, const ExecPlugin& plugin);
 
 // KUBERNETES_EXEC_INFO: apiVersion, kind and spec {interactive, cluster when provided}.
@@ -56,9 +59,10 @@ class ExecCredentialCache {
  public:
   explicit ExecCredentialCache(ExecPlugin plugin, std::chrono::seconds timeout = std::chrono::seconds(60))
       : plugin_(std::move(plugin)), timeout_(timeout) {}
-  Result<std::string> token();
-  // The API server answered 401 to `token`: the next token() runs the plugin again.
-  void refused(const std::string& token);
+  Result<ExecCredential> credential();
+  // The API server answered 401 to a request made with `sent`: the next credential() runs the plugin again
+  // (unless another request has already fetched a new one).
+  void refused(const ExecCredential& sent);
   [[nodiscard]] int runs() const;
 
  private:
