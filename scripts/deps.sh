@@ -10,6 +10,7 @@ packages=(
   curl ca-certificates python3 wrk
   python3-yaml python3-jsonschema
   shellcheck
+  zsh fish
   libgoogle-perftools-dev
   "$@"
 )

@@ -184,14 +184,23 @@ compdef _gpuadmit gpuadmit kubectl-gpuadmit
 
 constexpr std::string_view kFish =
     R"sh(# fish completion for gpuadmit and kubectl-gpuadmit: gpuadmit completion fish | source
+# Files only where the answer's directive (its last line, ":N") allows them (N without 4), as bash and zsh.
 function __gpuadmit_complete
     set -l words (commandline -opc) (commandline -ct)
+    set -l directive 0
     for line in ($words[1] __complete $words[2..-1] 2>/dev/null)
-        string match -q -- ':*' $line; or echo $line
+        if string match -q -- ':*' $line
+            set directive (string sub -s 2 -- $line)
+        else
+            echo $line
+        end
+    end
+    if test (math "bitand($directive, 4)") -eq 0
+        __fish_complete_path (commandline -ct)
     end
 end
-complete -c gpuadmit -a '(__gpuadmit_complete)'
-complete -c kubectl-gpuadmit -a '(__gpuadmit_complete)'
+complete -c gpuadmit -f -a '(__gpuadmit_complete)'
+complete -c kubectl-gpuadmit -f -a '(__gpuadmit_complete)'
 )sh";
 
 std::string script_for(std::string_view shell) {

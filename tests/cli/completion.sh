@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shell completion as a user gets it: `gpuadmit completion bash` sourced into bash, its function called as
 # bash calls it (COMP_WORDS, COMP_CWORD) for gpuadmit and for kubectl-gpuadmit; kubectl's plugin completion
-# through a link named kubectl_complete-gpuadmit; zsh and fish scripts parsed when those shells exist.
+# through a link named kubectl_complete-gpuadmit; fish's script through fish's own `complete -C`, zsh's
+# registration through compinit.
 # Every flag that completes for a command is one its --help lists, and the other way round.
 set -euo pipefail
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -51,12 +52,28 @@ for cmd in check test serve policy certs cluster recommend audit why; do
   fi
 done
 
-for shell in zsh fish; do
-  if command -v "$shell" >/dev/null; then
-    if gpuadmit completion "$shell" | "$shell" -n; then echo "ok   $shell parses its script"; else echo "FAIL $shell script"; fail=1; fi
-  else
-    echo "skip $shell: not installed (its script is checked where it is)"
-  fi
-done
+# fish, as fish completes (complete -C): commands, flag values without files, files where files go.
+# fish_expect WANT LINE: the candidates (their first field) for the command line LINE.
+fish_expect() {
+  local got
+  # shellcheck disable=SC2016  # $argv is fish's, in fish's script
+  got=$(cd "$work" && fish -c 'gpuadmit completion fish | source; complete -C $argv[1]' "$2" | cut -f1 | sort | tr '\n' ' ')
+  if [[ $got == "$1 " ]]; then echo "ok   fish: '$2' -> $1"; else echo "FAIL fish: '$2' -> '$got', want '$1'"; fail=1; fi
+}
+# zsh: the script parses and registers _gpuadmit for both names with compdef (its completion itself
+# needs a terminal; its words go to the same __complete as bash's and fish's).
+if command -v fish >/dev/null && command -v zsh >/dev/null; then
+  touch "$work/pod.yaml"
+  fish_expect "why" "gpuadmit wh"
+  fish_expect "json text yaml" "gpuadmit why -o "
+  fish_expect "--context" "kubectl-gpuadmit why --con"
+  fish_expect "gpuadmit kubectl-gpuadmit kubectl_complete-gpuadmit pod.yaml" "gpuadmit check -f "
+  got=$(zsh -c 'autoload -U compinit && compinit -u -D && source <(gpuadmit completion zsh) &&
+    print -r -- ${_comps[gpuadmit]} ${_comps[kubectl-gpuadmit]}')
+  if [[ $got == "_gpuadmit _gpuadmit" ]]; then echo "ok   zsh: _gpuadmit registered for gpuadmit and kubectl-gpuadmit"
+  else echo "FAIL zsh: compdef gave '$got'"; fail=1; fi
+else
+  echo "FAIL zsh and fish are not installed (scripts/deps.sh installs them)"; fail=1
+fi
 gpuadmit completion tcsh >/dev/null 2>&1 && { echo "FAIL an unknown shell was accepted"; fail=1; }
 exit "$fail"
