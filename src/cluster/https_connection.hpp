@@ -59,9 +59,10 @@ bool is_ip_literal(const std::string& host);
 // 1.2 or later, no compression or renegotiation, the client certificate if there is one.
 Result<std::shared_ptr<ssl::context>> make_context(const ApiConfig& config, const std::string& ca_pem);
 
-// On a TCP connection to `proxy`: CONNECT `authority` (host:port of the API server) with the proxy's
-// credentials, and a 2xx before anything else, within `timeout`; then TLS runs inside the tunnel.
-Result<bool> open_tunnel(Connection& c, const HttpProxy& proxy, const std::string& authority,
+// On a TCP connection to `proxy`: a tunnel to host:port (the API server), within `timeout`. An http proxy is
+// asked CONNECT host:port with its credentials and must answer 2xx before anything else; a SOCKS5 proxy is
+// asked its CONNECT. TLS then runs inside the tunnel.
+Result<bool> open_tunnel(Connection& c, const Proxy& proxy, const std::string& host, std::uint16_t port,
                          std::chrono::milliseconds timeout, const std::stop_token& stop);
 
 }  // namespace gpuadmit::cluster::https

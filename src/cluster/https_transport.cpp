@@ -203,9 +203,9 @@ class HttpsTransport final : public ApiTransport {
     }
     beast::get_lowest_layer(c.stream).socket().set_option(tcp::no_delay(true), ec);
     if (config_.proxy) {
-      const std::string authority = config_.bracketed_host() + ":" + std::to_string(config_.port);
-      if (auto tunnel = open_tunnel(c, *config_.proxy, authority, limits_.handshake_timeout, stop); !tunnel)
-        return tunnel;
+      auto tunnel =
+          open_tunnel(c, *config_.proxy, config_.host, config_.port, limits_.handshake_timeout, stop);
+      if (!tunnel) return tunnel;
     }
     return true;
   }

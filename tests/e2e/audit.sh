@@ -416,6 +416,11 @@ PY
   echo "audit through the exec plugin: exit $rc, the plugin ran $runs times (a 401 on its first token)"
   ((rc == 1 && runs == 2)) && grep -q sixteen-gpus "$dir/audit.out" || { cat "$dir/audit.err"; return 1; }
   rc=0
+  timeout -k 5 120 "$BIN" why pod/sixteen-gpus -n "$NS" --kubeconfig "$dir/kubeconfig" -o json >"$dir/why.out" \
+    2>"$dir/why.err" || rc=$?
+  echo "why through the exec plugin: exit $rc, the plugin ran $(cat "$dir/runs") times in all"
+  ((rc == 0)) && grep -q '"rule": "node-fit' "$dir/why.out" || { cat "$dir/why.err"; return 1; }
+  rc=0
   timeout -k 5 120 "$BIN" audit --kubeconfig "$dir/kubeconfig" --user certificate -n "$NS" -o json \
     >"$dir/certificate.out" 2>"$dir/certificate.err" || rc=$?
   echo "audit through a plugin that hands out a client certificate: exit $rc"
@@ -430,17 +435,42 @@ PY
   ((rc == 2)) && grep -q 'interactiveMode is Always, but standard input is not a terminal' "$dir/prompting.err"
 }
 
-# A kubeconfig whose cluster has a proxy-url: a CONNECT proxy (Python, on loopback) that wants credentials
-# and logs each tunnel it opens. The audit goes through it; with the wrong password the proxy's 407 is the
+# A kubeconfig whose cluster has a proxy-url: a proxy (Python, on loopback) that speaks HTTP CONNECT and
+# SOCKS5 on one port, wants credentials and logs each tunnel it opens. The audit goes through it; with the wrong password the proxy's 407 is the
 # error. (HTTPS_PROXY alone would not be used for 127.0.0.1: Go never proxies loopback, nor does gpuadmit.)
 proxy_url() {
-  local dir=$WORK/proxy rc=0 port
+  local dir=$WORK/proxy rc=0 port name url
   mkdir -p "$dir"
   cat >"$dir/proxy.py" <<'PY'
 import base64, select, socket, socketserver, sys, threading
 WANTED = "Basic " + base64.b64encode(b"ml:s3cret").decode()
+def relay(a, b):
+    while True:
+        r, _, _ = select.select([a, b], [], [], 30)
+        if not r: return
+        for s in r:
+            data = s.recv(65536)
+            if not data: return
+            (b if s is a else a).sendall(data)
 class Tunnel(socketserver.StreamRequestHandler):
+    def socks5(self):  # RFC 1928 CONNECT, user and password by RFC 1929
+        read = lambda n: self.rfile.read(n)
+        _, n = read(2); methods = read(n)
+        if 2 not in methods: self.wfile.write(b"\x05\xff"); return
+        self.wfile.write(b"\x05\x02"); self.wfile.flush()
+        _, n = read(2); user = read(n).decode(); n = read(1)[0]; password = read(n).decode()
+        ok = (user, password) == ("ml", "s3cret")
+        self.wfile.write(b"\x01" + (b"\x00" if ok else b"\x01")); self.wfile.flush()
+        if not ok: print("SOCKS5 refused", flush=True); return
+        _, _, _, atyp = read(4)
+        host = read(read(1)[0]).decode() if atyp == 3 else socket.inet_ntoa(read(4)) if atyp == 1 else socket.inet_ntop(socket.AF_INET6, read(16))
+        port = int.from_bytes(read(2), "big")
+        print("SOCKS5 %s:%d True" % (host, port), flush=True)
+        up = socket.create_connection((host, port))
+        self.wfile.write(b"\x05\x00\x00\x01\x7f\x00\x00\x01\x00\x00"); self.wfile.flush()
+        relay(self.connection, up)
     def handle(self):
+        if self.rfile.peek(1)[:1] == b"\x05": return self.socks5()
         line = self.rfile.readline().decode().split()
         headers = {}
         while True:
@@ -453,14 +483,7 @@ class Tunnel(socketserver.StreamRequestHandler):
         host, _, port = line[1].rpartition(":")
         up = socket.create_connection((host.strip("[]"), int(port)))
         self.wfile.write(b"HTTP/1.1 200 Connection established\r\n\r\n"); self.wfile.flush()
-        a, b = self.connection, up
-        while True:
-            r, _, _ = select.select([a, b], [], [], 30)
-            if not r: return
-            for s in r:
-                data = s.recv(65536)
-                if not data: return
-                (b if s is a else a).sendall(data)
+        relay(self.connection, up)
 socketserver.ThreadingTCPServer.daemon_threads = True
 server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Tunnel)
 open(sys.argv[1], "w").write(str(server.server_address[1]))
@@ -470,8 +493,10 @@ PY
   local proxy_pid=$!
   for _ in $(seq 50); do [[ -s $dir/port ]] && break; sleep 0.1; done
   port=$(cat "$dir/port")
-  for pw in s3cret wrong; do
-    python3 - "$KUBECONFIG" "$dir/$pw.kubeconfig" "http://ml:$pw@127.0.0.1:$port" <<'PY'
+  for name in s3cret wrong socks; do
+    url="http://ml:$name@127.0.0.1:$port"
+    [[ $name == socks ]] && url="socks5://ml:s3cret@127.0.0.1:$port"
+    python3 - "$KUBECONFIG" "$dir/$name.kubeconfig" "$url" <<'PY'
 import sys, yaml
 config = yaml.safe_load(open(sys.argv[1]))
 for c in config["clusters"]:
@@ -484,6 +509,12 @@ PY
   echo "audit through the proxy: exit $rc; the proxy saw: $(sort -u "$dir/proxy.log" | tr '\n' ' ')"
   ((rc == 1)) && grep -q sixteen-gpus "$dir/audit.out" && grep -q "^CONNECT 127.0.0.1:[0-9]* True$" "$dir/proxy.log" ||
     { cat "$dir/audit.err"; kill "$proxy_pid"; return 1; }
+  rc=0
+  timeout -k 5 120 "$BIN" audit --kubeconfig "$dir/socks.kubeconfig" -n "$NS" -o json >"$dir/socks.out" \
+    2>"$dir/socks.err" || rc=$?
+  echo "audit through the same proxy as SOCKS5 (ssh -D's protocol): exit $rc"
+  ((rc == 1)) && grep -q sixteen-gpus "$dir/socks.out" && grep -q "^SOCKS5 127.0.0.1:[0-9]* True$" "$dir/proxy.log" ||
+    { cat "$dir/socks.err"; kill "$proxy_pid"; return 1; }
   rc=0
   timeout -k 5 60 "$BIN" audit --kubeconfig "$dir/wrong.kubeconfig" -n "$NS" >/dev/null 2>"$dir/wrong.err" || rc=$?
   kill "$proxy_pid" 2>/dev/null || true
@@ -694,8 +725,8 @@ fi
 check "audit -n NS (text): the NAMESPACE header, the node-fit line, 'objects audited in'" audit_text
 check "audit -n <the namespace with a CPU pod only> -o json: exit 0, no rows" audit_clean
 check "kubectl's kubeconfig rules: \$KUBECONFIG listing a missing file then the cluster's; ~/.kube/config alone, its context's namespace for why; insecure-skip-tls-verify with a warning" kubeconfig_rules
-check "a credential plugin (exec): its token used, run again after a 401; a client certificate from another; a missing one's installHint; Always refused without a terminal" exec_plugin
-check "a cluster's proxy-url: the audit through a CONNECT proxy with its credentials; the proxy's 407 with the wrong ones" proxy_url
+check "a credential plugin (exec): its token used by audit and why, run again after a 401; a client certificate from another; a missing one's installHint; Always refused without a terminal" exec_plugin
+check "a cluster's proxy-url: the audit through an HTTP CONNECT proxy and a SOCKS5 one with their credentials; the proxy's 407 with the wrong ones" proxy_url
 check "cluster dump --with-objects -n NS, then audit --cluster of it: the live audit's rows and summary" dump_then_audit
 check "serve --audit-interval: the PolicyReport CRD (wgpolicyk8s.io/v1alpha2) installed" policyreport_crd &&
   check "... two replicas on one Lease ($NS/$LEASE) ready" replicas_ready &&

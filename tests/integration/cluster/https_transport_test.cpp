@@ -17,12 +17,13 @@
 #include <openssl/x509.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
-#include "gpuadmit/cluster/http_proxy.hpp"
+#include "gpuadmit/cluster/proxy.hpp"
 #include "gpuadmit/cluster/transport.hpp"
 #include "gpuadmit/server/certs.hpp"
 #include "gpuadmit/server/tls_context.hpp"
@@ -196,12 +197,14 @@ cluster::ApiConfig config_for(const TlsServer& server, std::string host = "127.0
   return config;
 }
 
-// An HTTP proxy that tunnels with CONNECT, as squid or a corporate egress proxy does: it checks the
-// Proxy-Authorization it is given (if it wants one), connects to the target and relays bytes both ways. It
-// sees only the TLS records inside the tunnel.
+// A proxy that tunnels with HTTP CONNECT, as squid or a corporate egress proxy does, or with SOCKS5's (RFC
+// 1928, user and password by RFC 1929), as `ssh -D` does: it checks the credentials it is given against
+// user:password, connects to the target and relays bytes both ways. It sees only the TLS records inside.
 class ConnectProxy {
  public:
-  explicit ConnectProxy(std::string wanted_authorization) : wanted_(std::move(wanted_authorization)) {
+  // `basic`: the Proxy-Authorization an HTTP client sends for user:password.
+  ConnectProxy(std::string user, std::string password, std::string basic)
+      : user_(std::move(user)), password_(std::move(password)), wanted_(std::move(basic)) {
     acceptor_.open(tcp::v4());
     acceptor_.set_option(tcp::acceptor::reuse_address(true));
     acceptor_.bind({net::ip::make_address("127.0.0.1"), 0});
@@ -219,7 +222,7 @@ class ConnectProxy {
     thread_.join();
   }
   [[nodiscard]] std::uint16_t port() const { return port_; }
-  // Per tunnel asked for: "CONNECT <target> <Proxy-Authorization>".
+  // Per tunnel asked for: "CONNECT <target> <Proxy-Authorization>" or "SOCKS5 <target> <user>:<password>".
   [[nodiscard]] std::vector<std::string> requests() const {
     const std::lock_guard lock(mutex_);
     return requests_;
@@ -232,6 +235,12 @@ class ConnectProxy {
       boost::system::error_code ec;
       acceptor_.accept(client, ec);
       if (stopping_ || ec) return;
+      std::array<unsigned char, 1> first{};
+      client.receive(net::buffer(first), tcp::socket::message_peek, ec);
+      if (!ec && first[0] == 5) {
+        socks5(client);
+        continue;
+      }
       boost::beast::flat_buffer buffer;
       http::request<http::empty_body> request;
       http::read(client, buffer, request, ec);
@@ -259,6 +268,52 @@ class ConnectProxy {
     }
   }
 
+  void socks5(tcp::socket& client) {
+    boost::system::error_code ec;
+    std::array<unsigned char, 256> in{};
+    const auto read = [&](std::size_t n) {
+      net::read(client, net::buffer(in.data(), n), ec);
+      return std::string(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+    };
+    const auto write = [&](std::initializer_list<unsigned char> bytes) {
+      net::write(client, net::buffer(std::vector<unsigned char>(bytes)), ec);
+    };
+    read(2);
+    const std::string methods = read(in[1]);
+    if (methods.find('\x02') == std::string::npos) return write({5, 0xFF});  // it wants a password
+    write({5, 2});
+    read(2);
+    const std::string user = read(in[1]);
+    read(1);
+    const std::string password = read(in[0]);
+    const bool accepted = user == user_ && password == password_;
+    write({1, static_cast<unsigned char>(accepted ? 0 : 1)});
+    std::string target = "(refused)";
+    if (accepted) {
+      read(4);  // VER CMD RSV ATYP: 3, a name, is what gpuadmit sends for one
+      if (in[3] == 3) {
+        read(1);
+        target = read(in[0]);
+      } else {
+        target = "(address type " + std::to_string(in[3]) + ")";
+      }
+    }
+    const std::string port_bytes = accepted ? read(2) : "";
+    const int port = accepted ? (static_cast<unsigned char>(port_bytes[0]) << 8) |
+                                    static_cast<unsigned char>(port_bytes[1])
+                              : 0;
+    {
+      const std::lock_guard lock(mutex_);
+      requests_.push_back("SOCKS5 " + target + ":" + std::to_string(port) + " " + user + ":" + password);
+    }
+    if (!accepted || ec) return;
+    tcp::socket upstream(ioc_);
+    upstream.connect({net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(port)}, ec);
+    if (ec) return write({5, 5, 0, 1, 0, 0, 0, 0, 0, 0});
+    write({5, 0, 0, 1, 127, 0, 0, 1, 0, 0});
+    relay(client.native_handle(), upstream.native_handle());
+  }
+
   // Copies bytes both ways until either side closes.
   static void relay(int a, int b) {
     std::array<char, 16384> chunk{};
@@ -279,6 +334,8 @@ class ConnectProxy {
     }
   }
 
+  std::string user_;
+  std::string password_;
   std::string wanted_;
   net::io_context ioc_;
   tcp::acceptor acceptor_{ioc_};
@@ -657,7 +714,7 @@ TEST_CASE(
     "through an HTTP proxy: a CONNECT tunnel with the proxy's credentials, TLS to the API server inside",
     "[transport]") {
   TlsServer server([](const auto&, Peer& peer) { peer.respond(200, "{\"through\":\"proxy\"}"); });
-  ConnectProxy proxy("Basic dXNlcjpwdw==");  // user:pw
+  ConnectProxy proxy("user", "pw", "Basic dXNlcjpwdw==");  // base64 of user:pw
   cluster::ApiConfig config = config_for(server, "localhost");
   auto url = cluster::parse_proxy_url("http://user:pw@127.0.0.1:" + std::to_string(proxy.port()));
   REQUIRE(url);
@@ -683,10 +740,46 @@ TEST_CASE(
   CHECK(server.authorizations().size() == 1);  // nothing reached the API server
 
   // A proxy that is not there: the error names the proxy, not the API server.
-  config.proxy = cluster::HttpProxy{"127.0.0.1", 1, "", "http://127.0.0.1:1"};
+  config.proxy = cluster::Proxy{cluster::ProxyScheme::kHttp, "127.0.0.1", 1, "", "http://127.0.0.1:1"};
   auto absent = transport_for(config)->get("/api", {});
   REQUIRE_FALSE(absent.ok());
   CHECK_THAT(absent.error().message, Catch::StartsWith("connect to the proxy http://127.0.0.1:1: "));
+}
+
+// A kubeconfig's proxy-url socks5://user:password@host:port (an `ssh -D` tunnel to a private cluster's
+// network): SOCKS5's CONNECT with the API server's name for the proxy to resolve, user and password by RFC
+// 1929, and TLS to the API server inside.
+TEST_CASE("through a SOCKS5 proxy: its CONNECT by name with user and password, TLS to the API server inside",
+          "[transport]") {
+  TlsServer server([](const auto&, Peer& peer) { peer.respond(200, "{\"through\":\"socks\"}"); });
+  ConnectProxy proxy("user", "pw", "Basic dXNlcjpwdw==");  // base64 of user:pw
+  cluster::ApiConfig config = config_for(server, "localhost");
+  auto url = cluster::parse_proxy_url("socks5://user:pw@127.0.0.1:" + std::to_string(proxy.port()));
+  REQUIRE(url);
+  config.proxy = *url;
+  auto response = transport_for(config)->get("/api", {});
+  REQUIRE(response.ok());
+  CHECK(response->body == "{\"through\":\"socks\"}");
+  CHECK(proxy.requests() ==
+        std::vector<std::string>{"SOCKS5 localhost:" + std::to_string(server.port()) + " user:pw"});
+  CHECK(server.authorizations() == std::vector<std::string>{"Bearer secret"});
+
+  auto wrong = cluster::parse_proxy_url("socks5://user:nope@127.0.0.1:" + std::to_string(proxy.port()));
+  REQUIRE(wrong);
+  config.proxy = *wrong;
+  auto refused = transport_for(config)->get("/api", {});
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message,
+             Catch::Contains("SOCKS5 proxy socks5://user@127.0.0.1:" + std::to_string(proxy.port()) +
+                             " refused the user name and password of the proxy URL"));
+  auto none = cluster::parse_proxy_url("socks5://127.0.0.1:" + std::to_string(proxy.port()));
+  REQUIRE(none);
+  config.proxy = *none;
+  auto unauthenticated = transport_for(config)->get("/api", {});
+  REQUIRE_FALSE(unauthenticated.ok());
+  CHECK_THAT(unauthenticated.error().message,
+             Catch::Contains("accepts none of the ways offered (none: give user:password@ in the URL)"));
+  CHECK(server.authorizations().size() == 1);  // nothing else reached the API server
 }
 
 // A kubeconfig's insecure-skip-tls-verify: the server's certificate, of a CA nobody configured, is accepted.

@@ -146,10 +146,10 @@ TEST_CASE("kubeconfig: what is not supported is refused with a message naming th
        "only https:// URLs are supported"},
       {"a port out of range", kubeconfig("    server: https://127.0.0.1:70000\n" + ca_data, "    token: t\n"),
        "invalid port"},
-      {"a SOCKS proxy",
-       kubeconfig(server + ca_data + "    proxy-url: socks5://proxy:1080\n", "    token: t\n"),
-       "clusters[c1].cluster.proxy-url: proxy URL \"socks5://proxy:1080\": only http:// proxies are "
-       "supported"},
+      {"an https proxy",
+       kubeconfig(server + ca_data + "    proxy-url: https://proxy:443\n", "    token: t\n"),
+       "clusters[c1].cluster.proxy-url: proxy URL \"https://proxy:443\": only http://, socks5:// and "
+       "socks5h://"},
       {"a certificate without its key",
        kubeconfig(server + ca_data, "    client-certificate-data: " + base64("C") + "\n"),
        "client-certificate and client-key must be given together"},

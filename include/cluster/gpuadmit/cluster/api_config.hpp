@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gpuadmit/cluster/exec_credential.hpp"
-#include "gpuadmit/cluster/http_proxy.hpp"
+#include "gpuadmit/cluster/proxy.hpp"
 #include "gpuadmit/common/result.hpp"
 
 namespace gpuadmit::cluster {
@@ -35,7 +35,7 @@ struct ApiConfig {
   std::string token;                 // a fixed bearer token (kubeconfig `token`)
   std::filesystem::path token_file;  // re-read for every request: bound tokens rotate (about hourly)
   std::optional<ExecPlugin> exec;    // a credential plugin: its token or certificate, fetched when needed
-  std::optional<HttpProxy> proxy;    // reached through a CONNECT tunnel: proxy-url, else HTTPS_PROXY
+  std::optional<Proxy> proxy;    // reached through a CONNECT tunnel: proxy-url, else HTTPS_PROXY
   std::string source;                // for messages: "in-cluster" or "kubeconfig FILE (context C)"
   std::string namespace_;  // the kubeconfig context's namespace ("": none), kubectl's default for -n
 

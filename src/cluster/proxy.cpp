@@ -1,4 +1,4 @@
-#include "gpuadmit/cluster/http_proxy.hpp"
+#include "gpuadmit/cluster/proxy.hpp"
 
 #include <arpa/inet.h>
 
@@ -126,7 +126,7 @@ std::string variable(const std::map<std::string, std::string>* env, const char* 
 
 }  // namespace
 
-Result<HttpProxy> parse_proxy_url(std::string_view url) {
+Result<Proxy> parse_proxy_url(std::string_view url) {
   const std::string what = "proxy URL \"" + std::string(url) + "\"";
   std::string_view rest = trim(url);
   std::string scheme = "http";
@@ -134,16 +134,17 @@ Result<HttpProxy> parse_proxy_url(std::string_view url) {
     scheme = ascii_lower(rest.substr(0, sep));
     rest.remove_prefix(sep + 3);
   }
-  if (scheme != "http") {
-    return make_error(what +
-                      ": only http:// proxies are supported (gpuadmit tunnels through them with "
-                      "CONNECT); not " +
-                      scheme + "://");
+  Proxy proxy;
+  if (scheme == "socks5" || scheme == "socks5h") {
+    proxy.scheme = ProxyScheme::kSocks5;
+    proxy.port = 1080;
+  } else if (scheme != "http") {
+    return make_error(what + ": only http://, socks5:// and socks5h:// proxies are supported; not " + scheme +
+                      "://");
   }
   const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
   const std::string_view path = rest.substr(authority.size());
   if (!path.empty() && path != "/") return make_error(what + ": a proxy URL has no path");
-  HttpProxy proxy;
   std::string_view host_port = authority;
   std::string user_shown;
   if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
@@ -151,7 +152,7 @@ Result<HttpProxy> parse_proxy_url(std::string_view url) {
     host_port = authority.substr(at + 1);
     auto decoded = percent_decoded(info);
     if (!decoded) return make_error(what + ": " + decoded.error().message);
-    proxy.authorization = "Basic " + encode_base64(*decoded);
+    proxy.user_info = std::move(*decoded);
     user_shown = std::string(info.substr(0, info.find(':'))) + "@";
   }
   std::string port_text;
@@ -177,9 +178,13 @@ Result<HttpProxy> parse_proxy_url(std::string_view url) {
     proxy.port = static_cast<std::uint16_t>(port);
   }
   const bool v6 = proxy.host.find(':') != std::string::npos;
-  proxy.url =
-      "http://" + user_shown + (v6 ? "[" + proxy.host + "]" : proxy.host) + ":" + std::to_string(proxy.port);
+  proxy.url = scheme + "://" + user_shown + (v6 ? "[" + proxy.host + "]" : proxy.host) + ":" +
+              std::to_string(proxy.port);
   return proxy;
+}
+
+std::string basic_authorization(const Proxy& proxy) {
+  return proxy.user_info.empty() ? std::string() : "Basic " + encode_base64(proxy.user_info);
 }
 
 bool no_proxy_exempts(std::string_view no_proxy, std::string_view host_in, std::uint16_t port) {
@@ -210,17 +215,17 @@ bool no_proxy_exempts(std::string_view no_proxy, std::string_view host_in, std::
   return false;
 }
 
-Result<std::optional<HttpProxy>> proxy_from_environment(std::string_view host, std::uint16_t port,
-                                                        const std::map<std::string, std::string>* env) {
+Result<std::optional<Proxy>> proxy_from_environment(std::string_view host, std::uint16_t port,
+                                                    const std::map<std::string, std::string>* env) {
   const std::string url = variable(env, "HTTPS_PROXY", "https_proxy");
-  if (url.empty()) return std::optional<HttpProxy>();
-  if (ascii_lower(host) == "localhost") return std::optional<HttpProxy>();
-  if (const auto ip = parse_ip(host); ip && loopback(*ip)) return std::optional<HttpProxy>();
-  if (no_proxy_exempts(variable(env, "NO_PROXY", "no_proxy"), host, port)) return std::optional<HttpProxy>();
+  if (url.empty()) return std::optional<Proxy>();
+  if (ascii_lower(host) == "localhost") return std::optional<Proxy>();
+  if (const auto ip = parse_ip(host); ip && loopback(*ip)) return std::optional<Proxy>();
+  if (no_proxy_exempts(variable(env, "NO_PROXY", "no_proxy"), host, port)) return std::optional<Proxy>();
   auto proxy = parse_proxy_url(url);
   if (!proxy)
     return make_error("HTTPS_PROXY: " + proxy.error().message + " (or exempt the API server in NO_PROXY)");
-  return std::optional<HttpProxy>(std::move(*proxy));
+  return std::optional<Proxy>(std::move(*proxy));
 }
 
 Result<bool> use_environment_proxy(ApiConfig& config, const std::map<std::string, std::string>* env) {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gpuadmit/cluster/api_config.hpp"
-#include "gpuadmit/cluster/http_proxy.hpp"
+#include "gpuadmit/cluster/proxy.hpp"
 #include "support/base64.hpp"
 #include "support/scratch_dir.hpp"
 
@@ -18,7 +18,7 @@ constexpr const char* kProxyTestCa = "-----BEGIN CERTIFICATE-----\nMIIB\n-----EN
 
 }  // namespace
 
-TEST_CASE("a proxy URL is read as Go reads it; what is not an http proxy is refused", "[proxy]") {
+TEST_CASE("a proxy URL is read as Go reads it; an https proxy is refused", "[proxy]") {
   struct Case {
     const char* rule;
     std::string url;
@@ -35,8 +35,11 @@ TEST_CASE("a proxy URL is read as Go reads it; what is not an http proxy is refu
       {"user and password: Basic, and the password is not shown", "http://ml%40corp:s3cr%3At@proxy:3128",
        "proxy", 3128, "Basic " + base64_encode("ml@corp:s3cr:t"), "http://ml%40corp@proxy:3128"},
       {"an IPv6 proxy", "http://[fd00::1]:3128", "fd00::1", 3128, "", "http://[fd00::1]:3128"},
-      {"an https proxy", "https://proxy:443", "", 0, "only http:// proxies are supported"},
-      {"a SOCKS proxy", "socks5://127.0.0.1:1080", "", 0, "not socks5://"},
+      {"a SOCKS5 proxy (ssh -D): port 1080 by default", "socks5://127.0.0.1", "127.0.0.1", 1080, "",
+       "socks5://127.0.0.1:1080"},
+      {"socks5h, the same to Go", "socks5h://jump:9050", "jump", 9050, "", "socks5h://jump:9050"},
+      {"an https proxy", "https://proxy:443", "", 0,
+       "only http://, socks5:// and socks5h:// proxies are supported; not https://"},
       {"a port out of range", "http://proxy:99999", "", 0, "the port is not 1-65535"},
       {"a path", "http://proxy:3128/some/path", "", 0, "a proxy URL has no path"},
       {"no host", "http://:3128", "", 0, "no host"},
@@ -53,7 +56,8 @@ TEST_CASE("a proxy URL is read as Go reads it; what is not an http proxy is refu
     REQUIRE(proxy);
     CHECK(proxy->host == c.host);
     CHECK(proxy->port == c.port);
-    CHECK(proxy->authorization == c.authorization);
+    CHECK(cluster::basic_authorization(*proxy) == c.authorization);
+    CHECK((proxy->scheme == cluster::ProxyScheme::kSocks5) == c.url.starts_with("socks5"));
     CHECK(proxy->url == c.shown);
   }
 }
@@ -123,10 +127,10 @@ TEST_CASE("the environment's proxy: HTTPS_PROXY before https_proxy, never for lo
     REQUIRE(proxy);
     CHECK((*proxy ? (*proxy)->host : std::string()) == c.proxy);
   }
-  const Env socks{{"HTTPS_PROXY", "socks5://p:1080"}};
-  auto refused = cluster::proxy_from_environment("api.corp", 443, &socks);
+  const Env tls{{"HTTPS_PROXY", "https://p:443"}};
+  auto refused = cluster::proxy_from_environment("api.corp", 443, &tls);
   REQUIRE_FALSE(refused);
-  CHECK_THAT(refused.error().message, Catch::StartsWith("HTTPS_PROXY: proxy URL \"socks5://p:1080\"") &&
+  CHECK_THAT(refused.error().message, Catch::StartsWith("HTTPS_PROXY: proxy URL \"https://p:443\"") &&
                                           Catch::EndsWith("(or exempt the API server in NO_PROXY)"));
 }
 
@@ -144,7 +148,7 @@ TEST_CASE("a kubeconfig's proxy-url is used; the service account's config takes 
   REQUIRE(config);
   REQUIRE(config->proxy);
   CHECK(config->proxy->host == "proxy.corp");
-  CHECK(config->proxy->authorization == "Basic " + base64_encode("user:pw"));
+  CHECK(config->proxy->user_info == "user:pw");
 
   cluster::InClusterPaths paths{dir.write("token", "tok"), dir.write("ca.crt", kProxyTestCa)};
   const std::map<std::string, std::string> env{{"KUBERNETES_SERVICE_HOST", "10.96.0.1"},
