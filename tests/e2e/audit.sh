@@ -387,7 +387,13 @@ n=\$((\$(cat "$dir/runs" 2>/dev/null || echo 0) + 1)); echo \$n >"$dir/runs"
 if [ \$n = 1 ]; then t=revoked; else t=$token; fi
 printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s","expirationTimestamp":"2099-01-01T00:00:00Z"}}' "\$t"
 SH
-  chmod +x "$dir/login.sh"
+  # Its credential has expired already (a clock ahead, a short-lived token): fetched again for every request.
+  cat >"$dir/expiring.sh" <<SH
+#!/bin/sh
+n=\$((\$(cat "$dir/expiring-runs" 2>/dev/null || echo 0) + 1)); echo \$n >"$dir/expiring-runs"
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s","expirationTimestamp":"2000-01-01T00:00:00Z"}}' "$token"
+SH
+  chmod +x "$dir/login.sh" "$dir/expiring.sh"
   python3 - "$KUBECONFIG" "$dir" <<'PY' || return 1
 import base64, json, os, sys, yaml
 config = yaml.safe_load(open(sys.argv[1]))
@@ -405,6 +411,7 @@ with open(sys.argv[2] + "/certificate-login.sh", "w") as f:
 os.chmod(sys.argv[2] + "/certificate-login.sh", 0o755)
 config["users"] = [{"name": "plugin", "user": exec_user("./login.sh", "Never")},
                    {"name": "certificate", "user": exec_user("./certificate-login.sh", "Never")},
+                   {"name": "expiring", "user": exec_user("./expiring.sh", "Never")},
                    {"name": "missing", "user": exec_user("no-such-login-plugin", "Never")},
                    {"name": "prompting", "user": exec_user("./login.sh", "Always")}]
 for c in config["contexts"]:
@@ -420,6 +427,12 @@ PY
     2>"$dir/why.err" || rc=$?
   echo "why through the exec plugin: exit $rc, the plugin ran $(cat "$dir/runs") times in all"
   ((rc == 0)) && grep -q '"rule": "node-fit' "$dir/why.out" || { cat "$dir/why.err"; return 1; }
+  rc=0
+  timeout -k 5 120 "$BIN" why pod/sixteen-gpus -n "$NS" --kubeconfig "$dir/kubeconfig" --user expiring -o json \
+    >"$dir/expiring.out" 2>"$dir/expiring.err" || rc=$?
+  runs=$(cat "$dir/expiring-runs")
+  echo "why with a credential that has expired: exit $rc, the plugin ran $runs times (once a request)"
+  ((rc == 0 && runs >= 2)) && grep -q '"rule": "node-fit' "$dir/expiring.out" || { cat "$dir/expiring.err"; return 1; }
   rc=0
   timeout -k 5 120 "$BIN" audit --kubeconfig "$dir/kubeconfig" --user certificate -n "$NS" -o json \
     >"$dir/certificate.out" 2>"$dir/certificate.err" || rc=$?
@@ -725,7 +738,7 @@ fi
 check "audit -n NS (text): the NAMESPACE header, the node-fit line, 'objects audited in'" audit_text
 check "audit -n <the namespace with a CPU pod only> -o json: exit 0, no rows" audit_clean
 check "kubectl's kubeconfig rules: \$KUBECONFIG listing a missing file then the cluster's; ~/.kube/config alone, its context's namespace for why; insecure-skip-tls-verify with a warning" kubeconfig_rules
-check "a credential plugin (exec): its token used by audit and why, run again after a 401; a client certificate from another; a missing one's installHint; Always refused without a terminal" exec_plugin
+check "a credential plugin (exec): its token used by audit and why, run again after a 401 and for each request once expired; a client certificate from another; a missing one's installHint; Always refused without a terminal" exec_plugin
 check "a cluster's proxy-url: the audit through an HTTP CONNECT proxy and a SOCKS5 one with their credentials; the proxy's 407 with the wrong ones" proxy_url
 check "cluster dump --with-objects -n NS, then audit --cluster of it: the live audit's rows and summary" dump_then_audit
 check "serve --audit-interval: the PolicyReport CRD (wgpolicyk8s.io/v1alpha2) installed" policyreport_crd &&
