@@ -254,49 +254,52 @@ void report_no_node_matches(RuleContext& ctx, const ClusterSnapshot& cluster) {
       "no node matches " + term + " now; the pod stays Pending until a pool with those labels scales up");
 }
 
-std::string asks_of(const Demand& demand) {
+// "cpu 8, memory 32Gi, nvidia.com/gpu 2", or `none` when the pod asks for nothing a node counts.
+std::string asks_of(const Demand& demand, const char* none = "") {
   std::string asks;
   for (const auto& [name, amount] : demand.wanted) {
     if (name != "pods") asks += (asks.empty() ? "" : ", ") + name + " " + amount.to_string();
   }
-  return asks;
+  return asks.empty() ? none : asks;
 }
 
-// No node runs the pod now, but a Karpenter NodePool may launch one that does: not a certain Pending, so
-// noNodeOffers' action, as a GPU no node offers gets. gpu-tolerations tolerates such a pool's taints too.
-void report_pool_may_launch(RuleContext& ctx, const Demand& demand, const std::string& breakdown,
-                            const k8s::NodePool& pool) {
+// No node runs the pod now, but an autoscaler may add one: not a certain Pending, so noNodeOffers' action.
+void report_autoscaler_may_add(RuleContext& ctx, const std::string& breakdown, const std::string& may,
+                               const std::string& fix, const std::string& summary) {
   const Action action = std::min(ctx.rules().node_fit.action, ctx.rules().node_fit.no_node_offers);
-  const std::string asks = asks_of(demand);
-  ctx.report(action, "spec",
-             "no node can run this pod right now: " + breakdown + ". Karpenter's NodePool " + pool.name +
-                 " may launch one for it (the pod tolerates its taints and its labels and requirements allow "
-                 "the pod's selector), so the pod waits Pending until that node is up; if none of the pool's "
-                 "instance types has " +
-                 (asks.empty() ? std::string("what the pod needs") : asks) +
-                 ", it waits forever.\nFix: check that NodePool " + pool.name +
-                 " offers such instances, or ask for what one running node has.",
-             "no node can run this pod now; Karpenter's NodePool " + pool.name + " may launch one for it");
-}
-
-// No node runs the pod now, but it selects a GKE ComputeClass, whose autoscaler creates nodes sized for the
-// pending pod (or scales a pool of the class that is at zero): not a certain Pending either.
-void report_class_may_create(RuleContext& ctx, const Demand& demand, const std::string& breakdown,
-                             const std::string& compute_class) {
-  const Action action = std::min(ctx.rules().node_fit.action, ctx.rules().node_fit.no_node_offers);
-  const std::string asks = asks_of(demand);
   ctx.report(
       action, "spec",
-      "no node can run this pod right now: " + breakdown + ". The pod selects GKE's ComputeClass " +
-          compute_class +
-          ", whose autoscaler may create a node for it from the class's priorities, so the pod waits "
-          "Pending until that node is up; if no machine the class allows has " +
-          (asks.empty() ? std::string("what the pod needs") : asks) +
-          " (or node pool auto-creation is off and no pool of the class does), it waits forever.\nFix: "
-          "check that ComputeClass " +
-          compute_class + " offers such machines (kubectl get computeclass " + compute_class +
-          " -o yaml), or ask for what one running node has.",
-      "no node can run this pod now; GKE's ComputeClass " + compute_class + " may create one for it");
+      "no node can run this pod right now: " + breakdown + ". " + may + ", it waits forever.\nFix: " + fix,
+      "no node can run this pod now; " + summary);
+}
+
+// A Karpenter NodePool may launch a node for the pod (gpu-tolerations tolerates its taints too).
+void report_pool_may_launch(RuleContext& ctx, const Demand& demand, const std::string& breakdown,
+                            const k8s::NodePool& pool) {
+  report_autoscaler_may_add(
+      ctx, breakdown,
+      "Karpenter's NodePool " + pool.name +
+          " may launch one for it (the pod tolerates its taints and its labels and requirements allow the "
+          "pod's selector), so the pod waits Pending until that node is up; if none of the pool's instance "
+          "types has " +
+          asks_of(demand, "what the pod needs"),
+      "check that NodePool " + pool.name + " offers such instances, or ask for what one running node has.",
+      "Karpenter's NodePool " + pool.name + " may launch one for it");
+}
+
+// The pod selects a GKE ComputeClass: GKE creates nodes sized for it, or scales the class's pools at zero.
+void report_class_may_create(RuleContext& ctx, const Demand& demand, const std::string& breakdown,
+                             const std::string& compute_class) {
+  report_autoscaler_may_add(
+      ctx, breakdown,
+      "The pod selects GKE's ComputeClass " + compute_class +
+          ", whose autoscaler may create a node for it from the class's priorities, so the pod waits Pending "
+          "until that node is up; if no machine the class allows has " +
+          asks_of(demand, "what the pod needs") +
+          " (or node pool auto-creation is off and no pool of the class does)",
+      "check that ComputeClass " + compute_class + " offers such machines (kubectl get computeclass " +
+          compute_class + " -o yaml), or ask for what one running node has.",
+      "GKE's ComputeClass " + compute_class + " may create one for it");
 }
 
 // `gpus`: what one node must hold of the pod's GPUs (a DRA pod's claims: at least one).
