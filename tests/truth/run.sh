@@ -103,7 +103,7 @@ bg_run() {
   return "$rc"
 }
 
-# shellcheck disable=SC2329  # invoked by the EXIT trap
+# shellcheck disable=SC2317,SC2329  # invoked by the EXIT trap
 cleanup() {
   local rc=$? pid
   trap - EXIT INT TERM

@@ -16,8 +16,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -92,6 +92,26 @@ class Peer {
 
 using Handler = std::function<void(const http::request<http::string_body>&, Peer&)>;
 
+// A listening socket on 127.0.0.1 (a free port) whose blocking accept a test server's thread runs.
+struct LoopbackAcceptor {
+  LoopbackAcceptor() {
+    acceptor.open(tcp::v4());
+    acceptor.set_option(tcp::acceptor::reuse_address(true));
+    acceptor.bind({net::ip::make_address("127.0.0.1"), 0});
+    acceptor.listen();
+    port = acceptor.local_endpoint().port();
+  }
+  // Connects once, so that the blocking accept returns and the server's thread sees it is stopping.
+  void wake() {
+    boost::system::error_code ec;
+    tcp::socket poke(ioc);
+    poke.connect({net::ip::make_address("127.0.0.1"), port}, ec);
+  }
+  net::io_context ioc;
+  tcp::acceptor acceptor{ioc};
+  std::uint16_t port = 0;
+};
+
 // Serves connections one at a time on 127.0.0.1:0 with the given certificate, calling `handler` per request.
 class TlsServer {
  public:
@@ -102,24 +122,17 @@ class TlsServer {
     context_ = *context;
     // Asks for a client certificate and takes any: the tests check which one came, not its chain.
     SSL_CTX_set_verify(context_->native_handle(), SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
-    acceptor_.open(tcp::v4());
-    acceptor_.set_option(tcp::acceptor::reuse_address(true));
-    acceptor_.bind({net::ip::make_address("127.0.0.1"), 0});
-    acceptor_.listen();
-    port_ = acceptor_.local_endpoint().port();
     thread_ = std::thread([this] { serve(); });
   }
   TlsServer(const TlsServer&) = delete;
   TlsServer& operator=(const TlsServer&) = delete;
   ~TlsServer() {
     stopping_ = true;
-    boost::system::error_code ec;
-    tcp::socket poke(ioc_);
-    poke.connect({net::ip::make_address("127.0.0.1"), port_}, ec);  // wakes the blocking accept
+    listener_.wake();
     thread_.join();
   }
 
-  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] std::uint16_t port() const { return listener_.port; }
   [[nodiscard]] std::vector<std::string> authorizations() const {
     const std::lock_guard lock(mutex_);
     return authorizations_;
@@ -137,9 +150,9 @@ class TlsServer {
  private:
   void serve() {
     while (true) {
-      tcp::socket socket(ioc_);
+      tcp::socket socket(listener_.ioc);
       boost::system::error_code ec;
-      acceptor_.accept(socket, ec);
+      listener_.acceptor.accept(socket, ec);
       if (stopping_ || ec) return;
       ssl::stream<tcp::socket> stream(std::move(socket), *context_);
       if (!handshake_) {
@@ -175,10 +188,8 @@ class TlsServer {
 
   Handler handler_;
   bool handshake_;
-  net::io_context ioc_;
-  tcp::acceptor acceptor_{ioc_};
+  LoopbackAcceptor listener_;
   std::shared_ptr<ssl::context> context_;
-  std::uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   mutable std::mutex mutex_;
   std::vector<std::string> authorizations_;
@@ -205,23 +216,16 @@ class ConnectProxy {
   // `basic`: the Proxy-Authorization an HTTP client sends for user:password.
   ConnectProxy(std::string user, std::string password, std::string basic)
       : user_(std::move(user)), password_(std::move(password)), wanted_(std::move(basic)) {
-    acceptor_.open(tcp::v4());
-    acceptor_.set_option(tcp::acceptor::reuse_address(true));
-    acceptor_.bind({net::ip::make_address("127.0.0.1"), 0});
-    acceptor_.listen();
-    port_ = acceptor_.local_endpoint().port();
     thread_ = std::thread([this] { serve(); });
   }
   ConnectProxy(const ConnectProxy&) = delete;
   ConnectProxy& operator=(const ConnectProxy&) = delete;
   ~ConnectProxy() {
     stopping_ = true;
-    boost::system::error_code ec;
-    tcp::socket poke(ioc_);
-    poke.connect({net::ip::make_address("127.0.0.1"), port_}, ec);
+    listener_.wake();
     thread_.join();
   }
-  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] std::uint16_t port() const { return listener_.port; }
   // Per tunnel asked for: "CONNECT <target> <Proxy-Authorization>" or "SOCKS5 <target> <user>:<password>".
   [[nodiscard]] std::vector<std::string> requests() const {
     const std::lock_guard lock(mutex_);
@@ -231,9 +235,9 @@ class ConnectProxy {
  private:
   void serve() {
     while (true) {
-      tcp::socket client(ioc_);
+      tcp::socket client(listener_.ioc);
       boost::system::error_code ec;
-      acceptor_.accept(client, ec);
+      listener_.acceptor.accept(client, ec);
       if (stopping_ || ec) return;
       std::array<unsigned char, 1> first{};
       client.receive(net::buffer(first), tcp::socket::message_peek, ec);
@@ -258,7 +262,7 @@ class ConnectProxy {
                    ec);
         continue;
       }
-      tcp::socket upstream(ioc_);
+      tcp::socket upstream(listener_.ioc);
       upstream.connect({net::ip::make_address("127.0.0.1"),
                         static_cast<std::uint16_t>(std::stoi(target.substr(target.rfind(':') + 1)))},
                        ec);
@@ -307,7 +311,7 @@ class ConnectProxy {
       requests_.push_back("SOCKS5 " + target + ":" + std::to_string(port) + " " + user + ":" + password);
     }
     if (!accepted || ec) return;
-    tcp::socket upstream(ioc_);
+    tcp::socket upstream(listener_.ioc);
     upstream.connect({net::ip::make_address("127.0.0.1"), static_cast<std::uint16_t>(port)}, ec);
     if (ec) return write({5, 5, 0, 1, 0, 0, 0, 0, 0, 0});
     write({5, 0, 0, 1, 127, 0, 0, 1, 0, 0});
@@ -337,9 +341,7 @@ class ConnectProxy {
   std::string user_;
   std::string password_;
   std::string wanted_;
-  net::io_context ioc_;
-  tcp::acceptor acceptor_{ioc_};
-  std::uint16_t port_ = 0;
+  LoopbackAcceptor listener_;
   std::atomic<bool> stopping_{false};
   mutable std::mutex mutex_;
   std::vector<std::string> requests_;
